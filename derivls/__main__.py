@@ -1,0 +1,3 @@
+from derivls.cli import main
+
+raise SystemExit(main())
