@@ -1,0 +1,43 @@
+"""Shared test fixtures: where the reference files of the installed torch wheel live."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _packaged_dir() -> Path | None:
+    # find_spec does not import torchgen, so collecting tests stays cheap.
+    spec = importlib.util.find_spec("torchgen")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / "packaged"
+
+
+PACKAGED = _packaged_dir()
+
+
+class RealFiles:
+    """The real derivatives.yaml / native_functions.yaml / tags.yaml shipped in the torch wheel."""
+
+    def __init__(self, packaged: Path) -> None:
+        self.packaged = packaged
+        self.derivatives = packaged / "autograd" / "derivatives.yaml"
+        self.native = packaged / "ATen" / "native" / "native_functions.yaml"
+        self.tags = packaged / "ATen" / "native" / "tags.yaml"
+
+
+@pytest.fixture(scope="session")
+def real_files() -> RealFiles:
+    if PACKAGED is None:
+        pytest.fail("torch==2.13.0 must be installed for the parity tests (pip install -e '.[test]')")
+    return RealFiles(PACKAGED)
+
+
+@pytest.fixture(scope="session")
+def legacy_dir() -> Path:
+    return FIXTURES / "legacy-2021"
