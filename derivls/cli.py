@@ -1,0 +1,193 @@
+"""derivls [serve] | check | dump | codegen.
+
+Heavy imports (pygls for `serve`) happen inside the command that needs them,
+so `derivls check` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from derivls import __version__
+from derivls.diagnostics import Diagnostic, Severity
+from derivls.workspace import UsageError
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def _add_native_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--native", type=Path, metavar="FILE", help="native_functions.yaml (default: found next to PATH)")
+    parser.add_argument("--tags", type=Path, metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
+    parser.add_argument(
+        "--profile",
+        choices=("auto", "torchgen", "legacy"),
+        default="auto",
+        help="loader rules: torchgen (PyTorch 2.x) or legacy (the 2021 loader); auto picks by the files",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="derivls",
+        description="Language server and checker for PyTorch's derivatives.yaml. With no command, serves LSP over stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"derivls {__version__}")
+    commands = parser.add_subparsers(dest="command")
+
+    serve = commands.add_parser("serve", help="serve the Language Server Protocol (default)")
+    add_serve_arguments(serve)
+
+    check = commands.add_parser("check", help="report every problem in derivatives.yaml files")
+    check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="derivatives.yaml files (default: found)")
+    _add_native_options(check)
+    check.add_argument("--format", choices=("text", "json", "github"), default="text")
+
+    dump = commands.add_parser("dump", help="print what the loader computes, as JSON")
+    dump.add_argument("path", type=Path, metavar="PATH")
+    _add_native_options(dump)
+
+    codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
+    from derivls.codegen.command import add_codegen_arguments
+
+    add_codegen_arguments(codegen)
+    return parser
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
+    parser.add_argument("--tcp", action="store_true", help="serve over TCP, for debugging")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=2087)
+    parser.add_argument("--log-file", type=Path, help="write the server log here (default: stderr)")
+    parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    path: Path
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def analyse_path(path: Path, native: Path | None, tags: Path | None, profile: str = "auto"):
+    """Load the index for `path` and analyse it: (analysis, diagnostics about the set-up). Raises UsageError."""
+    from derivls.workspace import open_workspace_files
+
+    return open_workspace_files(path, native, tags, profile)
+
+
+def run_check(args: argparse.Namespace, out: TextIO) -> int:
+    from derivls.discovery import find_default_derivatives
+
+    paths: list[Path] = list(args.paths)
+    if not paths:
+        found, tried = find_default_derivatives()
+        if found is None:
+            raise UsageError(
+                "no derivatives.yaml given and none found (looked for "
+                + ", ".join(str(p) for p in tried[-3:])
+                + "); pass a PATH"
+            )
+        paths = [found]
+    results = []
+    for path in paths:
+        analysis, extra = analyse_path(path, args.native, args.tags, args.profile)
+        diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
+        results.append(CheckedFile(path, diagnostics))
+    write_diagnostics(results, args.format, out)
+    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
+    return EXIT_ERRORS if has_errors else EXIT_OK
+
+
+def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> None:
+    if fmt == "json":
+        rows = [
+            {
+                "path": str(r.path),
+                "line": d.span.line + 1,
+                "column": d.span.column + 1,
+                "end_line": d.span.end_line + 1,
+                "end_column": d.span.end_column + 1,
+                "severity": d.severity.label,
+                "code": d.code,
+                "message": d.message,
+            }
+            for r in results
+            for d in r.diagnostics
+        ]
+        json.dump(rows, out, indent=2)
+        out.write("\n")
+        return
+    for r in results:
+        for d in r.diagnostics:
+            if fmt == "github":
+                level = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(d.severity, "notice")
+                message = d.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+                out.write(
+                    f"::{level} file={r.path},line={d.span.line + 1},col={d.span.column + 1},"
+                    f"endLine={d.span.end_line + 1},endColumn={d.span.end_column + 1},title={d.code}::{message}\n"
+                )
+            else:
+                message = d.message.replace("\n", "\n    ")
+                out.write(f"{r.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {message} [{d.code}]\n")
+    if fmt == "text":
+        errors = sum(1 for r in results for d in r.diagnostics if d.severity == Severity.ERROR)
+        warnings = sum(1 for r in results for d in r.diagnostics if d.severity == Severity.WARNING)
+        out.write(f"{len(results)} file{'s' if len(results) != 1 else ''} checked: {errors} error(s), {warnings} warning(s)\n")
+
+
+def run_dump(args: argparse.Namespace, out: TextIO) -> int:
+    from derivls.derivatives.dump import dump
+
+    analysis, extra = analyse_path(args.path, args.native, args.tags, args.profile)
+    problems = [d for d in (*extra, *(analysis.diagnostics if analysis else ())) if d.severity == Severity.ERROR]
+    if analysis is None or problems:
+        for d in problems or extra:
+            sys.stderr.write(f"{args.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {d.message} [{d.code}]\n")
+        if analysis is None:
+            return EXIT_ERRORS
+    json.dump(dump(analysis), out, indent=1)
+    out.write("\n")
+    return EXIT_ERRORS if problems else EXIT_OK
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from derivls.server.main import serve
+
+    return serve(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0].startswith("--") and argv[0] not in ("--help", "--version"):
+        argv = ["serve", *argv]  # `derivls` alone, or `derivls --tcp`, serves
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "serve":
+            return run_serve(args)
+        if args.command == "check":
+            return run_check(args, sys.stdout)
+        if args.command == "dump":
+            return run_dump(args, sys.stdout)
+        if args.command == "codegen":
+            from derivls.codegen.command import run_codegen
+
+            return run_codegen(args, sys.stdout)
+    except UsageError as e:
+        sys.stderr.write(f"derivls: error: {e}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    parser.print_help()
+    return EXIT_USAGE
+
+
+__all__ = ["main"]

@@ -1,0 +1,265 @@
+"""derivatives.yaml text → entries that remember where every key and value came from.
+
+The file is a top-level YAML sequence whose items start with `- ` at column 0.
+Each item is split out and parsed on its own, so a syntax error costs only the
+broken entry and an edit re-parses only the entry it touched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+
+from derivls.diagnostics import Diagnostic, Span, error, warning
+
+try:  # the C composer is ~10x faster; marks are identical
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+_ENTRY_START = re.compile(r"^-(?:[ \t]|$)")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A slice of the file: the lines of one entry (or the preamble before the first)."""
+
+    start_line: int
+    text: str
+    is_entry: bool
+
+
+def split_entries(text: str) -> list[Chunk]:
+    lines = text.splitlines(keepends=True)
+    chunks: list[Chunk] = []
+    start = 0
+    is_entry = False
+    for i, line in enumerate(lines):
+        if _ENTRY_START.match(line):
+            if i > start or is_entry:
+                chunks.append(Chunk(start, "".join(lines[start:i]), is_entry))
+            start, is_entry = i, True
+    if start < len(lines) or is_entry:
+        chunks.append(Chunk(start, "".join(lines[start:]), is_entry))
+    return chunks
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A YAML scalar: its Python value, where it stands, and its source text."""
+
+    value: Any
+    span: Span
+    source: str
+
+    def locate(self, needle: str, start: int = 0) -> Span:
+        """The span of `needle` inside this scalar's source; the whole scalar if absent."""
+        return locate_in(self.source, self.span, needle, start) or self.span
+
+
+def locate_in(source: str, origin: Span, needle: str, start: int = 0) -> Span | None:
+    index = source.find(needle, start) if needle else -1
+    if index < 0:
+        return None
+    return offset_span(source, origin, index, index + len(needle))
+
+
+def offset_span(source: str, origin: Span, begin: int, end: int) -> Span:
+    def position(offset: int) -> tuple[int, int]:
+        newlines = source.count("\n", 0, offset)
+        if newlines == 0:
+            return origin.line, origin.column + offset
+        return origin.line + newlines, offset - source.rfind("\n", 0, offset) - 1
+
+    line, column = position(begin)
+    end_line, end_column = position(end)
+    return Span(line, column, end_line, end_column)
+
+
+@dataclass(frozen=True)
+class FormulaItem:
+    """One `names: formula` line of a dispatch section."""
+
+    key: Scalar
+    value: Scalar  # value.value is not a str when the user wrote a list, a number, …
+
+
+@dataclass(frozen=True)
+class Section:
+    """The formulas for one dispatch key; `explicit` is False for the plain (no `dispatch:`) form."""
+
+    key: Scalar
+    items: tuple[FormulaItem, ...]
+    explicit: bool
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One parsed `- name: …` item; spans are relative to the chunk's first line."""
+
+    span: Span
+    name: Scalar | None
+    output_differentiability: Scalar | None  # value: the list as written
+    output_differentiability_items: tuple[Scalar, ...]
+    sections: tuple[Section, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _span(node: yaml.Node) -> Span:
+    return Span(node.start_mark.line, node.start_mark.column, node.end_mark.line, node.end_mark.column)
+
+
+class _Builder:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.constructor = SafeConstructor()
+        self.diagnostics: list[Diagnostic] = []
+
+    def scalar(self, node: yaml.Node) -> Scalar:
+        source = self.text[node.start_mark.index : node.end_mark.index]
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except ConstructorError as e:
+            self.diagnostics.append(error(_span(node), "yaml-value", f"Cannot read this value: {e.problem}"))
+            value = None
+        finally:
+            self.constructor.constructed_objects.clear()
+            self.constructor.recursive_objects.clear()
+        return Scalar(value, _span(node), source)
+
+    def pairs(self, node: yaml.MappingNode, what: str) -> list[tuple[Scalar, yaml.Node]]:
+        seen: dict[Any, Span] = {}
+        result = []
+        for key_node, value_node in node.value:
+            key = self.scalar(key_node)
+            try:
+                hashable_key = key.value if not isinstance(key.value, (list, dict)) else repr(key.value)
+                duplicate = hashable_key in seen
+            except TypeError:
+                hashable_key, duplicate = repr(key.value), False
+            if duplicate:
+                self.diagnostics.append(
+                    error(
+                        key.span,
+                        "duplicate-key",
+                        f"Duplicate key '{key.value}' in {what} (first at line {seen[hashable_key].line + 1}); "
+                        "torchgen rejects the whole file. Merge the two formulas.",
+                    )
+                )
+                continue
+            seen[hashable_key] = key.span
+            result.append((key, value_node))
+        return result
+
+    def entry(self, node: yaml.Node) -> Entry:
+        span = _span(node)
+        if not isinstance(node, yaml.MappingNode):
+            self.diagnostics.append(
+                error(span, "entry-not-mapping", "An entry must be a mapping starting with 'name: <schema>'.")
+            )
+            return Entry(span, None, None, (), (), tuple(self.diagnostics))
+        name: Scalar | None = None
+        output_diff: Scalar | None = None
+        output_items: tuple[Scalar, ...] = ()
+        dispatch_node: tuple[Scalar, yaml.Node] | None = None
+        plain_items: list[FormulaItem] = []
+        for key, value_node in self.pairs(node, "this entry"):
+            if key.value == "name":
+                name = self.scalar(value_node)
+            elif key.value == "output_differentiability":
+                output_diff = self.scalar(value_node)
+                if isinstance(value_node, yaml.SequenceNode):
+                    output_items = tuple(self.scalar(item) for item in value_node.value)
+            elif key.value == "dispatch":
+                dispatch_node = (key, value_node)
+            else:
+                plain_items.append(self.formula(key, value_node))
+        sections: list[Section] = []
+        if dispatch_node is not None:
+            dispatch_key, dispatch_value = dispatch_node
+            for item in plain_items:
+                self.diagnostics.append(
+                    warning(
+                        item.key.span,
+                        "ignored-key",
+                        f"'{item.key.value}' is ignored: with a 'dispatch:' section, formulas belong under a "
+                        "dispatch key (e.g. 'Default:').",
+                    )
+                )
+            if isinstance(dispatch_value, yaml.MappingNode):
+                for section_key, section_value in self.pairs(dispatch_value, "'dispatch'"):
+                    if isinstance(section_value, yaml.MappingNode):
+                        items = tuple(self.formula(k, v) for k, v in self.pairs(section_value, "this section"))
+                    else:
+                        self.diagnostics.append(
+                            error(
+                                _span(section_value),
+                                "section-not-mapping",
+                                f"Dispatch key '{section_key.value}' must map argument names to formulas.",
+                            )
+                        )
+                        items = ()
+                    sections.append(Section(section_key, items, explicit=True))
+            else:
+                self.diagnostics.append(
+                    error(
+                        _span(dispatch_value),
+                        "dispatch-not-mapping",
+                        "'dispatch' must map dispatch keys (Default, AutogradCUDA, …) to formulas.",
+                    )
+                )
+        else:
+            default_key = Scalar("Default", name.span if name else span, "")
+            sections.append(Section(default_key, tuple(plain_items), explicit=False))
+        return Entry(span, name, output_diff, output_items, tuple(sections), tuple(self.diagnostics))
+
+    def formula(self, key: Scalar, value_node: yaml.Node) -> FormulaItem:
+        return FormulaItem(key, self.scalar(value_node))
+
+
+def _yaml_error_span(e: yaml.MarkedYAMLError, text: str) -> Span:
+    mark = e.problem_mark or e.context_mark
+    if mark is None:
+        return Span(0, 0, 0, 1)
+    lines = text.splitlines()
+    line = min(mark.line, max(len(lines) - 1, 0))
+    width = len(lines[line]) if lines else 0
+    column = min(mark.column, width)
+    return Span(line, column, line, max(column + 1, width) if column >= width else column + 1)
+
+
+def _yaml_message(e: yaml.YAMLError) -> str:
+    if isinstance(e, yaml.MarkedYAMLError):
+        parts = [p for p in (e.context, e.problem) if p]
+        return "YAML syntax error: " + (", ".join(parts) if parts else str(e))
+    return f"YAML syntax error: {e}"
+
+
+@lru_cache(maxsize=8192)
+def parse_chunk(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, ...]]:
+    """Parse one chunk (spans relative to its first line); cached by text, so unchanged entries cost nothing."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError as e:
+        span = _yaml_error_span(e, text) if isinstance(e, yaml.MarkedYAMLError) else Span(0, 0, 0, 1)
+        return (), (error(span, "yaml-syntax", _yaml_message(e)),)
+    if root is None:
+        return (), ()
+    if not isinstance(root, yaml.SequenceNode):
+        return (), (
+            error(
+                _span(root),
+                "not-a-list",
+                "derivatives.yaml must be a list of entries, each starting with '- name: <schema>'.",
+            ),
+        )
+    entries = []
+    for item in root.value:
+        builder = _Builder(text)
+        entries.append(builder.entry(item))
+    return tuple(entries), ()

@@ -1,0 +1,69 @@
+"""The `derivls dump` JSON shape: one object per (entry, dispatch key), torchgen's order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from derivls.derivatives.loader import DocumentAnalysis
+from derivls.derivatives.model import DifferentiabilityInfo, SavedAttribute
+from derivls.derivatives.saved import plain_name
+
+
+def saved_to_json(saved: SavedAttribute) -> dict[str, str]:
+    return {"name": plain_name(saved.nctype), "type": saved.nctype.cpp_type(), "expr": saved.expr}
+
+
+def info_to_json(info: DifferentiabilityInfo, dispatch_key: str, line: int | None) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "schema": str(info.func.func),
+        "dispatch_key": dispatch_key,
+        "op": info.op,
+        "args_with_derivatives": [b.name for b in info.args_with_derivatives],
+        "non_differentiable_arg_names": list(info.non_differentiable_arg_names),
+        "output_differentiability": None
+        if info.output_differentiability is None
+        else list(info.output_differentiability),
+        "output_differentiability_conditions": None
+        if info.output_differentiability_conditions is None
+        else list(info.output_differentiability_conditions),
+        "available_named_gradients": list(info.available_named_gradients),
+        "used_named_gradients": sorted(info.used_named_gradients),
+        "all_saved_inputs": [saved_to_json(s) for s in info.all_saved_inputs],
+        "all_saved_outputs": [saved_to_json(s) for s in info.all_saved_outputs],
+        "derivatives": [
+            {
+                "var_names": list(d.var_names),
+                "formula": d.formula,
+                "original_formula": d.original_formula,
+                "saved_inputs": [saved_to_json(s) for s in d.saved_inputs],
+                "saved_outputs": [saved_to_json(s) for s in d.saved_outputs],
+                "named_gradients": sorted(d.named_gradients),
+            }
+            for d in info.derivatives
+        ],
+        "forward_derivatives": [
+            {
+                "var_names": list(fw.var_names),
+                "var_types": [str(t) for t in fw.var_types],
+                "formula": fw.formula,
+                "required_inputs_fw_grad": None
+                if fw.required_inputs_fw_grad is None
+                else sorted(fw.required_inputs_fw_grad),
+                "required_inputs_primal": None
+                if fw.required_inputs_primal is None
+                else sorted(fw.required_inputs_primal),
+            }
+            for fw in info.forward_derivatives
+        ],
+        "line": None if line is None else line + 1,
+    }
+
+
+def dump(analysis: DocumentAnalysis) -> dict[str, Any]:
+    infos = [
+        info_to_json(info, key, analysis.info_lines.get(schema))
+        for schema, per_key in analysis.infos.items()
+        for key, info in per_key.items()
+    ]
+    return {"infos": infos, "used_dispatch_keys": sorted(analysis.used_dispatch_keys)}

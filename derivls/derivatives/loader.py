@@ -1,0 +1,236 @@
+"""The whole-file pass: entries → infos keyed like torchgen's, op names, duplicates, view_copy infos.
+
+`DocumentAnalyzer.analyse` is incremental: entry results are cached by the
+entry's text, so after an edit only the touched entry is parsed and analysed
+again; op numbering and cross-entry checks are recomputed from cached facts.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from derivls.aten.native import NativeIndex
+from derivls.aten.schema import FunctionSchema
+from derivls.derivatives.analysis import (
+    AUTOGRAD_KEYS,
+    EntryAnalyser,
+    EntryResult,
+    create_op_prefix,
+)
+from derivls.derivatives.document import Entry, parse_chunk, split_entries
+from derivls.derivatives.model import DifferentiabilityInfo
+from derivls.diagnostics import Diagnostic, Related, warning
+
+_VALID_KEYS = frozenset(AUTOGRAD_KEYS) | {"Default"}
+
+
+@dataclass(frozen=True)
+class PlacedEntry:
+    """An entry's cached result and where it stands now; `ops` are its node names per dispatch key."""
+
+    start_line: int  # 0-based line of the chunk; result spans are relative to it
+    result: EntryResult
+    ops: tuple[tuple[str, str | None], ...]
+
+    @property
+    def entry(self) -> Entry:
+        return self.result.entry
+
+    @property
+    def line(self) -> int:
+        """0-based line of the entry's `- name:`."""
+        return self.start_line + self.result.entry.span.line
+
+    @property
+    def end_line(self) -> int:
+        return self.start_line + self.result.entry.span.end_line
+
+    def op(self, dispatch_key: str) -> str | None:
+        return dict(self.ops).get(dispatch_key)
+
+    def infos(self) -> Iterator[tuple[str, DifferentiabilityInfo]]:
+        ops = dict(self.ops)
+        for section in self.result.sections:
+            if section.info is not None:
+                yield section.dispatch_key, replace(section.info, op=ops.get(section.dispatch_key))
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d.shifted(self.start_line) for d in self.result.diagnostics]
+
+
+@dataclass(frozen=True)
+class ViewCopyInfo:
+    """A `{view}_copy` info torchgen derives from a view op's entry."""
+
+    source: PlacedEntry
+    dispatch_key: str
+    info: DifferentiabilityInfo
+
+
+@dataclass(frozen=True)
+class DocumentAnalysis:
+    entries: tuple[PlacedEntry, ...]
+    diagnostics: tuple[Diagnostic, ...]  # absolute positions, file order
+    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]]
+    info_lines: dict[FunctionSchema, int | None]  # 0-based `- name:` line; None for view_copy infos
+    used_dispatch_keys: frozenset[str]
+    view_copies: tuple[ViewCopyInfo, ...]
+
+    def entry_at(self, line: int) -> PlacedEntry | None:
+        """The entry whose lines (up to the next entry) hold `line` (0-based)."""
+        i = bisect.bisect_right([e.line for e in self.entries], line) - 1
+        return self.entries[i] if i >= 0 else None
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == 1 for d in self.diagnostics)
+
+
+class DocumentAnalyzer:
+    """Analyses successive versions of one derivatives.yaml against one NativeIndex."""
+
+    def __init__(self, index: NativeIndex | None, native_path: str | None = None) -> None:
+        self.index = index
+        self.native_path = native_path
+        self._analyser = EntryAnalyser(index, native_path) if index is not None else None
+        self._cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
+
+    def analyse(self, text: str) -> DocumentAnalysis:
+        cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
+        placed: list[tuple[int, EntryResult]] = []
+        loose: list[Diagnostic] = []
+        for chunk in split_entries(text):
+            hit = cache.get(chunk.text) or self._cache.get(chunk.text)
+            if hit is None:
+                entries, diagnostics = parse_chunk(chunk.text)
+                hit = (tuple(self._analyse_entry(e) for e in entries), diagnostics)
+            cache[chunk.text] = hit
+            results, diagnostics = hit
+            loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
+            placed.extend((chunk.start_line, r) for r in results)
+        self._cache = cache  # only the current chunks stay cached: memory follows the file
+        return _file_pass(placed, loose, self.index)
+
+    def _analyse_entry(self, entry: Entry) -> EntryResult:
+        if self._analyser is None:
+            return EntryResult(entry, None, None, None, (), entry.diagnostics)
+        return self._analyser.analyse(entry)
+
+
+def _file_pass(
+    placed: list[tuple[int, EntryResult]], loose: list[Diagnostic], index: NativeIndex | None
+) -> DocumentAnalysis:
+    op_counter: Counter[str] = Counter()
+    entries: list[PlacedEntry] = []
+    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]] = {}
+    info_lines: dict[FunctionSchema, int | None] = {}
+    owners: dict[FunctionSchema, PlacedEntry] = {}
+    used_keys: set[str] = set()
+    extra: list[Diagnostic] = []
+
+    for start_line, result in placed:
+        ops: list[tuple[str, str | None]] = []
+        if result.defn_name is not None:
+            base = create_op_prefix(result.defn_name)
+            if result.canonical is not None:
+                counted = [(s.dispatch_key, s.has_derivatives) for s in result.sections]
+            else:
+                # The schema is unknown: number as if it resolved, so later names stay right.
+                counted = [
+                    (s.key.value, result.guessed_has_derivatives)
+                    for s in result.entry.sections
+                    if s.key.value in _VALID_KEYS
+                ]
+            for key, has_derivatives in counted:
+                op = None
+                if has_derivatives:
+                    prefix = base if key == "Default" else base + key
+                    op = f"{prefix}{op_counter[prefix]}"
+                    op_counter[prefix] += 1
+                ops.append((key, op))
+        entry = PlacedEntry(start_line, result, tuple(ops))
+        entries.append(entry)
+        if result.canonical is None:
+            continue
+        used_keys.update(s.dispatch_key for s in result.sections)
+        schema = result.canonical.func
+        earlier = owners.get(schema)
+        if earlier is not None:
+            extra.append(_duplicate(entry, earlier))
+        owners[schema] = entry
+        infos[schema] = dict(entry.infos())
+        info_lines[schema] = entry.line
+
+    view_copies = _view_copy_infos(infos, owners, index) if index is not None else []
+    for copy in view_copies:
+        infos.setdefault(copy.info.func.func, {})[copy.dispatch_key] = copy.info
+        info_lines[copy.info.func.func] = None
+
+    diagnostics = list(loose)
+    for entry in entries:
+        diagnostics.extend(entry.diagnostics)
+    diagnostics.extend(extra)
+    diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+    return DocumentAnalysis(
+        tuple(entries), tuple(diagnostics), infos, info_lines, frozenset(used_keys), tuple(view_copies)
+    )
+
+
+def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
+    name = entry.entry.name
+    assert name is not None
+    return warning(
+        name.span.shifted(entry.start_line),
+        "duplicate-entry",
+        f"Another entry (line {earlier.line + 1}) is for the same function {entry.result.canonical.func}; "
+        "torchgen silently keeps only this later one. Merge them.",
+        related=(Related(None, earlier.line, "the earlier entry, which torchgen drops"),),
+    )
+
+
+def _view_copy_infos(
+    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]],
+    owners: dict[FunctionSchema, PlacedEntry],
+    index: NativeIndex,
+) -> list[ViewCopyInfo]:
+    """torchgen's add_view_copy_derivatives: `{view}_copy` reuses its view's formulas."""
+    groups = {g.view.func.name: g for g in index.view_groups}
+    result: list[ViewCopyInfo] = []
+    for schema, per_key in infos.items():
+        copies: list[ViewCopyInfo] = []
+        copy_schema = None
+        for key, info in per_key.items():
+            group = groups.get(info.func.func.name)
+            if group is None or group.view_copy is None:
+                break
+            head, *rest = info.name.split(".", maxsplit=2)
+            copy = replace(
+                info,
+                name=f"{head}_copy." + ".".join(rest),
+                func=group.view_copy,
+                op=None if info.op is None else f"{info.op}_copy",
+            )
+            copy_schema = group.view_copy.func
+            copies.append(ViewCopyInfo(owners[schema], key, copy))
+        if copies and copy_schema not in infos:
+            result.extend(copies)
+    return result
+
+
+def load_derivatives(
+    derivatives_path: str | Path, native_path: str | Path, tags_path: str | Path | None = None
+) -> tuple[dict[FunctionSchema, dict[str, DifferentiabilityInfo]], set[str]]:
+    """torchgen's `load_derivatives`, for callers that want its return shape (raises on error diagnostics)."""
+    index = NativeIndex.load(str(native_path), str(tags_path) if tags_path else None)
+    text = Path(derivatives_path).read_text(encoding="utf-8")
+    analysis = DocumentAnalyzer(index, str(native_path)).analyse(text)
+    errors = [d for d in analysis.diagnostics if d.severity == 1]
+    if errors:
+        first = errors[0]
+        raise ValueError(f"{derivatives_path}:{first.span.line + 1}:{first.span.column + 1}: {first.message}")
+    return analysis.infos, set(analysis.used_dispatch_keys)

@@ -1,0 +1,220 @@
+"""Which inputs and outputs a formula makes the autograd node save.
+
+Patterns such as `self.sym_sizes()` are evaluated at forward time and saved
+under a new name (`self_sym_sizes`); any name still referenced afterwards is
+saved whole. The rule tables follow torchgen's `saved_variables`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from derivls.aten.cpp import (
+    BaseCType,
+    NamedCType,
+    OptionalCType,
+    VectorCType,
+    SymIntT,
+    boolT,
+    layoutT,
+    longT,
+    scalarTypeT,
+    stringT,
+    symIntArrayRefT,
+    tensorGeometryT,
+    tensorOptionsT,
+    typeAndSizeT,
+)
+from derivls.derivatives.model import SavedAttribute
+
+IDENT_REGEX = r"(^|\W){}($|\W)"
+
+
+@lru_cache(maxsize=None)
+def ident_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(IDENT_REGEX.format(name))
+
+
+def uses_ident(formula: str, name: str) -> bool:
+    # The substring test is a cheap filter: most names are absent from most formulas.
+    return name in formula and ident_pattern(name).search(formula) is not None
+
+
+class SavedVariableError(ValueError):
+    """A formula uses a pattern the loader refuses; `token` is the text to point at."""
+
+    def __init__(self, code: str, message: str, token: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.token = token
+        self.fix = fix
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """`pattern` (with `{}` for the variable name) → a saved attribute named `name + suffix`."""
+
+    pattern: str
+    suffix: str | Callable[[re.Match[str]], str]
+    ctype: Callable[[], object]
+    expr: Callable[[str, Sequence[str]], str] | None = None  # None: the matched text itself
+    result: Callable[[str], str] | None = None  # what replaces the match; None: the new name
+    description: str = ""
+
+    def suffix_for(self, match: re.Match[str]) -> str:
+        return self.suffix(match) if callable(self.suffix) else self.suffix
+
+
+def _stride_expr(name: str, var_names: Sequence[str]) -> str:
+    if tuple(var_names) != (name,):
+        raise SavedVariableError(
+            "strides-multi",
+            'Replacement for ".sym_strides()" is only supported in the formula for the derivative of the '
+            f"tensor it is called on: write '{name}.sym_strides()' only in the '{name}:' formula.",
+            f"{name}.sym_strides()",
+        )
+    return f'strides_or_error({name}, "{name}")'
+
+
+def _sym_size_suffix(match: re.Match[str]) -> str:
+    return f"_sym_argsize_{match.groups()[0].replace('-', 'minus_')}"
+
+
+TORCHGEN_REPLACEMENTS: tuple[Replacement, ...] = (
+    Replacement(r"{}.sym_sizes\(\)", "_sym_sizes", lambda: BaseCType(symIntArrayRefT)),
+    Replacement(
+        r"{}->sym_sizes\(\)",
+        "_sym_sizes_opt",
+        lambda: OptionalCType(BaseCType(symIntArrayRefT)),
+        expr=lambda name, _: f"{name}.has_value() ? std::optional<c10::SymIntArrayRef>({name}->sym_sizes()) : std::nullopt",
+    ),
+    Replacement(
+        r"{}.sym_blocksize\(\)",
+        "_self_sym_blocksize_opt",
+        lambda: OptionalCType(BaseCType(symIntArrayRefT)),
+        expr=lambda name, _: f"at::sparse_csr::getSymIntBlockSize({name})",
+    ),
+    Replacement(r"{}.options\(\)", "_options", lambda: BaseCType(tensorOptionsT)),
+    Replacement(
+        r"zeros_like\({}\)",
+        "_info",
+        lambda: BaseCType(typeAndSizeT),
+        expr=lambda name, _: name,
+        result=lambda name: name + "_info.zeros()",
+    ),
+    Replacement(r"{}.sym_size\((-?\w+)\)", _sym_size_suffix, lambda: BaseCType(SymIntT)),
+    Replacement(r"{}.numel\(\)", "_numel", lambda: BaseCType(longT)),
+    Replacement(r"{}.sym_numel\(\)", "_sym_numel", lambda: BaseCType(SymIntT)),
+    Replacement(r"to_args_sizes\({}\)", "_args_sizes", lambda: VectorCType(VectorCType(BaseCType(longT)))),
+    Replacement(
+        r"to_args_sizes_symint\({}\)",
+        "_args_sizes_symint",
+        lambda: VectorCType(VectorCType(BaseCType(SymIntT))),
+    ),
+    Replacement(r"to_args_scalartypes\({}\)", "_args_scalartypes", lambda: VectorCType(BaseCType(scalarTypeT))),
+    Replacement(r"TensorGeometry\({}\)", "_geometry", lambda: BaseCType(tensorGeometryT)),
+    Replacement(r"{}.scalar_type\(\)", "_scalar_type", lambda: BaseCType(scalarTypeT)),
+    Replacement(r"{}.dim\(\)", "_dim", lambda: BaseCType(longT)),
+    Replacement(r"{}.sym_strides\(\)", "_sym_strides", lambda: BaseCType(symIntArrayRefT), expr=_stride_expr),
+    Replacement(r"{}.layout\(\)", "_layout", lambda: BaseCType(layoutT)),
+    Replacement(r"{}.is_conj\(\)", "_conjugate", lambda: BaseCType(boolT)),
+)
+
+_SIZES = re.compile(r"(\.|->)sizes\(\)")
+_SIZE_N = re.compile(r"(\.|->)size\([-]?\d+\)")
+_STRIDES = re.compile(r"(\.|->)strides\(\)")
+
+
+def check_unsupported_calls(formula: str) -> None:
+    """torchgen refuses the non-SymInt size accessors; say which symbolic form to use."""
+    m = _SIZES.search(formula)
+    if m:
+        raise SavedVariableError(
+            "sizes-not-supported",
+            ".sizes() is not supported in derivative formulas: use the SymInt version .sym_sizes(), "
+            "which returns a c10::SymIntArrayRef.",
+            m.group(0),
+            f"{m.group(1)}sym_sizes()",
+        )
+    m = _SIZE_N.search(formula)
+    if m:
+        raise SavedVariableError(
+            "size-not-supported",
+            ".size(int) is not supported in derivative formulas: use the SymInt version .sym_size(int).",
+            m.group(0),
+            m.group(0).replace("size(", "sym_size(", 1),
+        )
+    m = _STRIDES.search(formula)
+    if m:
+        raise SavedVariableError(
+            "strides-not-supported",
+            ".strides() is not supported in derivative formulas: use the SymInt version .sym_strides(), "
+            "which returns a c10::SymIntArrayRef.",
+            m.group(0),
+            f"{m.group(1)}sym_strides()",
+        )
+
+
+@lru_cache(maxsize=None)
+def _rule_pattern(template: str, name: str) -> re.Pattern[str]:
+    return re.compile(template.format(name))
+
+
+_OPTIONAL_STRING = OptionalCType(BaseCType(stringT))
+
+
+def plain_name(nctype: NamedCType) -> str:
+    name = nctype.name
+    return name if isinstance(name, str) else name.name
+
+
+def saved_variables(
+    formula: str,
+    nctypes: Sequence[NamedCType],
+    var_names: Sequence[str],
+    replacements: Sequence[Replacement] = TORCHGEN_REPLACEMENTS,
+) -> tuple[str, tuple[SavedAttribute, ...]]:
+    """Rewrite `formula` to use saved attributes; return it with what must be saved, in torchgen's order."""
+    check_unsupported_calls(formula)
+    saved: list[SavedAttribute] = []
+    for nctype in nctypes:
+        name = plain_name(nctype)
+        if name not in formula:
+            continue
+        for rule in replacements:
+            pattern = _rule_pattern(rule.pattern, name)
+
+            def substitute(m: re.Match[str], rule: Replacement = rule) -> str:
+                new_name = name + rule.suffix_for(m)
+                expr = rule.expr(name, var_names) if rule.expr else m.group(0)
+                saved.append(SavedAttribute(nctype=NamedCType(new_name, rule.ctype()), expr=expr))
+                return rule.result(name) if rule.result else new_name
+
+            formula = pattern.sub(substitute, formula)
+
+        if nctype.type == _OPTIONAL_STRING:
+            # Saved std::optional<std::string> must reach the formula as std::optional<std::string_view>.
+            formula = re.sub(
+                rf"\b{name}\b",
+                f"{name}.has_value() ? std::optional<std::string_view>({name}.value()) : std::nullopt",
+                formula,
+            )
+
+        if uses_ident(formula, name):
+            saved.append(SavedAttribute(nctype=nctype, expr=name))
+    return formula, tuple(saved)
+
+
+__all__ = [
+    "IDENT_REGEX",
+    "Replacement",
+    "SavedVariableError",
+    "TORCHGEN_REPLACEMENTS",
+    "ident_pattern",
+    "plain_name",
+    "saved_variables",
+    "uses_ident",
+]
