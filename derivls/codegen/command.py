@@ -1,0 +1,162 @@
+"""``derivls codegen``: print the C++ autograd nodes torchgen would generate.
+
+    derivls codegen PATH [--op NAME]... [--native FILE] [--tags FILE] [--format text|json]
+
+Text output is, per node, a ``// ===== OP =====`` line, the node's Functions.h
+declaration and its Functions.cpp definition, exactly as torchgen renders them.
+JSON output is ``{"nodes": [{"op", "declaration", "definition"}, ...]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from derivls.codegen.nodes import generate_node, infos_with_derivatives_list
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+# (derivatives_path, native_path, tags_path) -> {FunctionSchema: {dispatch key: info}}
+Loader = Callable[[str, str, str], Any]
+
+
+def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="the derivatives.yaml to generate nodes for")
+    parser.add_argument(
+        "--op",
+        metavar="NAME",
+        action="append",
+        help="only this node (its class name, e.g. MulBackward0); may be repeated",
+    )
+    parser.add_argument("--native", metavar="FILE", help="native_functions.yaml (found next to PATH if omitted)")
+    parser.add_argument("--tags", metavar="FILE", help="tags.yaml (next to native_functions.yaml if omitted)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+
+
+def run_codegen(
+    args: argparse.Namespace,
+    out: TextIO,
+    *,
+    err: TextIO | None = None,
+    load: Loader | None = None,
+) -> int:
+    """Run the command; ``load`` replaces derivls's loader (tests use it)."""
+    err = sys.stderr if err is None else err
+
+    derivatives = Path(args.path)
+    if not derivatives.is_file():
+        print(f"derivls codegen: no such file: {derivatives}", file=err)
+        return EXIT_USAGE
+    try:
+        native, tags = _native_and_tags(derivatives, args.native, args.tags)
+    except LookupError as e:
+        print(f"derivls codegen: {e}", file=err)
+        return EXIT_USAGE
+
+    if load is None:
+        load = _default_loader()
+    try:
+        infos = load(str(derivatives), str(native), str(tags))
+    except Exception as e:  # the loader's own errors carry the file position
+        print(f"derivls codegen: cannot load {derivatives}: {e}", file=err)
+        return EXIT_FAILURE
+
+    flat = infos_with_derivatives_list(infos)
+    if args.op:
+        by_op: dict[str, Any] = {}
+        for info in flat:
+            by_op.setdefault(info.op, info)
+        unknown = [name for name in args.op if name not in by_op]
+        if unknown:
+            for name in unknown:
+                print(_unknown_op_message(name, flat), file=err)
+            return EXIT_USAGE
+        wanted = set(args.op)
+        flat = [info for info in flat if info.op in wanted]
+
+    nodes = [generate_node(info) for info in flat]
+    if args.format == "json":
+        json.dump(
+            {"nodes": [{"op": n.op, "declaration": n.declaration, "definition": n.definition} for n in nodes]},
+            out,
+            indent=2,
+        )
+        out.write("\n")
+    else:
+        for n in nodes:
+            out.write(f"// ===== {n.op} =====\n")
+            out.write(n.declaration)
+            out.write("\n")
+            out.write(n.definition)
+    return EXIT_OK
+
+
+def close_matches(name: str, infos: Sequence[Any], limit: int = 8) -> list[str]:
+    """Node names a mistyped ``--op NAME`` probably meant.
+
+    Nodes of the operator called NAME come first (``mul`` -> MulBackward0, MulBackward1),
+    then names containing NAME, then difflib's close matches, all case-insensitive.
+    """
+    ops = list(dict.fromkeys(info.op for info in infos))
+    lowered = name.lower()
+    base = lowered.split(".")[0]
+    found: list[str] = []
+    found += [info.op for info in infos if info.name.lower() in (lowered, base)]
+    found += [op for op in ops if lowered in op.lower()]
+    by_lower: dict[str, str] = {}
+    for op in ops:
+        by_lower.setdefault(op.lower(), op)
+    found += [by_lower[m] for m in difflib.get_close_matches(lowered, list(by_lower), n=limit, cutoff=0.6)]
+    return list(dict.fromkeys(found))[:limit]
+
+
+def _unknown_op_message(name: str, infos: Sequence[Any]) -> str:
+    matches = close_matches(name, infos)
+    message = f"derivls codegen: no autograd node named {name!r}"
+    if matches:
+        return message + "; close matches: " + ", ".join(matches)
+    return message + " (node names look like MulBackward0)"
+
+
+def _native_and_tags(derivatives: Path, native: str | None, tags: str | None) -> tuple[Path, Path]:
+    if native is None:
+        found = _discover_native(derivatives)
+        if found is None:
+            raise LookupError(f"cannot find native_functions.yaml for {derivatives}; pass --native FILE")
+        native_path = found
+    else:
+        native_path = Path(native)
+    if not native_path.is_file():
+        raise LookupError(f"no such file: {native_path}")
+    tags_path = Path(tags) if tags is not None else native_path.with_name("tags.yaml")
+    if not tags_path.is_file():
+        raise LookupError(f"no such file: {tags_path}; pass --tags FILE")
+    return native_path, tags_path
+
+
+def _discover_native(derivatives: Path) -> Path | None:
+    # The two layouts torchgen itself uses: a PyTorch checkout
+    # (tools/autograd/derivatives.yaml, aten/src/ATen/native/native_functions.yaml)
+    # and the torchgen/packaged tree of a wheel (autograd/, ATen/native/).
+    here = derivatives.resolve().parent
+    for candidate in (
+        here.parent.parent / "aten" / "src" / "ATen" / "native" / "native_functions.yaml",
+        here.parent / "ATen" / "native" / "native_functions.yaml",
+        here / "native_functions.yaml",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _default_loader() -> Loader:
+    from derivls.derivatives.loader import load
+
+    return load
