@@ -24,7 +24,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 # (derivatives_path, native_path, tags_path) -> {FunctionSchema: {dispatch key: info}}
-Loader = Callable[[str, str, str], Any]
+Loader = Callable[[str, str, str | None], Any]
 
 
 def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +35,8 @@ def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="only this node (its class name, e.g. MulBackward0); may be repeated",
     )
-    parser.add_argument("--native", metavar="FILE", help="native_functions.yaml (found next to PATH if omitted)")
-    parser.add_argument("--tags", metavar="FILE", help="tags.yaml (next to native_functions.yaml if omitted)")
+    parser.add_argument("--native", metavar="FILE", help="native_functions.yaml (default: found next to PATH)")
+    parser.add_argument("--tags", metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
 
 
@@ -63,7 +63,7 @@ def run_codegen(
     if load is None:
         load = _default_loader()
     try:
-        infos = load(str(derivatives), str(native), str(tags))
+        infos = load(str(derivatives), str(native), None if tags is None else str(tags))
     except Exception as e:  # the loader's own errors carry the file position
         print(f"derivls codegen: cannot load {derivatives}: {e}", file=err)
         return EXIT_FAILURE
@@ -125,38 +125,25 @@ def _unknown_op_message(name: str, infos: Sequence[Any]) -> str:
     return message + " (node names look like MulBackward0)"
 
 
-def _native_and_tags(derivatives: Path, native: str | None, tags: str | None) -> tuple[Path, Path]:
-    if native is None:
-        found = _discover_native(derivatives)
-        if found is None:
-            raise LookupError(f"cannot find native_functions.yaml for {derivatives}; pass --native FILE")
-        native_path = found
-    else:
-        native_path = Path(native)
-    if not native_path.is_file():
-        raise LookupError(f"no such file: {native_path}")
-    tags_path = Path(tags) if tags is not None else native_path.with_name("tags.yaml")
-    if not tags_path.is_file():
-        raise LookupError(f"no such file: {tags_path}; pass --tags FILE")
-    return native_path, tags_path
+def _native_and_tags(derivatives: Path, native: str | None, tags: str | None) -> tuple[Path, Path | None]:
+    from derivls.discovery import find_native_files
 
-
-def _discover_native(derivatives: Path) -> Path | None:
-    # The two layouts torchgen itself uses: a PyTorch checkout
-    # (tools/autograd/derivatives.yaml, aten/src/ATen/native/native_functions.yaml)
-    # and the torchgen/packaged tree of a wheel (autograd/, ATen/native/).
-    here = derivatives.resolve().parent
-    for candidate in (
-        here.parent.parent / "aten" / "src" / "ATen" / "native" / "native_functions.yaml",
-        here.parent / "ATen" / "native" / "native_functions.yaml",
-        here / "native_functions.yaml",
-    ):
-        if candidate.is_file():
-            return candidate
-    return None
+    for given, what in ((native, "native_functions.yaml"), (tags, "tags.yaml")):
+        if given is not None and not Path(given).is_file():
+            raise LookupError(f"{what} not found: {given}")
+    files = find_native_files(
+        derivatives, Path(native) if native is not None else None, Path(tags) if tags is not None else None
+    )
+    if files.native is None:
+        raise LookupError(files.missing_message())
+    return files.native, files.tags
 
 
 def _default_loader() -> Loader:
-    from derivls.derivatives.loader import load
+    def load(derivatives: str, native: str, tags: str | None) -> Any:
+        from derivls.derivatives.loader import load_derivatives
+
+        # Raises ValueError "path:line:col: message" on the file's first error.
+        return load_derivatives(derivatives, native, tags)[0]
 
     return load
