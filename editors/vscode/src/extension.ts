@@ -1,0 +1,269 @@
+/**
+ * derivls for VS Code: starts the derivls language server for `derivatives.yaml` and
+ * `native_functions.yaml` (language `yaml`, so YAML highlighting and other YAML extensions keep
+ * working) and leaves every other YAML file alone.
+ */
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  ConfigurationRequest,
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+} from 'vscode-languageclient/node';
+
+import { GENERATED_SCHEME, GeneratedCodeProvider, isGeneratedCode } from './generatedCode';
+import { chooseServer } from './probe';
+import { onDidChangeInterpreter, selectedInterpreter } from './python';
+import {
+  LaunchContext,
+  RawServerSettings,
+  ServerCandidate,
+  entryLineAt,
+  isDerivlsFile,
+  noServerMessage,
+  serverCandidates,
+  serverSettings,
+} from './serverCommand';
+
+const SECTION = 'derivls';
+const SHOW_GENERATED_CODE = 'derivls.showGeneratedCode';
+const FILE_PATTERN = '**/{derivatives,native_functions}.yaml';
+const DOCUMENT_SELECTOR = [{ scheme: 'file', language: 'yaml', pattern: FILE_PATTERN }];
+
+let output: vscode.OutputChannel;
+let generated: GeneratedCodeProvider;
+let client: LanguageClient | undefined;
+let running: ServerCandidate | undefined;
+let starting: Promise<void> | undefined;
+
+function isHandled(doc: vscode.TextDocument): boolean {
+  return doc.uri.scheme === 'file' && doc.languageId === 'yaml' && isDerivlsFile(doc.uri.fsPath);
+}
+
+function workspaceFolderFor(resource?: vscode.Uri): vscode.WorkspaceFolder | undefined {
+  return (resource && vscode.workspace.getWorkspaceFolder(resource)) ?? vscode.workspace.workspaceFolders?.[0];
+}
+
+function launchContext(resource?: vscode.Uri, pythonExtensionInterpreter?: string): LaunchContext {
+  return {
+    platform: process.platform,
+    home: os.homedir(),
+    workspaceFolder: workspaceFolderFor(resource)?.uri.fsPath,
+    env: process.env,
+    pythonExtensionInterpreter,
+  };
+}
+
+function currentServerSettings(scope?: vscode.Uri) {
+  const cfg = vscode.workspace.getConfiguration(SECTION, scope ?? null);
+  const raw: RawServerSettings = {
+    nativeFunctions: cfg.get<string>('nativeFunctions', ''),
+    tags: cfg.get<string>('tags', ''),
+    profile: cfg.get<string>('profile', 'auto'),
+  };
+  return serverSettings(raw, launchContext(scope));
+}
+
+/** Answers the server's workspace/configuration requests for `derivls` with expanded paths. */
+const configurationMiddleware: ConfigurationRequest.MiddlewareSignature = async (params, token, next) => {
+  const defaults = await next(params, token);
+  if (!Array.isArray(defaults)) {
+    return defaults;
+  }
+  return params.items.map((item, i) => {
+    const section = item.section ?? '';
+    if (section !== SECTION && !section.startsWith(`${SECTION}.`)) {
+      return defaults[i];
+    }
+    const scope = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
+    const settings: Record<string, unknown> = { ...currentServerSettings(scope) };
+    return section === SECTION ? settings : (settings[section.slice(SECTION.length + 1)] ?? null);
+  });
+};
+
+async function showServerError(message: string): Promise<void> {
+  output.appendLine(message);
+  const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output');
+  if (choice === 'Open Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'derivls.server');
+  } else if (choice === 'Show Output') {
+    output.show(true);
+  }
+}
+
+async function startClient(): Promise<void> {
+  const resource = vscode.window.activeTextEditor?.document.uri;
+  const cfg = vscode.workspace.getConfiguration(SECTION, resource ?? null);
+  const launch = { path: cfg.get<string>('server.path', ''), python: cfg.get<string>('server.python', '') };
+  const usesDefault = launch.path.trim() === '' && launch.python.trim() === '';
+  const ctx = launchContext(resource, usesDefault ? await selectedInterpreter(resource) : undefined);
+  const { chosen, failures } = await chooseServer(serverCandidates(launch, ctx), ctx);
+  for (const f of failures) {
+    output.appendLine(`[derivls] ${f.candidate.origin}: ${f.candidate.command} ${f.candidate.args.join(' ')}: ${f.reason}`);
+  }
+  if (chosen === undefined) {
+    await showServerError(noServerMessage(failures));
+    return;
+  }
+  output.appendLine(`[derivls] starting ${chosen.command} ${chosen.args.join(' ')} (${chosen.origin})`);
+
+  const serverOptions: ServerOptions = {
+    command: chosen.command,
+    args: chosen.args,
+    options: { cwd: ctx.workspaceFolder, env: { ...process.env } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    outputChannel: output,
+    initializationOptions: () => currentServerSettings(),
+    middleware: {
+      executeCommand: async (command, args, next) => {
+        const result: unknown = await next(command, args);
+        if (command === SHOW_GENERATED_CODE && isGeneratedCode(result)) {
+          await generated.show(result);
+        }
+        return result;
+      },
+      workspace: { configuration: configurationMiddleware },
+    },
+  };
+  const newClient = new LanguageClient('derivls', 'derivls', serverOptions, clientOptions);
+  try {
+    await newClient.start();
+  } catch (err) {
+    await showServerError(
+      `derivls: the language server (${chosen.command} ${chosen.args.join(' ')}) failed to start: ${String(err)}. ` +
+        'See "derivls: Show Output"; set "derivls.server.path" or "derivls.server.python" to another installation if needed.',
+    );
+    try {
+      await newClient.dispose();
+    } catch {
+      // Already stopped.
+    }
+    return;
+  }
+  client = newClient;
+  running = chosen;
+}
+
+/** Starts the server once; concurrent callers share the same start. */
+function ensureStarted(): Promise<void> {
+  if (client !== undefined) {
+    return Promise.resolve();
+  }
+  starting ??= startClient().finally(() => {
+    starting = undefined;
+  });
+  return starting;
+}
+
+async function stopClient(): Promise<void> {
+  await starting;
+  const old = client;
+  client = undefined;
+  running = undefined;
+  if (old !== undefined) {
+    try {
+      await old.stop();
+    } catch (err) {
+      output.appendLine(`[derivls] stopping the server: ${String(err)}`);
+    }
+  }
+}
+
+async function restart(): Promise<void> {
+  await stopClient();
+  await ensureStarted();
+}
+
+async function showGeneratedCodeAtCursor(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor === undefined || !isHandled(editor.document)) {
+    await vscode.window.showInformationMessage('derivls: open derivatives.yaml and place the cursor inside an entry.');
+    return;
+  }
+  const doc = editor.document;
+  const lines = doc.getText().split(/\r?\n/);
+  const entryLine = entryLineAt(lines, editor.selection.active.line);
+  if (entryLine === undefined) {
+    await vscode.window.showInformationMessage('derivls: place the cursor inside a `- name:` entry of derivatives.yaml.');
+    return;
+  }
+  await ensureStarted();
+  if (client === undefined) {
+    return;
+  }
+  const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, {
+    command: SHOW_GENERATED_CODE,
+    arguments: [client.code2ProtocolConverter.asUri(doc.uri), entryLine],
+  });
+  if (isGeneratedCode(result)) {
+    await generated.show(result);
+  } else {
+    await vscode.window.showWarningMessage('derivls: the server returned no generated code for this entry.');
+  }
+}
+
+async function startIfWanted(): Promise<void> {
+  if (vscode.workspace.textDocuments.some(isHandled)) {
+    await ensureStarted();
+    return;
+  }
+  // Activated by workspaceContains (or by another YAML file): start only if the workspace has our files.
+  const found = await vscode.workspace.findFiles(FILE_PATTERN, '**/node_modules/**', 1);
+  if (found.length > 0) {
+    await ensureStarted();
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('derivls');
+  generated = new GeneratedCodeProvider();
+  context.subscriptions.push(
+    output,
+    generated,
+    vscode.workspace.registerTextDocumentContentProvider(GENERATED_SCHEME, generated),
+    vscode.commands.registerCommand('derivls.restartServer', restart),
+    vscode.commands.registerCommand('derivls.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('derivls.showGeneratedCodeAtCursor', showGeneratedCodeAtCursor),
+    vscode.workspace.onDidOpenTextDocument((doc) => {
+      if (isHandled(doc)) {
+        void ensureStarted();
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (client === undefined) {
+        return;
+      }
+      if (e.affectsConfiguration(`${SECTION}.server`)) {
+        const choice = await vscode.window.showInformationMessage(
+          'derivls: the server settings changed. Restart the server?',
+          'Restart',
+        );
+        if (choice === 'Restart') {
+          await restart();
+        }
+      } else if (['nativeFunctions', 'tags', 'profile'].some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
+        await client.sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { [SECTION]: currentServerSettings() },
+        });
+      }
+    }),
+  );
+  const interpreterWatch = await onDidChangeInterpreter(() => {
+    if (running?.origin === 'Python extension interpreter') {
+      void restart();
+    }
+  });
+  if (interpreterWatch !== undefined) {
+    context.subscriptions.push(interpreterWatch);
+  }
+  await startIfWanted();
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}

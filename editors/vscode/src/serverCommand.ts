@@ -1,0 +1,228 @@
+/**
+ * Pure logic of the extension: settings -> how to start the server, settings -> what the
+ * server is sent, and where the entry under the cursor starts.
+ *
+ * This module must not import `vscode`: it is unit-tested with node's built-in test runner.
+ */
+import * as path from 'node:path';
+
+/** The `derivls.server.*` settings. Empty strings mean "not set". */
+export interface ServerLaunchSettings {
+  path?: string;
+  python?: string;
+}
+
+/** Facts about the machine the extension runs on, passed in so the logic stays testable. */
+export interface LaunchContext {
+  platform: NodeJS.Platform;
+  home: string;
+  /** First workspace folder (file system path), if any: base for relative paths and `${workspaceFolder}`. */
+  workspaceFolder?: string;
+  env: Record<string, string | undefined>;
+  /** Interpreter selected in the Python extension (ms-python.python), when that extension is present. */
+  pythonExtensionInterpreter?: string;
+}
+
+/** One way to start the server, with a cheap command that tells whether it can work. */
+export interface ServerCandidate {
+  command: string;
+  args: string[];
+  /** Which setting (or default) this candidate comes from; shown in messages. */
+  origin: 'derivls.server.path' | 'derivls.server.python' | 'Python extension interpreter' | 'default python' | 'PATH';
+  /** The probe: exits 0 when the candidate can start the server. `undefined` = only check the executable exists. */
+  probe?: { command: string; args: string[] };
+}
+
+export const SERVE_ARGS: readonly string[] = ['serve'];
+
+/** Expands `~`, `${userHome}`, `${workspaceFolder}` and `${env:NAME}`; relative paths are resolved against the workspace folder. */
+export function expandPath(raw: string, ctx: Pick<LaunchContext, 'home' | 'workspaceFolder' | 'env' | 'platform'>): string {
+  let p = raw.trim();
+  if (p === '') {
+    return p;
+  }
+  p = p.replace(/\$\{userHome\}/g, ctx.home);
+  p = p.replace(/\$\{env:([^}]+)\}/g, (_m, name: string) => ctx.env[name] ?? '');
+  if (ctx.workspaceFolder !== undefined) {
+    p = p.replace(/\$\{workspaceFolder\}/g, ctx.workspaceFolder);
+  }
+  if (p === '~') {
+    p = ctx.home;
+  } else if (p.startsWith('~/') || (ctx.platform === 'win32' && p.startsWith('~\\'))) {
+    p = pathFor(ctx.platform).join(ctx.home, p.slice(2));
+  }
+  const lib = pathFor(ctx.platform);
+  if (!lib.isAbsolute(p) && hasSeparator(p, ctx.platform) && ctx.workspaceFolder !== undefined) {
+    p = lib.resolve(ctx.workspaceFolder, p);
+  }
+  return p;
+}
+
+function pathFor(platform: NodeJS.Platform): path.PlatformPath {
+  return platform === 'win32' ? path.win32 : path.posix;
+}
+
+function hasSeparator(p: string, platform: NodeJS.Platform): boolean {
+  return p.includes('/') || (platform === 'win32' && p.includes('\\'));
+}
+
+function defaultPython(platform: NodeJS.Platform): string {
+  return platform === 'win32' ? 'python' : 'python3';
+}
+
+function pythonCandidate(python: string, origin: ServerCandidate['origin']): ServerCandidate {
+  return {
+    command: python,
+    args: ['-m', 'derivls', ...SERVE_ARGS],
+    origin,
+    probe: { command: python, args: ['-c', 'import derivls'] },
+  };
+}
+
+/**
+ * The ways to start the server, best first.
+ *
+ * - `derivls.server.path` set: only that executable (`<path> serve`).
+ * - else `derivls.server.python` set: only `<python> -m derivls serve`.
+ * - else the Python extension's interpreter if there is one, otherwise `python3` (`python` on Windows),
+ *   then a `derivls` executable on PATH (for pipx-style installs).
+ */
+export function serverCandidates(settings: ServerLaunchSettings, ctx: LaunchContext): ServerCandidate[] {
+  const exe = (settings.path ?? '').trim();
+  if (exe !== '') {
+    return [{ command: expandPath(exe, ctx), args: [...SERVE_ARGS], origin: 'derivls.server.path' }];
+  }
+  const python = (settings.python ?? '').trim();
+  if (python !== '') {
+    return [pythonCandidate(expandPath(python, ctx), 'derivls.server.python')];
+  }
+  const candidates: ServerCandidate[] = [];
+  const fromExtension = ctx.pythonExtensionInterpreter?.trim();
+  if (fromExtension) {
+    candidates.push(pythonCandidate(fromExtension, 'Python extension interpreter'));
+  } else {
+    candidates.push(pythonCandidate(defaultPython(ctx.platform), 'default python'));
+  }
+  candidates.push({ command: ctx.platform === 'win32' ? 'derivls.exe' : 'derivls', args: [...SERVE_ARGS], origin: 'PATH' });
+  return candidates;
+}
+
+/** Looks an executable up the way a shell would: a name with a separator is taken as a path, else searched on PATH. */
+export function findExecutable(
+  command: string,
+  ctx: Pick<LaunchContext, 'platform' | 'env'>,
+  isExecutableFile: (p: string) => boolean,
+): string | undefined {
+  const lib = pathFor(ctx.platform);
+  const exts =
+    ctx.platform === 'win32'
+      ? ['', ...(ctx.env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD').split(';').filter((e) => e !== '')]
+      : [''];
+  const tryAll = (base: string): string | undefined => {
+    for (const ext of exts) {
+      if (isExecutableFile(base + ext)) {
+        return base + ext;
+      }
+    }
+    return undefined;
+  };
+  if (lib.isAbsolute(command) || hasSeparator(command, ctx.platform)) {
+    return tryAll(command);
+  }
+  const pathVar = (ctx.platform === 'win32' ? (ctx.env.Path ?? ctx.env.PATH) : ctx.env.PATH) ?? '';
+  for (const dir of pathVar.split(ctx.platform === 'win32' ? ';' : ':')) {
+    if (dir === '') {
+      continue;
+    }
+    const found = tryAll(lib.join(dir, command));
+    if (found !== undefined) {
+      return found;
+    }
+  }
+  return undefined;
+}
+
+/** What went wrong with one candidate. */
+export interface CandidateFailure {
+  candidate: ServerCandidate;
+  reason: string;
+}
+
+/** The error shown when no candidate works: what was tried, and how to fix it. */
+export function noServerMessage(failures: CandidateFailure[]): string {
+  const tried = failures
+    .map((f) => `\`${[f.candidate.command, ...f.candidate.args].join(' ')}\` (${f.candidate.origin}): ${f.reason}`)
+    .join('; ');
+  const explicitPath = failures.some((f) => f.candidate.origin === 'derivls.server.path');
+  const fix = explicitPath
+    ? 'Fix: point "derivls.server.path" at an existing derivls executable, or clear it to use a Python interpreter.'
+    : 'Fix: install derivls into that Python (`python3 -m pip install derivls`, or `pip install -e .` in a derivls checkout), ' +
+      'or set "derivls.server.python" to a Python that has it, or "derivls.server.path" to a derivls executable.';
+  return `derivls: cannot start the language server. Tried ${tried}. ${fix}`;
+}
+
+/** The `derivls.*` settings the server reads. */
+export interface RawServerSettings {
+  nativeFunctions?: string;
+  tags?: string;
+  profile?: string;
+}
+
+export type Profile = 'auto' | 'torchgen' | 'legacy';
+
+export interface ServerSettingsPayload {
+  nativeFunctions?: string;
+  tags?: string;
+  profile: Profile;
+}
+
+const PROFILES: readonly string[] = ['auto', 'torchgen', 'legacy'];
+
+/**
+ * The settings object sent to the server (initializationOptions, workspace/configuration
+ * answers and didChangeConfiguration): paths expanded, empty values left out, an unknown
+ * profile replaced by `auto`.
+ */
+export function serverSettings(raw: RawServerSettings, ctx: Pick<LaunchContext, 'home' | 'workspaceFolder' | 'env' | 'platform'>): ServerSettingsPayload {
+  const out: ServerSettingsPayload = {
+    profile: PROFILES.includes(raw.profile ?? '') ? (raw.profile as Profile) : 'auto',
+  };
+  const nativeFunctions = expandPath(raw.nativeFunctions ?? '', ctx);
+  if (nativeFunctions !== '') {
+    out.nativeFunctions = nativeFunctions;
+  }
+  const tags = expandPath(raw.tags ?? '', ctx);
+  if (tags !== '') {
+    out.tags = tags;
+  }
+  return out;
+}
+
+/** True for the files derivls handles (by base name, any directory). */
+export function isDerivlsFile(fsPath: string): boolean {
+  const base = fsPath.split(/[\\/]/).pop() ?? '';
+  return base === 'derivatives.yaml' || base === 'native_functions.yaml';
+}
+
+const ENTRY_START = /^-\s+name\s*:/;
+
+/**
+ * The 0-based line of the `- name:` that starts the derivatives.yaml entry containing `line`,
+ * or `undefined` when the line is not inside an entry.
+ */
+export function entryLineAt(lines: readonly string[], line: number): number | undefined {
+  if (line < 0 || line >= lines.length) {
+    return undefined;
+  }
+  for (let i = line; i >= 0; i--) {
+    const text = lines[i];
+    if (ENTRY_START.test(text)) {
+      return i;
+    }
+    // Another top-level item that is not an entry start ends the search.
+    if (i !== line && /^-\s/.test(text)) {
+      return undefined;
+    }
+  }
+  return undefined;
+}

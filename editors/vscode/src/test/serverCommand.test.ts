@@ -1,0 +1,231 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+
+import { chooseServer } from '../probe';
+import {
+  LaunchContext,
+  entryLineAt,
+  expandPath,
+  findExecutable,
+  isDerivlsFile,
+  noServerMessage,
+  serverCandidates,
+  serverSettings,
+} from '../serverCommand';
+
+const linux: LaunchContext = {
+  platform: 'linux',
+  home: '/home/u',
+  workspaceFolder: '/src/pytorch',
+  env: { PATH: '/usr/local/bin:/usr/bin', VENV: '/home/u/venv' },
+};
+
+describe('serverCandidates', () => {
+  it('uses derivls.server.path alone when set', () => {
+    const c = serverCandidates({ path: '~/venv/bin/derivls', python: '/usr/bin/python3' }, linux);
+    assert.equal(c.length, 1);
+    assert.equal(c[0].command, '/home/u/venv/bin/derivls');
+    assert.deepEqual(c[0].args, ['serve']);
+    assert.equal(c[0].origin, 'derivls.server.path');
+    assert.equal(c[0].probe, undefined);
+  });
+
+  it('uses derivls.server.python alone when path is empty', () => {
+    const c = serverCandidates({ path: '  ', python: '${env:VENV}/bin/python' }, linux);
+    assert.equal(c.length, 1);
+    assert.equal(c[0].command, '/home/u/venv/bin/python');
+    assert.deepEqual(c[0].args, ['-m', 'derivls', 'serve']);
+    assert.deepEqual(c[0].probe, { command: '/home/u/venv/bin/python', args: ['-c', 'import derivls'] });
+    assert.equal(c[0].origin, 'derivls.server.python');
+  });
+
+  it('defaults to the Python extension interpreter, then derivls on PATH', () => {
+    const c = serverCandidates({}, { ...linux, pythonExtensionInterpreter: '/src/pytorch/.venv/bin/python' });
+    assert.deepEqual(
+      c.map((x) => [x.command, ...x.args]),
+      [
+        ['/src/pytorch/.venv/bin/python', '-m', 'derivls', 'serve'],
+        ['derivls', 'serve'],
+      ],
+    );
+    assert.equal(c[0].origin, 'Python extension interpreter');
+    assert.equal(c[1].origin, 'PATH');
+  });
+
+  it('defaults to python3 without the Python extension', () => {
+    const c = serverCandidates({ path: '', python: '' }, linux);
+    assert.equal(c[0].command, 'python3');
+    assert.equal(c[0].origin, 'default python');
+  });
+
+  it('defaults to python and derivls.exe on Windows', () => {
+    const c = serverCandidates({}, { ...linux, platform: 'win32', home: 'C:\\Users\\u', workspaceFolder: 'C:\\src' });
+    assert.equal(c[0].command, 'python');
+    assert.equal(c[1].command, 'derivls.exe');
+  });
+});
+
+describe('expandPath', () => {
+  it('expands ~, ${userHome}, ${workspaceFolder} and ${env:X}', () => {
+    assert.equal(expandPath('~', linux), '/home/u');
+    assert.equal(expandPath('~/x/native_functions.yaml', linux), '/home/u/x/native_functions.yaml');
+    assert.equal(expandPath('${userHome}/t.yaml', linux), '/home/u/t.yaml');
+    assert.equal(
+      expandPath('${workspaceFolder}/aten/src/ATen/native/tags.yaml', linux),
+      '/src/pytorch/aten/src/ATen/native/tags.yaml',
+    );
+    assert.equal(expandPath('${env:VENV}/bin/derivls', linux), '/home/u/venv/bin/derivls');
+    assert.equal(expandPath('${env:NOPE}x', linux), 'x');
+  });
+
+  it('resolves relative paths against the workspace folder, leaves bare names alone', () => {
+    assert.equal(expandPath('aten/src/ATen/native/native_functions.yaml', linux), '/src/pytorch/aten/src/ATen/native/native_functions.yaml');
+    assert.equal(expandPath('./venv/bin/python', linux), '/src/pytorch/venv/bin/python');
+    assert.equal(expandPath('python3.12', linux), 'python3.12');
+    assert.equal(expandPath('rel/x', { ...linux, workspaceFolder: undefined }), 'rel/x');
+  });
+
+  it('handles Windows paths', () => {
+    const win: LaunchContext = { ...linux, platform: 'win32', home: 'C:\\Users\\u', workspaceFolder: 'C:\\src\\pytorch' };
+    assert.equal(expandPath('~\\venv\\Scripts\\derivls.exe', win), 'C:\\Users\\u\\venv\\Scripts\\derivls.exe');
+    assert.equal(expandPath('aten\\tags.yaml', win), 'C:\\src\\pytorch\\aten\\tags.yaml');
+    assert.equal(expandPath('D:\\x.yaml', win), 'D:\\x.yaml');
+  });
+});
+
+describe('serverSettings', () => {
+  it('expands paths and drops empty ones', () => {
+    assert.deepEqual(serverSettings({ nativeFunctions: '${workspaceFolder}/n.yaml', tags: '', profile: 'legacy' }, linux), {
+      nativeFunctions: '/src/pytorch/n.yaml',
+      profile: 'legacy',
+    });
+    assert.deepEqual(serverSettings({}, linux), { profile: 'auto' });
+  });
+
+  it('falls back to auto for an unknown profile', () => {
+    assert.equal(serverSettings({ profile: 'torchgen' }, linux).profile, 'torchgen');
+    assert.equal(serverSettings({ profile: 'bogus' }, linux).profile, 'auto');
+  });
+});
+
+describe('findExecutable', () => {
+  const files = new Set(['/usr/bin/python3', '/opt/derivls/bin/derivls', 'C:\\Py\\python.EXE']);
+  const exists = (p: string) => files.has(p);
+
+  it('searches PATH for bare names', () => {
+    assert.equal(findExecutable('python3', linux, exists), '/usr/bin/python3');
+    assert.equal(findExecutable('derivls', linux, exists), undefined);
+  });
+
+  it('takes names with a separator as paths', () => {
+    assert.equal(findExecutable('/opt/derivls/bin/derivls', linux, exists), '/opt/derivls/bin/derivls');
+    assert.equal(findExecutable('bin/python3', linux, exists), undefined);
+  });
+
+  it('tries PATHEXT on Windows', () => {
+    const win = { platform: 'win32' as const, env: { Path: 'C:\\Windows;C:\\Py', PATHEXT: '.COM;.EXE' } };
+    assert.equal(findExecutable('python', win, exists), 'C:\\Py\\python.EXE');
+  });
+});
+
+describe('noServerMessage', () => {
+  it('names what was tried and how to fix it', () => {
+    const msg = noServerMessage([
+      { candidate: serverCandidates({}, linux)[0], reason: "No module named 'derivls'" },
+      { candidate: serverCandidates({}, linux)[1], reason: 'not found' },
+    ]);
+    assert.match(msg, /python3 -m derivls serve/);
+    assert.match(msg, /No module named 'derivls'/);
+    assert.match(msg, /derivls\.server\.python/);
+    assert.match(msg, /pip install/);
+  });
+
+  it('points at derivls.server.path when that was set', () => {
+    const msg = noServerMessage([{ candidate: serverCandidates({ path: '/nope/derivls' }, linux)[0], reason: 'not found' }]);
+    assert.match(msg, /\/nope\/derivls serve/);
+    assert.match(msg, /point "derivls\.server\.path"/);
+  });
+});
+
+describe('isDerivlsFile', () => {
+  it('matches only the two file names', () => {
+    assert.ok(isDerivlsFile('/src/pytorch/tools/autograd/derivatives.yaml'));
+    assert.ok(isDerivlsFile('C:\\pt\\aten\\src\\ATen\\native\\native_functions.yaml'));
+    assert.ok(!isDerivlsFile('/src/pytorch/.github/workflows/ci.yaml'));
+    assert.ok(!isDerivlsFile('/x/my_derivatives.yaml'));
+    assert.ok(!isDerivlsFile('/x/derivatives.yml'));
+  });
+});
+
+describe('entryLineAt', () => {
+  const lines = [
+    '# comment',
+    '- name: abs(Tensor self) -> Tensor',
+    '  self: grad * self.sgn()',
+    '  result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())',
+    '',
+    '- name: acos(Tensor self) -> Tensor',
+    '  self: grad * -((-self * self + 1).rsqrt()).conj()',
+  ];
+
+  it('finds the - name: line above the cursor', () => {
+    assert.equal(entryLineAt(lines, 1), 1);
+    assert.equal(entryLineAt(lines, 3), 1);
+    assert.equal(entryLineAt(lines, 4), 1);
+    assert.equal(entryLineAt(lines, 6), 5);
+  });
+
+  it('returns undefined outside entries', () => {
+    assert.equal(entryLineAt(lines, 0), undefined);
+    assert.equal(entryLineAt(lines, 99), undefined);
+    assert.equal(entryLineAt(['- func: abs(Tensor self) -> Tensor', '  variants: function'], 1), undefined);
+  });
+});
+
+describe('chooseServer', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'derivls-vscode-test-'));
+  const ctx = { platform: process.platform, env: { PATH: `${tmp}${path.delimiter}${path.dirname(process.execPath)}` } };
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('skips a candidate whose probe fails and takes the next', async () => {
+    const node = process.execPath;
+    const result = await chooseServer(
+      [
+        { command: node, args: ['x'], origin: 'default python', probe: { command: node, args: ['-e', 'process.exit(3)'] } },
+        { command: node, args: ['y'], origin: 'PATH', probe: { command: node, args: ['-e', ''] } },
+      ],
+      ctx,
+    );
+    assert.equal(result.failures.length, 1);
+    assert.equal(result.chosen?.origin, 'PATH');
+    assert.deepEqual(result.chosen?.args, ['y']);
+  });
+
+  it('reports the probe error text and missing executables', { skip: process.platform === 'win32' }, async () => {
+    const result = await chooseServer(
+      [
+        {
+          command: process.execPath,
+          args: [],
+          origin: 'derivls.server.python',
+          probe: { command: process.execPath, args: ['-e', 'console.error("No module named derivls"); process.exit(1)'] },
+        },
+        { command: path.join(tmp, 'missing-derivls'), args: ['serve'], origin: 'PATH' },
+      ],
+      ctx,
+    );
+    assert.equal(result.chosen, undefined);
+    assert.equal(result.failures[0].reason, 'No module named derivls');
+    assert.equal(result.failures[1].reason, 'not found');
+  });
+
+  it('finds an executable on PATH and returns its full path', { skip: process.platform === 'win32' }, async () => {
+    const exe = path.join(tmp, 'derivls');
+    fs.writeFileSync(exe, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const result = await chooseServer([{ command: 'derivls', args: ['serve'], origin: 'PATH' }], ctx);
+    assert.equal(result.chosen?.command, exe);
+  });
+});
