@@ -1,0 +1,66 @@
+-- derivls: language server for PyTorch's derivatives.yaml and native_functions.yaml.
+--
+-- A Neovim 0.11+ LSP config (`:help lsp-config`), found on 'runtimepath' as lsp/derivls.lua.
+-- Enable it with `vim.lsp.enable('derivls')` (plugin/derivls.lua does that unless
+-- `vim.g.derivls_autostart = false`) and override any field with `vim.lsp.config('derivls', {...})`.
+--
+-- The filetype stays `yaml` (YAML highlighting and other YAML servers keep working); root_dir only
+-- accepts buffers named derivatives.yaml or native_functions.yaml, so other YAML files never start it.
+
+local handled = { ['derivatives.yaml'] = true, ['native_functions.yaml'] = true }
+
+--- The PyTorch checkout containing `fname` (the directory with aten/src/ATen/native/native_functions.yaml),
+--- else the enclosing git repository, else the file's own directory (a lone file works too).
+---@param fname string absolute path
+---@return string
+local function find_root(fname)
+  for dir in vim.fs.parents(fname) do
+    if vim.uv.fs_stat(dir .. '/aten/src/ATen/native/native_functions.yaml') then
+      return dir
+    end
+  end
+  return vim.fs.root(fname, { '.git' }) or vim.fs.dirname(fname)
+end
+
+--- Expands `~` and environment variables in the path settings, in place.
+---@param settings table|nil the `derivls` settings table
+local function expand_paths(settings)
+  if type(settings) ~= 'table' then
+    return
+  end
+  for _, key in ipairs({ 'nativeFunctions', 'tags' }) do
+    if type(settings[key]) == 'string' and settings[key] ~= '' then
+      settings[key] = vim.fs.normalize(settings[key])
+    end
+  end
+end
+
+---@type vim.lsp.Config
+return {
+  -- `derivls` serves LSP over stdio (`derivls serve` is the same). For a Python that has derivls
+  -- installed but no script on PATH: cmd = { 'python3', '-m', 'derivls' }.
+  cmd = { 'derivls' },
+  filetypes = { 'yaml' },
+  root_dir = function(bufnr, on_dir)
+    local fname = vim.api.nvim_buf_get_name(bufnr)
+    if fname == '' or not handled[vim.fs.basename(fname)] then
+      return -- not ours: leave every other YAML buffer alone
+    end
+    on_dir(find_root(vim.fs.normalize(vim.fn.fnamemodify(fname, ':p'))))
+  end,
+  settings = {
+    derivls = {
+      -- nativeFunctions = '/path/to/aten/src/ATen/native/native_functions.yaml',
+      -- tags = '/path/to/aten/src/ATen/native/tags.yaml',
+      profile = 'auto', -- 'auto' | 'torchgen' | 'legacy'
+    },
+  },
+  before_init = function(params, config)
+    local settings = config.settings and config.settings.derivls
+    expand_paths(settings)
+    -- The server also reads its settings from initializationOptions.
+    if params.initializationOptions == nil and type(settings) == 'table' then
+      params.initializationOptions = settings
+    end
+  end,
+}

@@ -1,0 +1,213 @@
+-- Headless Neovim driver for tests/editors/test_nvim.py.
+--
+-- Run as: nvim --headless --clean --cmd 'set rtp^=<editors/nvim>' -c 'luafile nvim_driver.lua'
+-- with DERIVLS_NVIM_TEST pointing at a JSON config (see test_nvim.py). It uses the real plugin
+-- (plugin/derivls.lua + lsp/derivls.lua, autostarted by vim.lsp.enable), records what happened in
+-- each step into the JSON result file and quits. Every wait is bounded; a failing step is recorded
+-- with its error and the later steps still run where they can.
+
+local cfg = vim.json.decode(io.open(os.getenv('DERIVLS_NVIM_TEST'), 'r'):read('*a'))
+local timeout = cfg.timeout_ms or 60000
+local result = { steps = {}, messages = {} }
+
+local function write_result()
+  local f = assert(io.open(cfg.result, 'w'))
+  f:write(vim.json.encode(result))
+  f:close()
+end
+
+local function step(name, fn)
+  local ok, value = xpcall(fn, debug.traceback)
+  if ok then
+    result.steps[name] = { ok = true, value = value }
+  else
+    result.steps[name] = { ok = false, error = tostring(value) }
+  end
+  write_result() -- keep partial results if a later step hangs
+  return ok and value or nil
+end
+
+local function wait_for(what, ms, cond)
+  local value
+  local ok = vim.wait(ms, function()
+    value = cond()
+    return value ~= nil and value ~= false
+  end, 50)
+  if not ok then
+    error('timed out after ' .. ms .. ' ms waiting for ' .. what)
+  end
+  return value
+end
+
+-- Keep messages (vim.notify, :echo) for the report.
+local orig_notify = vim.notify
+vim.notify = function(msg, level, opts)
+  table.insert(result.messages, tostring(msg))
+  return orig_notify(msg, level, opts)
+end
+
+-- The test's overrides: server command and settings (merged into lsp/derivls.lua's config).
+vim.lsp.config('derivls', { cmd = cfg.cmd, settings = { derivls = cfg.settings } })
+
+local function hover_text(res)
+  local contents = res and res.contents
+  if contents == nil then
+    return ''
+  end
+  if type(contents) == 'string' then
+    return contents
+  end
+  if contents.value then
+    return contents.value
+  end
+  local parts = {}
+  for _, c in ipairs(contents) do
+    table.insert(parts, type(c) == 'string' and c or (c.value or ''))
+  end
+  return table.concat(parts, '\n')
+end
+
+local buf, client
+
+step('open', function()
+  vim.cmd.edit(vim.fn.fnameescape(cfg.derivatives))
+  buf = vim.api.nvim_get_current_buf()
+  return { filetype = vim.bo[buf].filetype, name = vim.api.nvim_buf_get_name(buf) }
+end)
+
+step('attach', function()
+  client = wait_for('the derivls client to attach', timeout, function()
+    return vim.lsp.get_clients({ bufnr = buf, name = 'derivls' })[1]
+  end)
+  wait_for('the server to initialize', timeout, function()
+    return client.initialized
+  end)
+  return {
+    root_dir = client.root_dir,
+    cmd = client.config.cmd,
+    init_options = client.config.init_options,
+    server_name = client.server_info and client.server_info.name or vim.NIL,
+    has_execute_command = client.server_capabilities.executeCommandProvider ~= nil,
+  }
+end)
+
+local function after_attach()
+  step('diagnostics', function()
+    local found = wait_for('a diagnostic on lines ' .. cfg.seeded_first .. '-' .. cfg.seeded_last, timeout, function()
+      local hits = {}
+      for _, d in ipairs(vim.diagnostic.get(buf)) do
+        if d.lnum >= cfg.seeded_first and d.lnum <= cfg.seeded_last then
+          table.insert(hits, { lnum = d.lnum, col = d.col, message = d.message, source = d.source, severity = d.severity })
+        end
+      end
+      return #hits > 0 and hits or nil
+    end)
+    return { seeded = found, total = #vim.diagnostic.get(buf) }
+  end)
+
+  step('hover', function()
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+      position = { line = cfg.hover_line, character = cfg.hover_character },
+    }
+    local res = client:request_sync('textDocument/hover', params, timeout, buf)
+    if res == nil then
+      error('hover request timed out')
+    end
+    if res.err then
+      error('hover error: ' .. vim.inspect(res.err))
+    end
+    return { text = hover_text(res.result) }
+  end)
+
+  step('inlay_hints', function()
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+      range = { start = { line = 0, character = 0 }, ['end'] = { line = vim.api.nvim_buf_line_count(buf), character = 0 } },
+    }
+    local res = client:request_sync('textDocument/inlayHint', params, timeout, buf)
+    if res == nil then
+      error('inlayHint request timed out')
+    end
+    if res.err then
+      error('inlayHint error: ' .. vim.inspect(res.err))
+    end
+    local hints = res.result or {}
+    local sample = {}
+    for i = 1, math.min(5, #hints) do
+      local label = hints[i].label
+      if type(label) == 'table' then
+        local parts = {}
+        for _, p in ipairs(label) do
+          table.insert(parts, p.value)
+        end
+        label = table.concat(parts)
+      end
+      table.insert(sample, { line = hints[i].position.line, label = label })
+    end
+    return { count = #hints, sample = sample }
+  end)
+
+  step('generated_code', function()
+    vim.api.nvim_set_current_buf(buf)
+    vim.api.nvim_win_set_cursor(0, { cfg.generated_cursor_line + 1, 0 })
+    vim.cmd('DerivlsShowGeneratedCode')
+    local gen = wait_for('the derivls-generated buffer', timeout, function()
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if vim.api.nvim_buf_get_name(b):match('^derivls%-generated:') then
+          return b
+        end
+      end
+    end)
+    local lines = vim.api.nvim_buf_get_lines(gen, 0, -1, false)
+    return {
+      name = vim.api.nvim_buf_get_name(gen),
+      filetype = vim.bo[gen].filetype,
+      modifiable = vim.bo[gen].modifiable,
+      buftype = vim.bo[gen].buftype,
+      text = table.concat(lines, '\n'),
+    }
+  end)
+
+  step('other_yaml', function()
+    vim.cmd.edit(vim.fn.fnameescape(cfg.other_yaml))
+    local other = vim.api.nvim_get_current_buf()
+    vim.wait(cfg.other_wait_ms or 1000, function()
+      return false
+    end, 50)
+    local names = {}
+    for _, c in ipairs(vim.lsp.get_clients({ bufnr = other })) do
+      table.insert(names, c.name)
+    end
+    return { filetype = vim.bo[other].filetype, clients = names }
+  end)
+
+  if cfg.server_log then
+    step('server_settings', function()
+      -- The stub server records what it received; give it a moment to flush.
+      return wait_for('the stub server log', 5000, function()
+        local f = io.open(cfg.server_log, 'r')
+        if not f then
+          return nil
+        end
+        local text = f:read('*a')
+        f:close()
+        local ok, decoded = pcall(vim.json.decode, text)
+        return ok and decoded.configuration ~= nil and decoded or nil
+      end)
+    end)
+  end
+end
+
+if client ~= nil then
+  after_attach()
+end
+
+write_result()
+for _, c in ipairs(vim.lsp.get_clients()) do
+  c:stop()
+end
+vim.wait(2000, function()
+  return #vim.lsp.get_clients() == 0
+end, 50)
+vim.cmd('qa!')
