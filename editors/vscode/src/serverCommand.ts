@@ -171,8 +171,8 @@ export interface RawServerSettings {
 export type Profile = 'auto' | 'torchgen' | 'legacy';
 
 export interface ServerSettingsPayload {
-  nativeFunctions?: string;
-  tags?: string;
+  nativeFunctions: string;
+  tags: string;
   profile: Profile;
 }
 
@@ -180,22 +180,15 @@ const PROFILES: readonly string[] = ['auto', 'torchgen', 'legacy'];
 
 /**
  * The settings object sent to the server (initializationOptions, workspace/configuration
- * answers and didChangeConfiguration): paths expanded, empty values left out, an unknown
- * profile replaced by `auto`.
+ * answers and didChangeConfiguration): paths expanded, an unknown profile replaced by `auto`.
+ * Unset paths are sent as `""` (not left out) so that clearing a setting resets it on the server.
  */
 export function serverSettings(raw: RawServerSettings, ctx: Pick<LaunchContext, 'home' | 'workspaceFolder' | 'env' | 'platform'>): ServerSettingsPayload {
-  const out: ServerSettingsPayload = {
+  return {
+    nativeFunctions: expandPath(raw.nativeFunctions ?? '', ctx),
+    tags: expandPath(raw.tags ?? '', ctx),
     profile: PROFILES.includes(raw.profile ?? '') ? (raw.profile as Profile) : 'auto',
   };
-  const nativeFunctions = expandPath(raw.nativeFunctions ?? '', ctx);
-  if (nativeFunctions !== '') {
-    out.nativeFunctions = nativeFunctions;
-  }
-  const tags = expandPath(raw.tags ?? '', ctx);
-  if (tags !== '') {
-    out.tags = tags;
-  }
-  return out;
 }
 
 /** True for the files derivls handles (by base name, any directory). */

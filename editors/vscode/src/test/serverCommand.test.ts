@@ -97,12 +97,13 @@ describe('expandPath', () => {
 });
 
 describe('serverSettings', () => {
-  it('expands paths and drops empty ones', () => {
+  it('expands paths and sends unset ones as empty strings', () => {
     assert.deepEqual(serverSettings({ nativeFunctions: '${workspaceFolder}/n.yaml', tags: '', profile: 'legacy' }, linux), {
       nativeFunctions: '/src/pytorch/n.yaml',
+      tags: '',
       profile: 'legacy',
     });
-    assert.deepEqual(serverSettings({}, linux), { profile: 'auto' });
+    assert.deepEqual(serverSettings({}, linux), { nativeFunctions: '', tags: '', profile: 'auto' });
   });
 
   it('falls back to auto for an unknown profile', () => {
