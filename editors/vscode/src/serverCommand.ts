@@ -156,7 +156,7 @@ export function noServerMessage(failures: CandidateFailure[]): string {
   const explicitPath = failures.some((f) => f.candidate.origin === 'derivls.server.path');
   const fix = explicitPath
     ? 'Fix: point "derivls.server.path" at an existing derivls executable, or clear it to use a Python interpreter.'
-    : 'Fix: install derivls into that Python (`python3 -m pip install derivls`, or `pip install -e .` in a derivls checkout), ' +
+    : 'Fix: install derivls into that Python (`python3 -m pip install .` in the derivls repository), ' +
       'or set "derivls.server.python" to a Python that has it, or "derivls.server.path" to a derivls executable.';
   return `derivls: cannot start the language server. Tried ${tried}. ${fix}`;
 }
