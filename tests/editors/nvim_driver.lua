@@ -169,6 +169,53 @@ local function after_attach()
     }
   end)
 
+  step('code_lens', function()
+    -- A code lens carrying derivls.showGeneratedCode, run the way vim.lsp.codelens.run() does
+    -- (client:exec_cmd -> the plugin's vim.lsp.commands handler -> the server -> a scratch buffer).
+    local params = { textDocument = { uri = vim.uri_from_bufnr(buf) } }
+    local res = client:request_sync('textDocument/codeLens', params, timeout, buf)
+    if res == nil then
+      error('codeLens request timed out')
+    end
+    if res.err then
+      error('codeLens error: ' .. vim.inspect(res.err))
+    end
+    local lens
+    for _, l in ipairs(res.result or {}) do
+      if l.command == nil and (client.server_capabilities.codeLensProvider or {}).resolveProvider then
+        local resolved = client:request_sync('codeLens/resolve', l, timeout, buf)
+        l = resolved and resolved.result or l
+      end
+      if l.command and l.command.command == 'derivls.showGeneratedCode' and l.range.start.line == cfg.lens_line then
+        lens = l
+        break
+      end
+    end
+    if lens == nil then
+      error('no derivls.showGeneratedCode code lens on line ' .. cfg.lens_line .. ' (' .. #(res.result or {}) .. ' lenses)')
+    end
+    local before = {}
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      before[b] = true
+    end
+    client:exec_cmd(lens.command, { bufnr = buf })
+    local gen = wait_for('the code lens generated buffer', timeout, function()
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if not before[b] and vim.api.nvim_buf_get_name(b):match('^derivls%-generated:') then
+          return b
+        end
+      end
+    end)
+    return {
+      lenses = #(res.result or {}),
+      arguments = lens.command.arguments,
+      name = vim.api.nvim_buf_get_name(gen),
+      filetype = vim.bo[gen].filetype,
+      modifiable = vim.bo[gen].modifiable,
+      text = table.concat(vim.api.nvim_buf_get_lines(gen, 0, -1, false), '\n'),
+    }
+  end)
+
   step('other_yaml', function()
     vim.cmd.edit(vim.fn.fnameescape(cfg.other_yaml))
     local other = vim.api.nvim_get_current_buf()

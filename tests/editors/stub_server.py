@@ -89,6 +89,18 @@ def inlay_hints(ls: LanguageServer, params: types.InlayHintParams) -> list[types
     ]
 
 
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    return [
+        types.CodeLens(
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=1)),
+            command=types.Command(title="generated code", command="derivls.showGeneratedCode", arguments=[doc.uri, line]),
+        )
+        for line, _name in _entries(doc.source)
+    ]
+
+
 @server.command("derivls.showGeneratedCode")
 def show_generated_code(ls: LanguageServer, uri: str, entry_line: int) -> dict[str, str]:
     log["commands"].append({"uri": uri, "entryLine": entry_line})

@@ -149,6 +149,8 @@ class Layout:
     seeded_last: int
     hover_line: int  # 0-based line of `- name: acos(...)`
     hover_expect: str
+    lens_line: int  # 0-based line of `- name: asin(...)`, whose code lens is run
+    lens_expect: str
 
 
 def write_files(real_derivatives: Path, target_dir: Path) -> Layout:
@@ -160,12 +162,13 @@ def write_files(real_derivatives: Path, target_dir: Path) -> Layout:
     lines[formula] = lines[formula].replace("self.sgn()", "self.sizes()")
     end = next(i for i in range(abs_line + 1, len(lines)) if lines[i].startswith("- name:")) - 1
     acos_line = next(i for i, line in enumerate(lines) if line.startswith("- name: acos(Tensor self) -> Tensor"))
+    asin_line = next(i for i, line in enumerate(lines) if line.startswith("- name: asin(Tensor self) -> Tensor"))
     target_dir.mkdir(parents=True, exist_ok=True)
     derivatives = target_dir / "derivatives.yaml"
     derivatives.write_text("".join(lines), encoding="utf-8")
     other = target_dir / "other.yaml"
     other.write_text("- name: not_a_derivative\n  self: grad\n", encoding="utf-8")
-    return Layout(derivatives, other, abs_line, end, acos_line, "AcosBackward0")
+    return Layout(derivatives, other, abs_line, end, acos_line, "AcosBackward0", asin_line, "AsinBackward0")
 
 
 def driver_config(layout: Layout, cmd: list[str], settings: dict[str, Any]) -> dict[str, Any]:
@@ -179,6 +182,7 @@ def driver_config(layout: Layout, cmd: list[str], settings: dict[str, Any]) -> d
         "hover_line": layout.hover_line,
         "hover_character": len("- name: "),
         "generated_cursor_line": layout.hover_line + 1,
+        "lens_line": layout.lens_line,
     }
 
 
@@ -230,6 +234,15 @@ def test_real_show_generated_code(real):
     assert gen["filetype"] == "cpp"
     assert gen["modifiable"] is False
     assert layout.hover_expect in gen["text"], gen["text"][:2000]
+
+
+def test_real_code_lens_runs_show_generated_code(real):
+    run, layout = real
+    lens = run.step("code_lens")
+    assert lens["arguments"][1] == layout.lens_line, lens["arguments"]
+    assert lens["name"].startswith("derivls-generated:/") and lens["filetype"] == "cpp"
+    assert lens["modifiable"] is False
+    assert layout.lens_expect in lens["text"], lens["text"][:2000]
 
 
 def test_real_other_yaml_left_alone(real):
@@ -300,7 +313,16 @@ def test_plugin_generated_code_round_trip(stub):
         "text": "struct AcosBackward0 : public TraceableFunction {\n};\n",
     }
     received = run.step("server_settings")
-    assert received["commands"] == [{"uri": layout.derivatives.as_uri(), "entryLine": layout.hover_line}]
+    assert received["commands"][0] == {"uri": layout.derivatives.as_uri(), "entryLine": layout.hover_line}
+
+
+def test_plugin_code_lens_command_handler(stub):
+    run, layout, _ = stub
+    lens = run.step("code_lens")
+    assert lens["name"] == "derivls-generated:/AsinBackward0.cpp"
+    assert (lens["filetype"], lens["modifiable"]) == ("cpp", False)
+    received = run.step("server_settings")
+    assert received["commands"][-1] == {"uri": layout.derivatives.as_uri(), "entryLine": layout.lens_line}
 
 
 def test_plugin_diagnostics_hover_inlay_hints(stub):
