@@ -102,18 +102,18 @@ def close_matches(name: str, infos: Sequence[Any], limit: int = 8) -> list[str]:
     """Node names a mistyped ``--op NAME`` probably meant.
 
     Nodes of the operator called NAME come first (``mul`` -> MulBackward0, MulBackward1),
-    then names containing NAME, then difflib's close matches, all case-insensitive.
+    then difflib's close matches, then names containing NAME, all case-insensitive.
     """
     ops = list(dict.fromkeys(info.op for info in infos))
     lowered = name.lower()
     base = lowered.split(".")[0]
-    found: list[str] = []
-    found += [info.op for info in infos if info.name.lower() in (lowered, base)]
-    found += [op for op in ops if lowered in op.lower()]
     by_lower: dict[str, str] = {}
     for op in ops:
         by_lower.setdefault(op.lower(), op)
+    found: list[str] = []
+    found += [info.op for info in infos if info.name.lower() in (lowered, base)]
     found += [by_lower[m] for m in difflib.get_close_matches(lowered, list(by_lower), n=limit, cutoff=0.6)]
+    found += [op for op in ops if lowered in op.lower()]
     return list(dict.fromkeys(found))[:limit]
 
 

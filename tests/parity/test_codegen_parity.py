@@ -1,7 +1,8 @@
 """derivls's codegen against torchgen's, byte for byte, on the real 2.13 files.
 
-Runs torchgen's own ``process_function`` (no stored golden) over every autograd node
-and compares its FUNCTION_DECLARATION / FUNCTION_DEFINITION text with derivls's.
+Runs torchgen's own ``process_function`` (no stored golden) over every autograd node of
+torchgen's infos, and compares its FUNCTION_DECLARATION / FUNCTION_DEFINITION text with
+what derivls's codegen renders from derivls's own loader's infos.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 
 from derivls.codegen import generate_nodes, process_function
 from derivls.codegen import templates as T
+from derivls.derivatives.loader import load_derivatives
 
 torchgen_functions = pytest.importorskip("torchgen.packaged.autograd.gen_autograd_functions")
 torchgen_load = pytest.importorskip("torchgen.packaged.autograd.load_derivatives")
@@ -31,10 +33,9 @@ def torchgen_list(torchgen_infos):
 
 
 @pytest.fixture(scope="module")
-def derivls_infos(torchgen_infos):
-    # TODO: derivls's loader (derivls.derivatives.loader) has not landed yet; until it
-    # does, derivls's codegen is fed torchgen's infos.
-    return torchgen_infos
+def derivls_infos(real_files):
+    infos, _ = load_derivatives(real_files.derivatives, real_files.native, real_files.tags)
+    return infos
 
 
 def _first_difference(expected: str, got: str, op: str, what: str) -> str:
@@ -46,6 +47,13 @@ def _first_difference(expected: str, got: str, op: str, what: str) -> str:
         n=2,
     )
     return "".join(list(diff)[:40]) or f"{op}.{what}: differs only in line endings\n"
+
+
+def test_derivls_infos_are_derivls_objects(derivls_infos):
+    from derivls.derivatives.model import DifferentiabilityInfo
+
+    per_key = next(iter(derivls_infos.values()))
+    assert all(type(info) is DifferentiabilityInfo for info in per_key.values())
 
 
 def test_node_count_and_order(torchgen_list, derivls_infos):

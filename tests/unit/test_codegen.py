@@ -6,14 +6,12 @@ from __future__ import annotations
 import pytest
 
 from derivls.codegen import GeneratedNode, generate_node, generate_nodes, infos_with_derivatives_list
+from derivls.derivatives.loader import load_derivatives
 
 
 @pytest.fixture(scope="module")
 def infos(real_files):
-    # TODO: switch to derivls's loader (derivls.derivatives.loader) once it lands; until
-    # then the codegen is exercised on torchgen's infos (duck typing).
-    load_derivatives = pytest.importorskip("torchgen.packaged.autograd.load_derivatives").load_derivatives
-    result, _ = load_derivatives(str(real_files.derivatives), str(real_files.native), str(real_files.tags))
+    result, _ = load_derivatives(real_files.derivatives, real_files.native, real_files.tags)
     return result
 
 

@@ -5,20 +5,27 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import subprocess
+import sys
 
 import pytest
 
 from derivls.codegen import command
 from derivls.codegen.command import add_codegen_arguments, run_codegen
+from derivls.derivatives.loader import load_derivatives
 
 
 @pytest.fixture(scope="module")
-def loader(real_files):
-    # TODO: drop once derivls.derivatives.loader lands; the command then uses it by default.
-    load_derivatives = pytest.importorskip("torchgen.packaged.autograd.load_derivatives").load_derivatives
+def loader():
+    """derivls's loader, memoised so the tests load the real files once (test_through_the_cli
+    runs the command's default loader)."""
+    cache = {}
 
     def load(derivatives, native, tags):
-        return load_derivatives(derivatives, native, tags)[0]
+        key = (derivatives, native, tags)
+        if key not in cache:
+            cache[key] = load_derivatives(derivatives, native, tags)[0]
+        return cache[key]
 
     return load
 
@@ -92,6 +99,19 @@ def test_loader_error_is_reported(real_files):
     code, out, err = run([str(real_files.derivatives)], broken)
     assert (code, out) == (1, "")
     assert "derivatives.yaml:3: bad entry" in err
+
+
+def test_through_the_cli(real_files):
+    run = subprocess.run(
+        [sys.executable, "-m", "derivls", "codegen", str(real_files.derivatives), "--op", "MulBackward0", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    (node,) = json.loads(run.stdout)["nodes"]
+    assert node["op"] == "MulBackward0"
+    assert "  SavedVariable other_;\n" in node["declaration"]
 
 
 def test_discovers_native_in_checkout_layout(tmp_path):
