@@ -77,6 +77,11 @@ end)
 
 step('attach', function()
   client = wait_for('the derivls client to attach', timeout, function()
+    for _, msg in ipairs(result.messages) do
+      if msg:match('quit with exit code') then
+        error('the server exited: ' .. msg)
+      end
+    end
     return vim.lsp.get_clients({ bufnr = buf, name = 'derivls' })[1]
   end)
   wait_for('the server to initialize', timeout, function()
