@@ -1,0 +1,109 @@
+"""Columns: the analysis core counts code points; LSP clients count UTF-16 units (or UTF-8/UTF-32).
+
+`LineIndex` holds one version of a document split into lines the way LSP
+counts them (`\\n`, `\\r\\n`, `\\r`) and converts columns in both directions.
+ASCII lines (every line of the real derivatives.yaml) take a fast path.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from lsprotocol import types
+
+from derivls.diagnostics import Span
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+UTF8 = types.PositionEncodingKind.Utf8
+UTF16 = types.PositionEncodingKind.Utf16
+UTF32 = types.PositionEncodingKind.Utf32
+
+
+def _units(char: str, encoding: str) -> int:
+    code = ord(char)
+    if encoding == UTF16:
+        return 2 if code > 0xFFFF else 1
+    if encoding == UTF8:
+        return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+    return 1
+
+
+def to_client_column(line: str, column: int, encoding: str = UTF16) -> int:
+    """Code-point column → client units (clamped to the line)."""
+    column = max(0, min(column, len(line)))
+    if encoding == UTF32 or line.isascii():
+        return column
+    return sum(_units(c, encoding) for c in line[:column])
+
+
+def from_client_column(line: str, units: int, encoding: str = UTF16) -> int:
+    """Client units → code-point column (clamped; a unit inside a character rounds down)."""
+    if units <= 0:
+        return 0
+    if encoding == UTF32 or line.isascii():
+        return min(units, len(line))
+    seen = 0
+    for i, char in enumerate(line):
+        seen += _units(char, encoding)
+        if seen > units:
+            return i
+        if seen == units:
+            return i + 1
+    return len(line)
+
+
+class LineIndex:
+    """The lines of one document version (without their line breaks)."""
+
+    __slots__ = ("text", "lines", "_starts", "encoding")
+
+    def __init__(self, text: str, encoding: str = UTF16) -> None:
+        self.text = text
+        self.encoding = encoding
+        self.lines: list[str] = _LINE_BREAK.split(text)
+        self._starts: list[int] | None = None
+
+    def line(self, n: int) -> str:
+        return self.lines[n] if 0 <= n < len(self.lines) else ""
+
+    def position(self, line: int, column: int) -> types.Position:
+        """A code-point position → an LSP Position (clamped into the document)."""
+        if line >= len(self.lines):
+            line = len(self.lines) - 1
+            column = len(self.lines[line])
+        line = max(line, 0)
+        return types.Position(line=line, character=to_client_column(self.lines[line], column, self.encoding))
+
+    def range(self, span: Span) -> types.Range:
+        return types.Range(start=self.position(span.line, span.column), end=self.position(span.end_line, span.end_column))
+
+    def line_range(self, line: int) -> types.Range:
+        """The whole of one line."""
+        return types.Range(start=self.position(line, 0), end=self.position(line, len(self.line(line))))
+
+    def column(self, position: types.Position) -> tuple[int, int]:
+        """An LSP Position → (line, code-point column), clamped into the document."""
+        line = max(0, min(position.line, len(self.lines) - 1))
+        if position.line >= len(self.lines):
+            return line, len(self.lines[line])
+        return line, from_client_column(self.lines[line], position.character, self.encoding)
+
+    def offset(self, line: int, column: int) -> int:
+        """Code-point offset into `text` of a (line, column)."""
+        if self._starts is None:
+            starts = [0]
+            for m in _LINE_BREAK.finditer(self.text):
+                starts.append(m.end())
+            self._starts = starts
+        line = max(0, min(line, len(self._starts) - 1))
+        return self._starts[line] + min(column, len(self.lines[line]))
+
+    def line_of_offset(self, offset: int) -> int:
+        self.offset(0, 0)
+        assert self._starts is not None
+        return bisect_right(self._starts, offset) - 1
+
+
+__all__ = ["LineIndex", "UTF16", "UTF32", "UTF8", "from_client_column", "to_client_column"]

@@ -1,0 +1,61 @@
+"""The server's settings: `nativeFunctions`, `tags`, `profile` (section `derivls`).
+
+They come from `initializationOptions` (flat, or nested under `derivls`) and
+are overridden by `workspace/configuration` values that are set.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SECTION = "derivls"
+PROFILES = ("auto", "torchgen", "legacy")
+
+
+@dataclass(frozen=True)
+class Settings:
+    native_functions: Path | None = None
+    tags: Path | None = None
+    profile: str = "auto"
+
+    def merged(self, raw: Any, root: Path | None) -> Settings:
+        """These settings with the values set in `raw` (a settings object from the client) applied."""
+        if not isinstance(raw, dict):
+            return self
+        if isinstance(raw.get(SECTION), dict):
+            raw = raw[SECTION]
+        result = self
+        if "nativeFunctions" in raw:
+            result = replace(result, native_functions=_path(raw["nativeFunctions"], root))
+        if "tags" in raw:
+            result = replace(result, tags=_path(raw["tags"], root))
+        profile = raw.get("profile")
+        if isinstance(profile, str) and profile.strip():
+            if profile.strip() in PROFILES:
+                result = replace(result, profile=profile.strip())
+            else:
+                log.warning("unknown derivls.profile %r; expected one of %s", profile, ", ".join(PROFILES))
+        return result
+
+
+def _path(value: Any, root: Path | None) -> Path | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = os.path.expandvars(os.path.expanduser(value.strip()))
+    if text.startswith("file://"):
+        from pygls.uris import to_fs_path
+
+        text = to_fs_path(text) or text
+    path = Path(text)
+    if not path.is_absolute() and root is not None:
+        path = root / path
+    return path
+
+
+__all__ = ["PROFILES", "SECTION", "Settings"]
