@@ -6,6 +6,7 @@ from pathlib import Path
 
 from derivls.aten.native import NativeIndex, NativeIndexError
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
+from derivls.derivatives.profiles import resolve_profile
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.discovery import find_native_files
 
@@ -49,5 +50,6 @@ def open_workspace_files(
             index = load_index(files.native, files.tags)
         except NativeIndexError as e:
             extra.append(error(FIRST_LINE, "native-unreadable", f"Cannot use {files.native}: {e}"))
-    analyzer = DocumentAnalyzer(index, str(files.native) if files.native else None)
+    chosen = resolve_profile(profile, path, index)
+    analyzer = DocumentAnalyzer(index, str(files.native) if files.native else None, chosen)
     return analyzer.analyse(text), extra

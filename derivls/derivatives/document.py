@@ -8,6 +8,7 @@ broken entry and an edit re-parses only the entry it touched.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -114,10 +115,21 @@ def _span(node: yaml.Node) -> Span:
     return Span(node.start_mark.line, node.start_mark.column, node.end_mark.line, node.end_mark.column)
 
 
+_constructors = threading.local()
+
+
+def _constructor() -> SafeConstructor:
+    # Building a constructor costs more than parsing a small entry; one per thread is reused.
+    constructor = getattr(_constructors, "value", None)
+    if constructor is None:
+        constructor = _constructors.value = SafeConstructor()
+    return constructor
+
+
 class _Builder:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.constructor = SafeConstructor()
+        self.constructor = _constructor()
         self.diagnostics: list[Diagnostic] = []
 
     def scalar(self, node: yaml.Node) -> Scalar:

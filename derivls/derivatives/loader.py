@@ -8,25 +8,17 @@ again; op numbering and cross-entry checks are recomputed from cached facts.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
-from derivls.derivatives.analysis import (
-    AUTOGRAD_KEYS,
-    EntryAnalyser,
-    EntryResult,
-    create_op_prefix,
-)
+from derivls.derivatives import profiles
+from derivls.derivatives.analysis import EntryResult
 from derivls.derivatives.document import Entry, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.diagnostics import Diagnostic, Related, warning
-
-_VALID_KEYS = frozenset(AUTOGRAD_KEYS) | {"Default"}
-
 
 @dataclass(frozen=True)
 class PlacedEntry:
@@ -94,10 +86,12 @@ class DocumentAnalysis:
 class DocumentAnalyzer:
     """Analyses successive versions of one derivatives.yaml against one NativeIndex."""
 
-    def __init__(self, index: NativeIndex | None, native_path: str | None = None) -> None:
+    def __init__(self, index: NativeIndex | None, native_path: str | None = None, profile: str = "torchgen") -> None:
         self.index = index
         self.native_path = native_path
-        self._analyser = EntryAnalyser(index, native_path) if index is not None else None
+        self.profile = profile
+        self._analyser = profiles.entry_analyser(profile, index, native_path) if index is not None else None
+        self._numbering = profiles.op_numbering(profile)
         self._cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
 
     def analyse(self, text: str) -> DocumentAnalysis:
@@ -114,7 +108,7 @@ class DocumentAnalyzer:
             loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
             placed.extend((chunk.start_line, r) for r in results)
         self._cache = cache  # only the current chunks stay cached: memory follows the file
-        return _file_pass(placed, loose, self.index)
+        return _file_pass(placed, loose, self.index, self._numbering)
 
     def _analyse_entry(self, entry: Entry) -> EntryResult:
         if self._analyser is None:
@@ -123,9 +117,11 @@ class DocumentAnalyzer:
 
 
 def _file_pass(
-    placed: list[tuple[int, EntryResult]], loose: list[Diagnostic], index: NativeIndex | None
+    placed: list[tuple[int, EntryResult]],
+    loose: list[Diagnostic],
+    index: NativeIndex | None,
+    numbering: profiles.OpNumbering,
 ) -> DocumentAnalysis:
-    op_counter: Counter[str] = Counter()
     entries: list[PlacedEntry] = []
     infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]] = {}
     info_lines: dict[FunctionSchema, int | None] = {}
@@ -133,26 +129,8 @@ def _file_pass(
     used_keys: set[str] = set()
     extra: list[Diagnostic] = []
 
-    for start_line, result in placed:
-        ops: list[tuple[str, str | None]] = []
-        if result.defn_name is not None:
-            base = create_op_prefix(result.defn_name)
-            if result.canonical is not None:
-                counted = [(s.dispatch_key, s.has_derivatives) for s in result.sections]
-            else:
-                # The schema is unknown: number as if it resolved, so later names stay right.
-                counted = [
-                    (s.key.value, result.guessed_has_derivatives)
-                    for s in result.entry.sections
-                    if s.key.value in _VALID_KEYS
-                ]
-            for key, has_derivatives in counted:
-                op = None
-                if has_derivatives:
-                    prefix = base if key == "Default" else base + key
-                    op = f"{prefix}{op_counter[prefix]}"
-                    op_counter[prefix] += 1
-                ops.append((key, op))
+    all_ops = numbering([result for _, result in placed])
+    for (start_line, result), ops in zip(placed, all_ops):
         entry = PlacedEntry(start_line, result, tuple(ops))
         entries.append(entry)
         if result.canonical is None:

@@ -62,7 +62,14 @@ class Replacement:
     ctype: Callable[[], object]
     expr: Callable[[str, Sequence[str]], str] | None = None  # None: the matched text itself
     result: Callable[[str], str] | None = None  # what replaces the match; None: the new name
-    description: str = ""
+    marker: str = ""  # literal text every match contains: a cheap filter before the regex
+
+    def __post_init__(self) -> None:
+        if not self.marker:
+            # `{}.method\(\)` patterns: every match contains the method call after the name.
+            assert self.pattern.startswith("{}"), "rules that do not start with the name need a marker"
+            tail = self.pattern[2:].split("(-?")[0].replace("\\", "")
+            object.__setattr__(self, "marker", tail[1:] if tail.startswith(".") else tail)
 
     def suffix_for(self, match: re.Match[str]) -> str:
         return self.suffix(match) if callable(self.suffix) else self.suffix
@@ -102,20 +109,32 @@ TORCHGEN_REPLACEMENTS: tuple[Replacement, ...] = (
         r"zeros_like\({}\)",
         "_info",
         lambda: BaseCType(typeAndSizeT),
+        marker="zeros_like(",
         expr=lambda name, _: name,
         result=lambda name: name + "_info.zeros()",
     ),
     Replacement(r"{}.sym_size\((-?\w+)\)", _sym_size_suffix, lambda: BaseCType(SymIntT)),
     Replacement(r"{}.numel\(\)", "_numel", lambda: BaseCType(longT)),
     Replacement(r"{}.sym_numel\(\)", "_sym_numel", lambda: BaseCType(SymIntT)),
-    Replacement(r"to_args_sizes\({}\)", "_args_sizes", lambda: VectorCType(VectorCType(BaseCType(longT)))),
+    Replacement(
+        r"to_args_sizes\({}\)",
+        "_args_sizes",
+        lambda: VectorCType(VectorCType(BaseCType(longT))),
+        marker="to_args_sizes(",
+    ),
     Replacement(
         r"to_args_sizes_symint\({}\)",
         "_args_sizes_symint",
         lambda: VectorCType(VectorCType(BaseCType(SymIntT))),
+        marker="to_args_sizes_symint(",
     ),
-    Replacement(r"to_args_scalartypes\({}\)", "_args_scalartypes", lambda: VectorCType(BaseCType(scalarTypeT))),
-    Replacement(r"TensorGeometry\({}\)", "_geometry", lambda: BaseCType(tensorGeometryT)),
+    Replacement(
+        r"to_args_scalartypes\({}\)",
+        "_args_scalartypes",
+        lambda: VectorCType(BaseCType(scalarTypeT)),
+        marker="to_args_scalartypes(",
+    ),
+    Replacement(r"TensorGeometry\({}\)", "_geometry", lambda: BaseCType(tensorGeometryT), marker="TensorGeometry("),
     Replacement(r"{}.scalar_type\(\)", "_scalar_type", lambda: BaseCType(scalarTypeT)),
     Replacement(r"{}.dim\(\)", "_dim", lambda: BaseCType(longT)),
     Replacement(r"{}.sym_strides\(\)", "_sym_strides", lambda: BaseCType(symIntArrayRefT), expr=_stride_expr),
@@ -185,6 +204,8 @@ def saved_variables(
         if name not in formula:
             continue
         for rule in replacements:
+            if rule.marker not in formula:
+                continue
             pattern = _rule_pattern(rule.pattern, name)
 
             def substitute(m: re.Match[str], rule: Replacement = rule) -> str:
