@@ -88,11 +88,15 @@ class Location:
 
 
 class Variant(Enum):
+    __hash__ = object.__hash__  # singletons: identity hashing is valid and cheaper
+
     function = auto()
     method = auto()
 
 
 class ViewSchemaKind(Enum):
+    __hash__ = object.__hash__
+
     aliasing = auto()
     aliasing_inplace = auto()
     non_aliasing = auto()

@@ -86,6 +86,9 @@ def _cached_hash(obj: object, fields: Callable[[], tuple]) -> int:
 
 
 class SchemaKind(Enum):
+    # members are singletons: identity hashing is valid and much cheaper than Enum's
+    __hash__ = object.__hash__
+
     functional = auto()
     inplace = auto()
     out = auto()
@@ -144,6 +147,8 @@ class Annotation:
 
 
 class BaseTy(Enum):
+    __hash__ = object.__hash__  # see SchemaKind
+
     Generator = auto()
     ScalarType = auto()
     Tensor = auto()
@@ -323,6 +328,9 @@ _TENSOR = BaseType(BaseTy.Tensor)
 
 _ANNOTATED_TENSOR_RE = re.compile(r"Tensor\((.+)\)(.*)")
 _ARG_CACHE: dict[tuple[str, bool], Argument] = {}
+_ARGUMENTS_CACHE: dict[tuple[str, bool], Arguments] = {}
+_RETURNS_CACHE: dict[tuple[str, bool], tuple[Return, ...]] = {}
+_OPNAME_CACHE: dict[str, OperatorName] = {}
 _RET_CACHE: dict[tuple[str, bool], Return] = {}
 
 
@@ -609,6 +617,15 @@ class Arguments:
         return any(a.type.is_generator_like() for a in self.flat_non_out)
 
     def signature(self, *, strip_default: bool = False) -> Arguments:
+        if strip_default:
+            return self._compute_signature(True)
+        r = self.__dict__.get("_signature")
+        if r is None:
+            r = self._compute_signature(False)
+            object.__setattr__(self, "_signature", r)
+        return r
+
+    def _compute_signature(self, strip_default: bool) -> Arguments:
         if not strip_default and self.tensor_options is None and not self.out:
             if not any(a.annotation is not None for a in self.flat_positional) and not any(
                 a.annotation is not None for a in self.pre_tensor_options_kwarg_only
@@ -670,7 +687,7 @@ class Arguments:
                     raise ValueError("invalid syntax: kwarg-only specifier * can only occur once")
                 arguments_acc = kwarg_only
                 continue
-            parg = Argument.parse(arg, legacy=legacy)
+            parg = _ARG_CACHE.get((arg, legacy)) or Argument.parse(arg, legacy=legacy)
             # A mutable kwarg-only argument starts the out= arguments (Note [is_out_fn]).
             if parg.annotation is not None and parg.annotation.is_write:
                 if arguments_acc is kwarg_only:
@@ -685,6 +702,16 @@ class Arguments:
     @staticmethod
     def parse(args: str, *, legacy: bool = False) -> Arguments:
         """Input: 'int x, int y, *, int z'."""
+        # Half of native_functions.yaml's argument lists are repeats: share the objects.
+        key = (args, legacy)
+        r = _ARGUMENTS_CACHE.get(key)
+        if r is None:
+            r = Arguments._parse(args, legacy)
+            _ARGUMENTS_CACHE[key] = r
+        return r
+
+    @staticmethod
+    def _parse(args: str, legacy: bool) -> Arguments:
         positional, kwarg_only, out = Arguments._preparse(args, legacy)
 
         self_ix = None
@@ -863,12 +890,17 @@ class BaseOperatorName:
         return r
 
     def __str__(self) -> str:
-        namespace_prefix = f"{self.namespace}::" if self.namespace else ""
-        if self.dunder_method:
-            i = "i" if self.inplace else ""
-            return f"{namespace_prefix}__{i}{self.base}__"
-        i = "_" if self.inplace else "_functional" if self.functional_overload else ""
-        return f"{namespace_prefix}{self.base}{i}"
+        s = self.__dict__.get("_str")
+        if s is None:
+            namespace_prefix = f"{self.namespace}::" if self.namespace else ""
+            if self.dunder_method:
+                i = "i" if self.inplace else ""
+                s = f"{namespace_prefix}__{i}{self.base}__"
+            else:
+                i = "_" if self.inplace else "_functional" if self.functional_overload else ""
+                s = f"{namespace_prefix}{self.base}{i}"
+            object.__setattr__(self, "_str", s)
+        return s
 
 
 @dataclass(frozen=True)
@@ -878,6 +910,14 @@ class OperatorName:
 
     @staticmethod
     def parse(op_name: str) -> OperatorName:
+        r = _OPNAME_CACHE.get(op_name)
+        if r is None:
+            r = OperatorName._parse(op_name)
+            _OPNAME_CACHE[op_name] = r
+        return r
+
+    @staticmethod
+    def _parse(op_name: str) -> OperatorName:
         if "." in op_name:
             name, overload_name = op_name.split(".", 1)
         else:
@@ -889,9 +929,11 @@ class OperatorName:
         return r
 
     def __str__(self) -> str:
-        if self.overload_name:
-            return f"{self.name}.{self.overload_name}"
-        return f"{self.name}"
+        s = self.__dict__.get("_str")
+        if s is None:
+            s = f"{self.name}.{self.overload_name}" if self.overload_name else f"{self.name}"
+            object.__setattr__(self, "_str", s)
+        return s
 
     # Must match the naming scheme in aten/src/ATen/templates/Operators.h:
     # "op" or "op_overload".
@@ -924,6 +966,15 @@ class OperatorName:
 
 def parse_returns(return_decl: str, *, legacy: bool = False) -> tuple[Return, ...]:
     """'()' -> (); 'Tensor' -> (Tensor,); '(Tensor a, Tensor b)' -> two returns."""
+    key = (return_decl, legacy)
+    r = _RETURNS_CACHE.get(key)
+    if r is None:
+        r = _parse_returns(return_decl, legacy)
+        _RETURNS_CACHE[key] = r
+    return r
+
+
+def _parse_returns(return_decl: str, legacy: bool) -> tuple[Return, ...]:
     if return_decl == "()":
         return ()
     if not return_decl:
@@ -931,6 +982,29 @@ def parse_returns(return_decl: str, *, legacy: bool = False) -> tuple[Return, ..
     if return_decl[0] == "(" and return_decl[-1] == ")":
         return_decl = return_decl[1:-1]
     return tuple(Return.parse(arg, legacy=legacy) for arg in return_decl.split(", "))
+
+
+_PLAIN_RETURNS: dict[Type, Return] = {}
+_SIGNATURE_NAMES: dict[tuple[str, bool], OperatorName] = {}
+
+
+def _plain_return(t: Type) -> Return:
+    # an unnamed, unannotated return of type t (shared: signatures are full of them)
+    r = _PLAIN_RETURNS.get(t)
+    if r is None:
+        r = _PLAIN_RETURNS[t] = Return(name=None, type=t, annotation=None)
+    return r
+
+
+def _signature_name(base: str, dunder_method: bool) -> OperatorName:
+    key = (base, dunder_method)
+    r = _SIGNATURE_NAMES.get(key)
+    if r is None:
+        r = _SIGNATURE_NAMES[key] = OperatorName(
+            name=BaseOperatorName(base=base, inplace=False, dunder_method=dunder_method),
+            overload_name="",
+        )
+    return r
 
 
 _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
@@ -997,6 +1071,14 @@ class FunctionSchema:
 
     def validate(self) -> None:
         """torchgen's FunctionSchema.__post_init__ invariants; raises ValueError."""
+        if (
+            not self.name.name.inplace
+            and not any(a.annotation is not None for a in self.arguments.flat_all)
+            and not any(r.annotation is not None for r in self.returns)
+        ):
+            # no aliasing anywhere: no out=/inplace/mutable rule can apply, and the kind is
+            # functional, so tensor options and 'functional' overload names are fine too
+            return
         for arg, ret in zip(self.arguments.out, self.returns):
             if arg.annotation != ret.annotation:
                 raise ValueError(
@@ -1134,16 +1216,12 @@ class FunctionSchema:
         mutable positional arguments turned into (trailing) returns, annotations and
         return names stripped, TensorOptions dropped; optionally `_copy` stripped from
         the name so view ops pair with their view_copy variants."""
-        if not strip_default and not strip_view_copy_name and not keep_return_names:
+        if not (strip_default or strip_view_copy_name or keep_return_names):
             cached = self.__dict__.get("_signature")
             if cached is not None:
                 return cached
 
-        def strip_ret_annotation(r: Return) -> Return:
-            if r.annotation is None and (r.name is None or keep_return_names):
-                return r
-            return Return(name=r.name if keep_return_names else None, type=r.type, annotation=None)
-
+        default = not strip_default and not strip_view_copy_name and not keep_return_names
         base_name = self.name.name.base
         if strip_view_copy_name:
             if base_name.endswith("_copy"):
@@ -1151,42 +1229,46 @@ class FunctionSchema:
             elif base_name.endswith("_scatter"):
                 base_name = base_name.replace("scatter", "inverse")
 
-        returns_from_mutable_inputs = tuple(
-            Return(
-                name=f"{a.name}_out" if keep_return_names else None,
-                type=a.type,
-                annotation=None,
+        if keep_return_names:
+            original_returns = tuple(
+                r if r.annotation is None else Return(name=r.name, type=r.type, annotation=None)
+                for r in self.returns
             )
-            for a in itertools.chain(
-                # order matters: inplace-with-mutable-args and out=-with-mutable-args
-                # variants must end up with the same signature
-                [self.arguments.self_arg.argument] if self.arguments.self_arg is not None else [],
-                self.arguments.out,
-                self.arguments.post_self_positional,
+        else:
+            original_returns = tuple(
+                r if r.annotation is None and r.name is None else _plain_return(r.type)
+                for r in self.returns
             )
-            if a.annotation is not None
-            and a.annotation.is_write
-            and not any(a.annotation == r.annotation for r in self.returns)
-        )
-        original_returns = tuple(map(strip_ret_annotation, self.returns))
-        returns = original_returns + returns_from_mutable_inputs
+        # mutable inputs that are not returned become (trailing) returns; order matters:
+        # inplace-with-mutable-args and out=-with-mutable-args variants must agree
+        args = self.arguments
+        returns_from_mutable_inputs: list[Return] = []
+        for group in (
+            (args.self_arg.argument,) if args.self_arg is not None else (),
+            args.out,
+            args.post_self_positional,
+        ):
+            for a in group:
+                ann = a.annotation
+                if ann is not None and ann.is_write and not any(ann == r.annotation for r in self.returns):
+                    returns_from_mutable_inputs.append(
+                        Return(name=f"{a.name}_out", type=a.type, annotation=None)
+                        if keep_return_names
+                        else _plain_return(a.type)
+                    )
+        returns = original_returns + tuple(returns_from_mutable_inputs)
 
-        args_sig = self.arguments.signature(strip_default=strip_default)
+        args_sig = args.signature(strip_default=strip_default)
         # See Note [bernoulli.p schema] in torchgen
         if str(self.name) == "bernoulli.p":
             args_sig = Arguments.parse(str(args_sig).replace("float p", "float p=0.5"))
 
         r = FunctionSchema(
-            name=OperatorName(
-                name=BaseOperatorName(
-                    base=base_name, inplace=False, dunder_method=self.name.name.dunder_method
-                ),
-                overload_name="",
-            ),
+            name=_signature_name(base_name, self.name.name.dunder_method),
             arguments=args_sig,
             returns=returns,
         )
-        if not strip_default and not strip_view_copy_name and not keep_return_names:
+        if default:
             object.__setattr__(self, "_signature", r)
         return r
 
@@ -1218,13 +1300,13 @@ class FunctionSchema:
         """The part of NativeFunction.is_view_op a schema alone decides: a non-mutable
         aliased return (``Tensor(a)``) or an input whose alias set becomes a wildcard
         (``Tensor(a -> *)``).  NativeFunction.is_view_op adds the ``inplace_view`` tag rule."""
-        rets = self.returns
-        if len(rets) > 0 and any(r.annotation is not None and not r.annotation.is_write for r in rets):
-            return True
-        return any(
-            inp.annotation is not None and "*" in inp.annotation.alias_set_after
-            for inp in self.schema_order_arguments()
-        )
+        for r in self.returns:
+            if r.annotation is not None and not r.annotation.is_write:
+                return True
+        for inp in self.arguments.flat_all:
+            if inp.annotation is not None and "*" in inp.annotation.alias_set_after:
+                return True
+        return False
 
     def __str__(self) -> str:
         s = self.__dict__.get("_str")
