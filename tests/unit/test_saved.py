@@ -1,0 +1,77 @@
+"""Saved-variable substitution: what a formula makes the node save, with torchgen's names and types."""
+
+from __future__ import annotations
+
+import pytest
+
+from derivls.aten.cpp import BaseCType, NamedCType, OptionalCType, stringT, tensorT
+from derivls.derivatives.saved import SavedVariableError, saved_variables
+
+SELF = NamedCType("self", BaseCType(tensorT))
+OTHER = NamedCType("other", BaseCType(tensorT))
+
+
+def saved(formula, nctypes=(SELF, OTHER), var_names=("self",)):
+    new, attrs = saved_variables(formula, list(nctypes), var_names)
+    return new, [(a.nctype.name, a.nctype.cpp_type(), a.expr) for a in attrs]
+
+
+def test_sym_sizes_is_saved_as_a_symint_array():
+    assert saved("grad.expand_symint(self.sym_sizes())") == (
+        "grad.expand_symint(self_sym_sizes)",
+        [("self_sym_sizes", "c10::SymIntArrayRef", "self.sym_sizes()")],
+    )
+
+
+def test_sym_size_with_negative_dim():
+    assert saved("grad.unsqueeze(self.sym_size(-1))")[1] == [("self_sym_argsize_minus_1", "c10::SymInt", "self.sym_size(-1)")]
+
+
+def test_zeros_like_saves_type_and_size_and_rewrites_the_call():
+    new, attrs = saved("zeros_like(other)", var_names=("other",))
+    assert new == "other_info.zeros()"
+    assert attrs == [("other_info", "torch::autograd::generated::TypeAndSize", "other")]
+
+
+def test_a_name_still_used_is_saved_whole_after_its_properties():
+    assert saved("grad * other.scalar_type() * other")[1] == [
+        ("other_scalar_type", "at::ScalarType", "other.scalar_type()"),
+        ("other", "at::Tensor", "other"),
+    ]
+
+
+def test_a_name_that_only_prefixes_another_is_not_saved():
+    assert saved("grad * selfish")[1] == []
+
+
+def test_optional_string_is_passed_as_string_view():
+    mode = NamedCType("mode", OptionalCType(BaseCType(stringT)))
+    new, attrs = saved("f(grad, mode)", [mode])
+    assert new == "f(grad, mode.has_value() ? std::optional<std::string_view>(mode.value()) : std::nullopt)"
+    assert attrs == [("mode", "::std::optional<c10::string_view>", "mode")]
+
+
+def test_sym_strides_only_in_its_own_formula():
+    assert saved("f(self.sym_strides())")[1] == [
+        ("self_sym_strides", "c10::SymIntArrayRef", 'strides_or_error(self, "self")')
+    ]
+    with pytest.raises(SavedVariableError) as e:
+        saved("f(self.sym_strides())", var_names=("other",))
+    assert e.value.code == "strides-multi"
+
+
+@pytest.mark.parametrize(
+    ("formula", "code", "fix"),
+    [
+        ("grad.expand(self.sizes())", "sizes-not-supported", ".sym_sizes()"),
+        ("grad.expand(self->sizes())", "sizes-not-supported", "->sym_sizes()"),
+        ("grad.unsqueeze(self.size(-1))", "size-not-supported", ".sym_size(-1)"),
+        ("f(self.strides())", "strides-not-supported", ".sym_strides()"),
+    ],
+)
+def test_non_symint_accessors_are_refused_with_the_symint_form(formula, code, fix):
+    with pytest.raises(SavedVariableError) as e:
+        saved(formula)
+    assert e.value.code == code
+    assert e.value.fix == fix
+    assert e.value.token in formula
