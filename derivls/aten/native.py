@@ -419,9 +419,23 @@ def _split_kv(s: str) -> tuple[str, str] | None:
     return key, s[i + 2 :] if i + 2 <= len(s) else ""
 
 
+# `[- ]key: value` / `[- ]key:` lines; keys as native_functions.yaml writes them (dispatch
+# keys may be comma-separated lists)
+_KV_LINE_RE = re.compile(
+    r"( *)(- +)?([A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*):(?:( +)(.*))?"
+)
+
+
+def _fast_value(raw: str) -> Any:
+    # the common case (a schema, a name, a list of names) without the general path
+    if raw and raw[0] in _PLAIN_STR_START and "#" not in raw and ": " not in raw and raw[-1] != ":":
+        return raw.rstrip(" ")
+    return _value(raw)
+
+
 def _scan_entries(text: str) -> list[_Entry]:
     """Read native_functions.yaml's YAML subset line by line; raises _NotSimple otherwise."""
-    if "\t" in text or text.startswith("\ufeff"):
+    if "\t" in text or text.startswith("\ufeff") or "\r" in text:
         raise _NotSimple
     entries: list[_Entry] = []
     cur: _Entry | None = None
@@ -430,69 +444,67 @@ def _scan_entries(text: str) -> list[_Entry]:
     block_key: str | None = None
     block: dict[str, Any] | list[Any] | None = None
     block_indent = -1
-    for ln, line in enumerate(text.splitlines(), 1):
+    kv_match = _KV_LINE_RE.fullmatch
+    for ln, line in enumerate(text.split("\n"), 1):
+        if not line or line[0] == "#":
+            continue
+        m = kv_match(line)
+        if m is not None:
+            indent_s, dash, key, sep, raw = m.groups()
+            indent = len(indent_s)
+            if dash is not None:
+                if indent != 0:
+                    raise _NotSimple  # mappings inside nested sequences
+                key_indent = len(dash)
+                cur = _Entry(data={}, line=ln, key_lines={})
+                entries.append(cur)
+                indent = key_indent
+            elif cur is None:
+                raise _NotSimple
+            if raw is None or raw == "" or raw[0] == "#":
+                raw_value = None
+            else:
+                raw_value = raw
+            if indent == key_indent:
+                if key in cur.data:
+                    raise _NotSimple  # duplicate key: let PyYAML decide
+                cur.key_lines[key] = ln
+                if raw_value is None:
+                    cur.data[key] = None  # maybe a nested block follows
+                    block_key, block, block_indent = key, None, -1
+                else:
+                    cur.data[key] = _fast_value(raw_value)
+                    if key == "func":
+                        cur.func_key_col = indent
+                        cur.func_col = indent + len(key) + 1 + len(sep)
+                    block_key, block, block_indent = None, None, -1
+                continue
+            # a `key: value` line of a nested mapping
+            if block_key is None or indent < key_indent or raw_value is None:
+                raise _NotSimple
+            if block is None:
+                block_indent = indent
+                block = cur.data[block_key] = {}
+            if indent != block_indent or not isinstance(block, dict) or key in block:
+                raise _NotSimple
+            block[key] = _fast_value(raw_value)
+            continue
         stripped = line.lstrip(" ")
         if not stripped or stripped[0] == "#":
             continue
-        line = line.rstrip(" ")
-        stripped = stripped.rstrip(" ")
+        # a `- item` of a nested sequence (at the keys' indent or deeper)
         indent = len(line) - len(stripped)
-        if indent == 0:
-            if not stripped.startswith("- "):
-                raise _NotSimple  # top level must be a block sequence of mappings
-            rest = stripped[2:].lstrip(" ")
-            kv = _split_kv(rest)
-            if kv is None:
-                raise _NotSimple
-            key_indent = len(stripped) - len(rest)
-            cur = _Entry(data={}, line=ln, key_lines={})
-            entries.append(cur)
-            block_key, block, block_indent = None, None, -1
-            indent = key_indent
-            stripped = rest
-        elif cur is None:
-            raise _NotSimple
-        if indent == key_indent and not stripped.startswith("- "):
-            kv = _split_kv(stripped)
-            if kv is None:
-                raise _NotSimple  # e.g. a multi-line plain scalar
-            key, raw = kv
-            if key in cur.data:
-                raise _NotSimple  # duplicate key: let PyYAML decide
-            cur.key_lines[key] = ln
-            if _strip_comment(raw) == "":
-                cur.data[key] = None  # maybe a nested block follows
-                block_key, block, block_indent = key, None, -1
-            else:
-                cur.data[key] = _value(raw)
-                if key == "func":
-                    cur.func_key_col = indent
-                    cur.func_col = indent + len(key) + 2 + (len(raw) - len(raw.lstrip(" ")))
-                block_key, block, block_indent = None, None, -1
-            continue
-        # inside a nested block (deeper than the keys, or a `- item` at the keys' indent)
-        if block_key is None or indent < key_indent:
+        if cur is None or block_key is None or indent < key_indent or not stripped.startswith("- "):
             raise _NotSimple
         if block is None:
             block_indent = indent
-            block = [] if stripped.startswith("- ") else {}
-            cur.data[block_key] = block
-        if indent != block_indent:
+            block = cur.data[block_key] = []
+        if indent != block_indent or not isinstance(block, list):
             raise _NotSimple
-        if isinstance(block, list):
-            if not stripped.startswith("- "):
-                raise _NotSimple
-            item = stripped[2:].lstrip(" ")
-            if _split_kv(item) is not None:
-                raise _NotSimple  # mappings inside sequences
-            block.append(_value(item))
-        else:
-            if indent == key_indent:
-                raise _NotSimple
-            kv = _split_kv(stripped)
-            if kv is None or _strip_comment(kv[1]) == "" or kv[0] in block:
-                raise _NotSimple
-            block[kv[0]] = _value(kv[1])
+        item = stripped[2:].lstrip(" ")
+        if _KV_LINE_RE.fullmatch(item) is not None or item.startswith("- "):
+            raise _NotSimple  # mappings / sequences inside sequences
+        block.append(_value(item))
     return entries
 
 
@@ -600,147 +612,172 @@ _KNOWN_KEYS = frozenset(
 )
 
 
-def _from_entry(
-    ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool
-) -> NativeFunction:
+def _entry_error(ent: _Entry, path: str, msg: str, key: str | None = None) -> NativeIndexError:
+    line = ent.key_lines.get(key, ent.line) if key else ent.line
+    return NativeIndexError(msg, path=path, line=line)
+
+
+_BOOL_KEYS = (
+    ("use_const_ref_for_mutable_tensors", False),
+    ("manual_kernel_registration", False),
+    ("manual_cpp_binding", False),
+    ("device_guard", True),
+    ("structured", False),
+)
+_STR_KEYS = ("device_check", "structured_delegate", "structured_inherits", "python_module", "category_override")
+_IMPLICIT_ONLY = (
+    frozenset({_COMPOSITE_IMPLICIT}),
+    frozenset({_COMPOSITE_IMPLICIT_NT}),
+    frozenset({_COMPOSITE_IMPLICIT, _COMPOSITE_IMPLICIT_NT}),
+)
+_VARIANTS: dict[str, frozenset[Variant]] = {
+    "function": frozenset({Variant.function}),
+    "method": frozenset({Variant.method}),
+    "function, method": frozenset({Variant.function, Variant.method}),
+    "method, function": frozenset({Variant.function, Variant.method}),
+}
+
+
+def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool) -> NativeFunction:
+    """torchgen's NativeFunction.from_yaml, minus the backend-index checks."""
     e = ent.data
-
-    def err(msg: str, key: str | None = None) -> NativeIndexError:
-        return NativeIndexError(msg, path=path, line=ent.key_lines.get(key, ent.line) if key else ent.line)
-
-    def get_bool(key: str, default: bool) -> bool:
-        v = e.get(key, default)
-        if not isinstance(v, bool):
-            raise err(f"'{key}' must be True or False, not {v!r}", key)
-        return v
-
-    def get_str(key: str) -> str | None:
-        v = e.get(key)
-        if not (v is None or isinstance(v, str)):
-            raise err(f"'{key}' must be a string, not {v!r}", key)
-        return v
-
-    if "func" not in e:
-        raise err("entry has no 'func' key")
-    funcs = e["func"]
+    get = e.get
+    funcs = get("func")
+    if funcs is None:
+        raise _entry_error(ent, path, "entry has no 'func' key")
     if not isinstance(funcs, str):
-        raise err(f"'func' must be a schema string, not {funcs!r}", "func")
-    names = funcs.split("::")
-    namespace = "::".join(names[:-1]) or "aten"
-    if len(names) > 2:
-        raise err(f"only one level of namespace is supported, got '{'::'.join(names[:-1])}'", "func")
+        raise _entry_error(ent, path, f"'func' must be a schema string, not {funcs!r}", "func")
+    namespace = "aten"
+    schema_s = funcs
+    if "::" in funcs:
+        names = funcs.split("::")
+        if len(names) > 2:
+            raise _entry_error(
+                ent, path, f"only one level of namespace is supported, got '{'::'.join(names[:-1])}'", "func"
+            )
+        namespace, schema_s = names[0] or "aten", names[1]
     try:
-        func = FunctionSchema.parse(names[-1], legacy=legacy)
+        func = FunctionSchema.parse(schema_s, legacy=legacy)
     except ValueError as ex:
-        raise err(str(ex), "func") from None
+        raise _entry_error(ent, path, str(ex), "func") from None
 
-    if not legacy:
-        leftover = set(e) - _KNOWN_KEYS
-        if leftover:
-            k = sorted(leftover, key=lambda k: ent.key_lines.get(k, 0))[0]
-            raise err(f"unknown key '{k}' in native function entry", k)
+    if not legacy and not _KNOWN_KEYS.issuperset(e):
+        k = sorted(set(e) - _KNOWN_KEYS, key=lambda k: ent.key_lines.get(k, 0))[0]
+        raise _entry_error(ent, path, f"unknown key '{k}' in native function entry", k)
 
-    cpp_no_default_args_list = e.get("cpp_no_default_args", [])
-    if not isinstance(cpp_no_default_args_list, list):
-        raise err(f"cpp_no_default_args must be a list, not {cpp_no_default_args_list!r}", "cpp_no_default_args")
-    use_const_ref = get_bool("use_const_ref_for_mutable_tensors", False)
+    for key, default in _BOOL_KEYS:
+        v = get(key, default)
+        if v is not True and v is not False:
+            raise _entry_error(ent, path, f"'{key}' must be True or False, not {v!r}", key)
+    for key in _STR_KEYS:
+        v = get(key)
+        if v is not None and not isinstance(v, str):
+            raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
+    use_const_ref = get("use_const_ref_for_mutable_tensors", False)
+    structured = get("structured", False)
     if use_const_ref and func.arguments.out and not legacy:
-        raise err(
+        raise _entry_error(
+            ent,
+            path,
             "use_const_ref_for_mutable_tensors is not allowed on out= functions "
             "(see https://github.com/pytorch/pytorch/issues/145522)",
             "use_const_ref_for_mutable_tensors",
         )
 
-    variants_s = e.get("variants", "function")
-    if not isinstance(variants_s, str):
-        raise err(f"variants must be a string, not {variants_s!r}", "variants")
-    variants: set[Variant] = set()
-    for v in variants_s.split(", "):
-        if v == "function":
-            variants.add(Variant.function)
-        elif v == "method":
-            variants.add(Variant.method)
-        else:
-            raise err(f"illegal variant '{v}' (expected 'function' and/or 'method')", "variants")
+    cpp_no_default_args = get("cpp_no_default_args", ())
+    if not isinstance(cpp_no_default_args, (list, tuple)):
+        raise _entry_error(
+            ent, path, f"cpp_no_default_args must be a list, not {cpp_no_default_args!r}", "cpp_no_default_args"
+        )
 
-    manual_kernel_registration = get_bool("manual_kernel_registration", False)
-    manual_cpp_binding = get_bool("manual_cpp_binding", False)
-    device_guard = get_bool("device_guard", True)
-    device_check = get_str("device_check") or "ExactSame"
-    if device_check not in ("ExactSame", "NoCheck"):
-        raise err(f"illegal device_check '{device_check}'", "device_check")
-    structured = get_bool("structured", False)
-    structured_delegate_s = get_str("structured_delegate")
+    variants_s = get("variants", "function")
+    variants = _VARIANTS.get(variants_s) if isinstance(variants_s, str) else None
+    if variants is None:
+        if not isinstance(variants_s, str):
+            raise _entry_error(ent, path, f"variants must be a string, not {variants_s!r}", "variants")
+        vs: set[Variant] = set()
+        for v in variants_s.split(", "):
+            if v == "function":
+                vs.add(Variant.function)
+            elif v == "method":
+                vs.add(Variant.method)
+            else:
+                raise _entry_error(
+                    ent, path, f"illegal variant '{v}' (expected 'function' and/or 'method')", "variants"
+                )
+        variants = frozenset(vs)
+
+    device_check = get("device_check") or "ExactSame"
+    if device_check != "ExactSame" and device_check != "NoCheck":
+        raise _entry_error(ent, path, f"illegal device_check '{device_check}'", "device_check")
+    structured_delegate_s = get("structured_delegate")
     structured_delegate: OperatorName | None = None
     if structured_delegate_s is not None:
         if "::" in structured_delegate_s:
-            raise err("namespaces are not supported in structured_delegate", "structured_delegate")
+            raise _entry_error(
+                ent, path, "namespaces are not supported in structured_delegate", "structured_delegate"
+            )
         try:
             structured_delegate = OperatorName.parse(structured_delegate_s)
         except ValueError as ex:
-            raise err(f"bad structured_delegate: {ex}", "structured_delegate") from None
-    structured_inherits = get_str("structured_inherits")
-    python_module = get_str("python_module")
-    category_override = get_str("category_override")
+            raise _entry_error(ent, path, f"bad structured_delegate: {ex}", "structured_delegate") from None
 
-    tags_inp = e.get("tags", [])
+    tags_inp = get("tags")
     if tags_inp is None:
-        tags_inp = []
-    if isinstance(tags_inp, str):
-        tags_inp = [tags_inp]
-    if not isinstance(tags_inp, list):
-        raise err(f"tags must be a list, not {tags_inp!r}", "tags")
-    tags_inp = list(tags_inp)
+        tags: set[str] = set()
+    elif isinstance(tags_inp, str):
+        tags = {tags_inp}
+    elif isinstance(tags_inp, list):
+        tags = set(tags_inp)
+    else:
+        raise _entry_error(ent, path, f"tags must be a list, not {tags_inp!r}", "tags")
     if valid_tags is not None:
+        for t in tags:
+            if t not in valid_tags:
+                raise _entry_error(ent, path, f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
         # torchgen adds these implicit tags (when tags.yaml defines them)
         if namespace == "aten" and "pt2_compliant_tag" in valid_tags:
-            tags_inp.append("pt2_compliant_tag")
-        if func.is_out_fn() and "out" in valid_tags:
-            tags_inp.append("out")
+            tags.add("pt2_compliant_tag")
+        if func.arguments.out and "out" in valid_tags:
+            tags.add("out")
         if func.name.name.inplace and "inplace" in valid_tags:
-            tags_inp.append("inplace")
-    tags: set[str] = set()
-    for t in tags_inp:
-        if valid_tags is not None and t not in valid_tags:
-            raise err(f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
-        tags.add(str(t))
+            tags.add("inplace")
 
-    raw_dispatch = e.get("dispatch")
-    if not (raw_dispatch is None or isinstance(raw_dispatch, dict)):
-        raise err(f"dispatch must be a mapping, not {raw_dispatch!r}", "dispatch")
+    raw_dispatch = get("dispatch")
     dispatch: dict[str, str] = {}
     if raw_dispatch is not None:
+        if not isinstance(raw_dispatch, dict):
+            raise _entry_error(ent, path, f"dispatch must be a mapping, not {raw_dispatch!r}", "dispatch")
         for ks, v in raw_dispatch.items():
             if not isinstance(ks, str) or not isinstance(v, str):
-                raise err(f"illegal dispatch entry {ks!r}: {v!r}", "dispatch")
-            for k in ks.split(","):
-                dispatch[k.strip()] = v
+                raise _entry_error(ent, path, f"illegal dispatch entry {ks!r}: {v!r}", "dispatch")
+            if "," in ks:
+                for k in ks.split(","):
+                    dispatch[k.strip()] = v
+            else:
+                dispatch[ks.strip()] = v
     elif not structured and structured_delegate is None:
         # an entry without dispatch is implicitly CompositeImplicitAutograd
         dispatch[_COMPOSITE_IMPLICIT] = cpp.name(func)
-    ufunc_inner_loop = e.get("ufunc_inner_loop")
+    ufunc_inner_loop = get("ufunc_inner_loop")
     if ufunc_inner_loop:
         for dk in ("CUDA", "CPU"):  # torchgen programs these from the ufunc loop
             dispatch.setdefault(dk, f"ufunc_{func.name.name}_{dk}")
 
-    autogen_str = e.get("autogen", "")
-    if autogen_str is None:
-        autogen_str = ""
-    if not isinstance(autogen_str, str):
-        raise err(f"autogen must be a string, not {autogen_str!r}", "autogen")
-    try:
-        autogen = tuple(OperatorName.parse(x) for x in autogen_str.split(", ")) if autogen_str else ()
-    except ValueError as ex:
-        raise err(f"bad autogen entry: {ex}", "autogen") from None
+    autogen_str = get("autogen")
+    autogen: tuple[OperatorName, ...] = ()
+    if autogen_str:
+        if not isinstance(autogen_str, str):
+            raise _entry_error(ent, path, f"autogen must be a string, not {autogen_str!r}", "autogen")
+        try:
+            autogen = tuple(OperatorName.parse(x) for x in autogen_str.split(", "))
+        except ValueError as ex:
+            raise _entry_error(ent, path, f"bad autogen entry: {ex}", "autogen") from None
 
-    keys = dispatch.keys()
-    if structured_delegate:
-        is_abstract = True
-    else:
-        is_abstract = not (set(keys) <= {_COMPOSITE_IMPLICIT, _COMPOSITE_IMPLICIT_NT}) or not keys
-
-    if func.arguments.out and variants != {Variant.function} and not legacy:
-        raise err(
+    if func.arguments.out and variants != _VARIANTS["function"] and not legacy:
+        raise _entry_error(
+            ent,
+            path,
             "native functions with out arguments MUST be declared with only the function "
             "variant (variants: function)",
             "variants",
@@ -750,19 +787,20 @@ def _from_entry(
         namespace=namespace,
         func=func,
         use_const_ref_for_mutable_tensors=use_const_ref,
-        device_guard=device_guard,
+        device_guard=get("device_guard", True),
         device_check=device_check,
-        python_module=python_module,
-        category_override=category_override,
-        variants=frozenset(variants),
-        manual_kernel_registration=manual_kernel_registration,
-        manual_cpp_binding=manual_cpp_binding,
+        python_module=get("python_module"),
+        category_override=get("category_override"),
+        variants=variants,
+        manual_kernel_registration=get("manual_kernel_registration", False),
+        manual_cpp_binding=get("manual_cpp_binding", False),
         autogen=autogen,
         structured=structured,
         structured_delegate=structured_delegate,
-        structured_inherits=structured_inherits,
-        cpp_no_default_args=frozenset(cpp_no_default_args_list),
-        is_abstract=is_abstract,
+        structured_inherits=get("structured_inherits"),
+        cpp_no_default_args=frozenset(cpp_no_default_args),
+        # a structured delegate is always abstract; else unless only implicit composites
+        is_abstract=bool(structured_delegate) or dispatch.keys() not in _IMPLICIT_ONLY,
         has_composite_implicit_autograd_kernel=_COMPOSITE_IMPLICIT in dispatch,
         has_composite_implicit_autograd_nested_tensor_kernel=_COMPOSITE_IMPLICIT_NT in dispatch,
         has_composite_explicit_autograd_kernel=_COMPOSITE_EXPLICIT in dispatch,
@@ -773,7 +811,7 @@ def _from_entry(
         column=ent.func_key_col,
         func_column=ent.func_col,
         path=path,
-        precomputed=e.get("precomputed"),
+        precomputed=get("precomputed"),
         ufunc_inner_loop=ufunc_inner_loop,
     )
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
+from typing import Any
 
 __all__ = [
     "AUGMENTED_ASSIGNMENT_NAMES",
@@ -70,10 +71,10 @@ class _CallableBool:
         return repr(self._v)
 
 
-def _cached_hash(obj: object, fields: Callable[[], tuple]) -> int:
+def _cached_hash(obj: Any, fields: Callable[[], tuple]) -> int:
     # Frozen dataclasses recompute nested tuple hashes on every lookup; schemas are
     # used as dict keys thousands of times per load, so remember the value.
-    h = obj.__dict__.get("_hash")
+    h = obj._hash
     if h is None:
         h = hash(fields())
         object.__setattr__(obj, "_hash", h)
@@ -359,6 +360,9 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
 
 @dataclass(frozen=True)
 class Argument:
+    # lazily filled caches (not dataclass fields: no annotation)
+    _str = None
+
     name: str
     type: Type
     default: str | None
@@ -406,7 +410,7 @@ class Argument:
 
     def __str__(self) -> str:
         # cached: printing schemas (round-trip checks, by_schema keys) is on the hot path
-        s = self.__dict__.get("_str")
+        s = self._str
         if s is None:
             type = _annotated_type_str(self.type, self.annotation)
             if self.name is None:
@@ -420,6 +424,9 @@ class Argument:
 
 @dataclass(frozen=True)
 class Return:
+    # lazily filled caches (not dataclass fields: no annotation)
+    _str = None
+
     name: str | None
     type: Type
     annotation: Annotation | None
@@ -456,7 +463,7 @@ class Return:
         return self.annotation is not None and self.annotation.is_write
 
     def __str__(self) -> str:
-        s = self.__dict__.get("_str")
+        s = self._str
         if s is None:
             type = _annotated_type_str(self.type, self.annotation)
             s = type if self.name is None else f"{type} {self.name}"
@@ -506,6 +513,11 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
 
 @dataclass(frozen=True)
 class Arguments:
+    # lazily filled caches (not dataclass fields: no annotation)
+    _hash = None
+    _str = None
+    _signature = None
+
     # pre_self_positional is usually empty; where.self has `condition` before `self`.
     pre_self_positional: tuple[Argument, ...]
     self_arg: SelfArgument | None
@@ -619,7 +631,7 @@ class Arguments:
     def signature(self, *, strip_default: bool = False) -> Arguments:
         if strip_default:
             return self._compute_signature(True)
-        r = self.__dict__.get("_signature")
+        r = self._signature
         if r is None:
             r = self._compute_signature(False)
             object.__setattr__(self, "_signature", r)
@@ -780,7 +792,7 @@ class Arguments:
         return r
 
     def __str__(self) -> str:
-        s = self.__dict__.get("_str")
+        s = self._str
         if s is None:
             all_arguments: list[str] = []
             all_arguments.extend(map(str, self.flat_positional))
@@ -825,6 +837,9 @@ _DUNDER_RE = re.compile(r"^__([^_]+)__$")
 
 @dataclass(frozen=True)
 class BaseOperatorName:
+    # lazily filled caches (not dataclass fields: no annotation)
+    _str = None
+
     base: str
     inplace: bool
     dunder_method: bool
@@ -890,7 +905,7 @@ class BaseOperatorName:
         return r
 
     def __str__(self) -> str:
-        s = self.__dict__.get("_str")
+        s = self._str
         if s is None:
             namespace_prefix = f"{self.namespace}::" if self.namespace else ""
             if self.dunder_method:
@@ -905,6 +920,9 @@ class BaseOperatorName:
 
 @dataclass(frozen=True)
 class OperatorName:
+    # lazily filled caches (not dataclass fields: no annotation)
+    _str = None
+
     name: BaseOperatorName
     overload_name: str
 
@@ -929,7 +947,7 @@ class OperatorName:
         return r
 
     def __str__(self) -> str:
-        s = self.__dict__.get("_str")
+        s = self._str
         if s is None:
             s = f"{self.name}.{self.overload_name}" if self.overload_name else f"{self.name}"
             object.__setattr__(self, "_str", s)
@@ -1012,6 +1030,13 @@ _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 
 @dataclass(frozen=True)
 class FunctionSchema:
+    # lazily filled caches (not dataclass fields: no annotation)
+    _hash = None
+    _str = None
+    _signature = None
+    _view_signature = None
+    _kind = None
+
     name: OperatorName
     arguments: Arguments
     returns: tuple[Return, ...]
@@ -1029,7 +1054,11 @@ class FunctionSchema:
         return str(self) == str(other)
 
     def __hash__(self) -> int:
-        return _cached_hash(self, lambda: str(self))
+        h = self._hash
+        if h is None:
+            h = hash(str(self))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def is_mutable(self) -> _CallableBool:
@@ -1162,13 +1191,13 @@ class FunctionSchema:
         return bool(self.arguments.out)
 
     def kind(self) -> SchemaKind:
-        k = self.__dict__.get("_kind")
+        k = self._kind
         if k is None:
-            k = self._kind()
+            k = self._compute_kind()
             object.__setattr__(self, "_kind", k)
         return k
 
-    def _kind(self) -> SchemaKind:
+    def _compute_kind(self) -> SchemaKind:
         is_out = bool(self.arguments.out)
         is_scratch = any(arg.name.startswith("_scratch_") for arg in self.arguments.out)
         is_inplace = self.name.name.inplace
@@ -1217,7 +1246,7 @@ class FunctionSchema:
         return names stripped, TensorOptions dropped; optionally `_copy` stripped from
         the name so view ops pair with their view_copy variants."""
         if not (strip_default or strip_view_copy_name or keep_return_names):
-            cached = self.__dict__.get("_signature")
+            cached = self._signature
             if cached is not None:
                 return cached
 
@@ -1273,7 +1302,7 @@ class FunctionSchema:
         return r
 
     def view_signature(self) -> FunctionSchema:
-        cached = self.__dict__.get("_view_signature")
+        cached = self._view_signature
         if cached is None:
             base = self.name.name.base
             if base.endswith("_copy") or base.endswith("_scatter"):
@@ -1309,7 +1338,7 @@ class FunctionSchema:
         return False
 
     def __str__(self) -> str:
-        s = self.__dict__.get("_str")
+        s = self._str
         if s is None:
             all_arguments_str = str(self.arguments)
             if len(self.returns) == 1:
