@@ -20,7 +20,13 @@ from derivls.aten.native import NativeFunction, NativeIndex, Variant
 from derivls.aten.schema import FunctionSchema, SchemaKind
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section, locate_in, offset_span
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative, SavedAttribute
-from derivls.derivatives.saved import SavedVariableError, ident_pattern, saved_variables, uses_ident
+from derivls.derivatives.saved import (
+    SavedVariableError,
+    check_unsupported_calls,
+    ident_pattern,
+    saved_variables,
+    uses_ident,
+)
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 
 AUTOGRAD_KEYS = (
@@ -209,6 +215,7 @@ class EntryAnalyser:
         schema_function = self.index.by_schema.get(specification)
         if schema_function is None:
             diagnostics.append(self._schema_not_found(name, specification, defn_name))
+            diagnostics.extend(_schema_free_checks(entry))
             return EntryResult(entry, defn_name, None, None, (), tuple(diagnostics), guess)
 
         signature = schema_function.func.signature()
@@ -485,15 +492,7 @@ class EntryAnalyser:
             formula_in, saved_inputs = saved_variables(formula, facts.arg_nctypes, names)
             formula_out, saved_outputs = saved_variables(formula_in, facts.named_returns, names)
         except SavedVariableError as e:
-            span = item.value.locate(e.token)
-            fixes = ()
-            if e.fix is not None:
-                fixes = tuple(
-                    Fix(f"Use '{e.fix}'", (Edit(s, e.fix),), True)
-                    for s in [span]
-                    if span != item.value.span
-                )
-            context.error(span, e.code, f"{e} (in the formula for '{item.key.value}')", fixes=fixes)
+            context.diagnostics.append(_saved_variable_diagnostic(item, e))
             return invalid
 
         used_named_gradients = frozenset(
@@ -727,6 +726,28 @@ class EntryAnalyser:
                 f"The derivatives of {defn_name} mix named gradients (grad_<output>) with 'grad' or 'grads[i]'; "
                 "use only one way to refer to gradients.",
             )
+
+
+def _schema_free_checks(entry: Entry) -> list[Diagnostic]:
+    """The checks that need no schema, so an entry whose name is wrong still shows its other mistakes."""
+    found = []
+    for section in entry.sections:
+        for item in section.items:
+            if not isinstance(item.value.value, str):
+                continue
+            try:
+                check_unsupported_calls(item.value.value)
+            except SavedVariableError as e:
+                found.append(_saved_variable_diagnostic(item, e))
+    return found
+
+
+def _saved_variable_diagnostic(item: FormulaItem, e: SavedVariableError) -> Diagnostic:
+    span = item.value.locate(e.token)
+    fixes = ()
+    if e.fix is not None and span != item.value.span:
+        fixes = (Fix(f"Use '{e.fix}'", (Edit(span, e.fix),), True),)
+    return error(span, e.code, f"{e} (in the formula for '{item.key.value}')", fixes=fixes)
 
 
 def _literal_spans(scalar: Scalar, needle: str) -> list[Span]:
