@@ -136,9 +136,10 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
                 message = d.message.replace("\n", "\n    ")
                 out.write(f"{r.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {message} [{d.code}]\n")
     if fmt == "text":
-        errors = sum(1 for r in results for d in r.diagnostics if d.severity == Severity.ERROR)
-        warnings = sum(1 for r in results for d in r.diagnostics if d.severity == Severity.WARNING)
-        out.write(f"{len(results)} file{'s' if len(results) != 1 else ''} checked: {errors} error(s), {warnings} warning(s)\n")
+        for r in results:
+            errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
+            warnings = sum(1 for d in r.diagnostics if d.severity == Severity.WARNING)
+            out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
 
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
