@@ -16,7 +16,6 @@ view groups and the C++ signatures need is parsed (dispatch keys are kept for ho
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import re
@@ -179,17 +178,20 @@ class NativeFunction:
             and self.has_composite_implicit_autograd_nested_tensor_kernel
         )
 
-    @functools.cached_property
+    _is_view_op = None  # lazily filled cache (not a field)
+
+    @property
     def is_view_op(self) -> bool:
-        # cached_property writes the instance __dict__ directly, so it works on frozen objects
-        if self.func.is_view_op:  # aliased non-mutable return, or Tensor(a -> *) input
-            return True
-        # See Note [resize_ in Functionalization]
-        return (
-            "inplace_view" in self.tags
-            and str(self.func.name) != "resize_"
-            and str(self.func.name) != "resize_as_"
-        )
+        r = self._is_view_op
+        if r is None:
+            r = self.func.is_view_op or (  # aliased non-mutable return / Tensor(a -> *) input
+                # See Note [resize_ in Functionalization]
+                "inplace_view" in self.tags
+                and str(self.func.name) != "resize_"
+                and str(self.func.name) != "resize_as_"
+            )
+            object.__setattr__(self, "_is_view_op", r)
+        return r
 
     @property
     def view_schema_kind(self) -> ViewSchemaKind:

@@ -15,7 +15,6 @@ that code written against torchgen objects reads these the same way. Differences
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -517,6 +516,8 @@ class Arguments:
     _hash = None
     _str = None
     _signature = None
+    _flat = None
+    _has_symint = None
 
     # pre_self_positional is usually empty; where.self has `condition` before `self`.
     pre_self_positional: tuple[Argument, ...]
@@ -545,21 +546,31 @@ class Arguments:
             ),
         )
 
+    def _flats(self) -> tuple[tuple[Argument, ...], tuple[Argument, ...], tuple[Argument, ...], tuple[Argument, ...]]:
+        # (positional, kwarg-only, non-out, all) computed once: the object is immutable
+        # and shared by every schema with the same argument list
+        r = self._flat
+        if r is None:
+            pos = self.pre_self_positional
+            if self.self_arg is not None:
+                pos = pos + (self.self_arg.argument,)
+            pos = pos + self.post_self_positional
+            kw = self.pre_tensor_options_kwarg_only
+            if self.tensor_options is not None:
+                kw = kw + tuple(self.tensor_options.all())
+            kw = kw + self.post_tensor_options_kwarg_only
+            r = (pos, kw, pos + kw, pos + kw + self.out)
+            object.__setattr__(self, "_flat", r)
+        return r
+
+    # The flat_* properties return fresh lists, as torchgen's do (callers may mutate them).
     @property
     def flat_non_out(self) -> Sequence[Argument]:
-        ret: list[Argument] = []
-        ret.extend(self.flat_positional)
-        ret.extend(self.flat_kwarg_only)
-        return ret
+        return list(self._flats()[2])
 
     @property
     def flat_positional(self) -> Sequence[Argument]:
-        ret: list[Argument] = []
-        ret.extend(self.pre_self_positional)
-        if self.self_arg is not None:
-            ret.append(self.self_arg.argument)
-        ret.extend(self.post_self_positional)
-        return ret
+        return list(self._flats()[0])
 
     @property
     def post_self_positional_mutable(self) -> Sequence[Argument]:
@@ -568,20 +579,11 @@ class Arguments:
     @property
     def flat_kwarg_only(self) -> Sequence[Argument]:
         """Keyword-only arguments, NOT including out arguments."""
-        ret: list[Argument] = []
-        ret.extend(self.pre_tensor_options_kwarg_only)
-        if self.tensor_options is not None:
-            ret.extend(self.tensor_options.all())
-        ret.extend(self.post_tensor_options_kwarg_only)
-        return ret
+        return list(self._flats()[1])
 
     @property
     def flat_all(self) -> Sequence[Argument]:
-        ret: list[Argument] = []
-        ret.extend(self.flat_positional)
-        ret.extend(self.flat_kwarg_only)
-        ret.extend(self.out)
-        return ret
+        return list(self._flats()[3])
 
     @property
     def non_out(self) -> Sequence[Argument | SelfArgument | TensorOptionsArguments]:
@@ -617,16 +619,20 @@ class Arguments:
         return ret
 
     def mutable_arg_names(self) -> list[str]:
-        return [a.name for a in self.flat_all if a.annotation is not None and a.annotation.is_write]
+        return [a.name for a in self._flats()[3] if a.annotation is not None and a.annotation.is_write]
 
     def has_tensor_arg(self) -> bool:
-        return any(a.type.is_tensor_like() for a in self.flat_non_out)
+        return any(a.type.is_tensor_like() for a in self._flats()[2])
 
     def has_symint_arg(self) -> bool:
-        return any(a.type.is_symint_like() for a in self.flat_non_out)
+        r = self._has_symint
+        if r is None:
+            r = any(a.type.is_symint_like() for a in self._flats()[2])
+            object.__setattr__(self, "_has_symint", r)
+        return r
 
     def has_generator_arg(self) -> bool:
-        return any(a.type.is_generator_like() for a in self.flat_non_out)
+        return any(a.type.is_generator_like() for a in self._flats()[2])
 
     def signature(self, *, strip_default: bool = False) -> Arguments:
         if strip_default:
@@ -639,7 +645,7 @@ class Arguments:
 
     def _compute_signature(self, strip_default: bool) -> Arguments:
         if not strip_default and self.tensor_options is None and not self.out:
-            if not any(a.annotation is not None for a in self.flat_positional) and not any(
+            if not any(a.annotation is not None for a in self._flats()[0]) and not any(
                 a.annotation is not None for a in self.pre_tensor_options_kwarg_only
             ):
                 return self  # nothing to strip: share the object (and its cached hash)
@@ -672,15 +678,29 @@ class Arguments:
     def remove_self_annotation(self) -> Arguments:
         if self.self_arg is None:
             raise ValueError("remove_self_annotation called but self_arg is None")
-        return dataclasses.replace(
-            self,
-            self_arg=SelfArgument(dataclasses.replace(self.self_arg.argument, annotation=None)),
+        a = self.self_arg.argument
+        return Arguments(
+            pre_self_positional=self.pre_self_positional,
+            self_arg=SelfArgument(Argument(name=a.name, type=a.type, default=a.default, annotation=None)),
+            post_self_positional=self.post_self_positional,
+            pre_tensor_options_kwarg_only=self.pre_tensor_options_kwarg_only,
+            tensor_options=self.tensor_options,
+            post_tensor_options_kwarg_only=self.post_tensor_options_kwarg_only,
+            out=self.out,
         )
 
     def with_out_args(self, outs: list[Argument]) -> Arguments:
         if len(self.out) != 0:
             raise ValueError(f"with_out_args called but out is not empty: {self.out}")
-        return dataclasses.replace(self, out=tuple(outs))
+        return Arguments(
+            pre_self_positional=self.pre_self_positional,
+            self_arg=self.self_arg,
+            post_self_positional=self.post_self_positional,
+            pre_tensor_options_kwarg_only=self.pre_tensor_options_kwarg_only,
+            tensor_options=self.tensor_options,
+            post_tensor_options_kwarg_only=self.post_tensor_options_kwarg_only,
+            out=tuple(outs),
+        )
 
     @staticmethod
     def _preparse(
@@ -1063,7 +1083,7 @@ class FunctionSchema:
     @property
     def is_mutable(self) -> _CallableBool:
         # torch._C._FunctionSchema.is_mutable: any argument is written to
-        return _CallableBool(any(a.is_write for a in self.arguments.flat_all))
+        return _CallableBool(any(a.is_write for a in self.arguments._flats()[3]))
 
     def schema_order_arguments(self) -> Iterator[Argument]:
         return itertools.chain(
@@ -1102,7 +1122,7 @@ class FunctionSchema:
         """torchgen's FunctionSchema.__post_init__ invariants; raises ValueError."""
         if (
             not self.name.name.inplace
-            and not any(a.annotation is not None for a in self.arguments.flat_all)
+            and not any(a.annotation is not None for a in self.arguments._flats()[3])
             and not any(r.annotation is not None for r in self.returns)
         ):
             # no aliasing anywhere: no out=/inplace/mutable rule can apply, and the kind is
@@ -1198,10 +1218,15 @@ class FunctionSchema:
         return k
 
     def _compute_kind(self) -> SchemaKind:
-        is_out = bool(self.arguments.out)
-        is_scratch = any(arg.name.startswith("_scratch_") for arg in self.arguments.out)
+        out = self.arguments.out
+        is_out = bool(out)
+        is_scratch = is_out and any(arg.name.startswith("_scratch_") for arg in out)
         is_inplace = self.name.name.inplace
-        is_mutable = any(a.is_write for a in self.arguments.post_self_positional)
+        is_mutable = False
+        for a in self.arguments.post_self_positional:
+            if a.annotation is not None and a.annotation.is_write:
+                is_mutable = True
+                break
         if is_out and is_inplace:
             raise ValueError(f"a schema cannot be both out= and inplace: {self.name}")
         # out= and inplace take precedence over mutable positional arguments.
@@ -1332,7 +1357,7 @@ class FunctionSchema:
         for r in self.returns:
             if r.annotation is not None and not r.annotation.is_write:
                 return True
-        for inp in self.arguments.flat_all:
+        for inp in self.arguments._flats()[3]:
             if inp.annotation is not None and "*" in inp.annotation.alias_set_after:
                 return True
         return False
