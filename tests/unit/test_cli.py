@@ -1,0 +1,138 @@
+"""derivls check / dump from the command line: formats, exit statuses, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NATIVE = """- func: abs(Tensor self) -> Tensor
+  variants: function, method
+- func: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  variants: function, method
+"""
+GOOD = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
+BAD = GOOD + "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad * other.sizes()\n  othr: grad\n"
+
+
+def derivls(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "derivls", *args], capture_output=True, text=True, cwd=cwd, check=False)
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A pytorch-checkout layout, so native_functions.yaml is found by walking up."""
+    (tmp_path / "tools" / "autograd").mkdir(parents=True)
+    native = tmp_path / "aten" / "src" / "ATen" / "native"
+    native.mkdir(parents=True)
+    (native / "native_functions.yaml").write_text(NATIVE)
+    (tmp_path / "tools" / "autograd" / "derivatives.yaml").write_text(BAD)
+    return tmp_path
+
+
+def test_text_format_reports_every_error_with_position_and_code(checkout):
+    run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert lines[0] == (
+        "tools/autograd/derivatives.yaml:4:21: error: .sizes() is not supported in derivative formulas: use the "
+        "SymInt version .sym_sizes(), which returns a c10::SymIntArrayRef. (in the formula for 'self') "
+        "[sizes-not-supported]"
+    )
+    assert lines[1].startswith("tools/autograd/derivatives.yaml:5:3: error: 'othr' is neither an argument nor an output")
+    assert lines[-1] == "checked tools/autograd/derivatives.yaml: 2 error(s), 0 warning(s)"
+
+
+def test_check_without_path_finds_the_checkout_it_stands_in(checkout):
+    run = derivls("check", cwd=checkout / "aten")
+    assert run.returncode == 1
+    assert "[unknown-name]" in run.stdout
+
+
+def test_json_format(checkout):
+    run = derivls("check", "tools/autograd/derivatives.yaml", "--format", "json", cwd=checkout)
+    rows = json.loads(run.stdout)
+    assert rows[1] == {
+        "path": "tools/autograd/derivatives.yaml",
+        "line": 5,
+        "column": 3,
+        "end_line": 5,
+        "end_column": 7,
+        "severity": "error",
+        "code": "unknown-name",
+        "message": rows[1]["message"],
+    }
+    assert run.returncode == 1
+
+
+def test_github_format(checkout):
+    run = derivls("check", "tools/autograd/derivatives.yaml", "--format", "github", cwd=checkout)
+    assert run.stdout.splitlines()[0].startswith(
+        "::error file=tools/autograd/derivatives.yaml,line=4,col=21,endLine=4,endColumn=29,title=sizes-not-supported::"
+    )
+
+
+def test_clean_file_exits_zero(checkout):
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
+    run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert (run.returncode, run.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "nope.yaml"], "derivatives.yaml not found: nope.yaml"),
+        (["check", "tools/autograd/derivatives.yaml", "--native", "missing.yaml"], "native_functions.yaml not found"),
+        (["check", "tools"], "is a directory"),
+        (["dump", "nope.yaml"], "not found"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(checkout, args, message):
+    run = derivls(*args, cwd=checkout)
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_missing_native_file_is_a_warning_naming_the_paths_tried(tmp_path):
+    lone = tmp_path / "derivatives.yaml"
+    lone.write_text(GOOD)
+    run = derivls("check", str(lone))
+    assert run.returncode == 0
+    assert "[native-not-found]" in run.stdout
+    assert "aten/src/ATen/native/native_functions.yaml" in run.stdout
+    assert "--native" in run.stdout
+
+
+def test_unreadable_native_file_is_an_error_not_a_crash(checkout):
+    (checkout / "aten" / "src" / "ATen" / "native" / "native_functions.yaml").write_text("- func: [\n")
+    run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert run.returncode == 1
+    assert "[native-unreadable]" in run.stdout
+    assert "Traceback" not in run.stderr
+
+
+def test_dump_of_a_small_file(checkout):
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
+    run = derivls("dump", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert run.returncode == 0, run.stderr
+    (info,) = json.loads(run.stdout)["infos"]
+    assert (info["op"], info["line"], info["all_saved_inputs"]) == (
+        "AbsBackward0",
+        1,
+        [{"name": "self", "type": "at::Tensor", "expr": "self"}],
+    )
+
+
+def test_dump_refuses_a_file_with_errors(checkout):
+    run = derivls("dump", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert run.returncode == 1
+    assert "[sizes-not-supported]" in run.stderr
+
+
+def test_version():
+    run = derivls("--version")
+    assert run.returncode == 0 and run.stdout.startswith("derivls ")
