@@ -378,6 +378,7 @@ class DerivlsServer(LanguageServer):
                 loaded.index if loaded is not None else None,
                 loaded.native_path if loaded is not None and loaded.index is not None else None,
                 self.settings.profile,
+                doc.path,
             )
             doc.index_version = index_version
             doc.analyzer_profile = self.settings.profile
@@ -434,7 +435,7 @@ class DerivlsServer(LanguageServer):
             text = Path(key).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        analysis = build_analyzer(loaded.index, loaded.native_path, self.settings.profile).analyse(text)
+        analysis = build_analyzer(loaded.index, loaded.native_path, self.settings.profile, Path(key)).analyse(text)
         result = (convert.file_uri(key), analysis, LineIndex(text, self.encoding), loaded.index)
         self.closed[key] = ((mtime, loaded.version, self.settings.profile), result)
         return result

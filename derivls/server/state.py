@@ -7,7 +7,6 @@ Nothing here speaks LSP; main.py wires it to notifications and requests.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import logging
 import time
 from dataclasses import dataclass, field
@@ -26,15 +25,20 @@ FIRST_LINE = Span(0, 0, 0, 1)
 IndexKey = tuple[str, "str | None"]  # (native_functions.yaml, tags.yaml), resolved
 
 
-def build_analyzer(index: NativeIndex | None, native_path: str | None, profile: str) -> DocumentAnalyzer:
-    """The only place the server makes an analyzer: the loader profile is wired here."""
+def build_analyzer(
+    index: NativeIndex | None, native_path: str | None, profile: str, derivatives: Path | None = None
+) -> DocumentAnalyzer:
+    """The only place the server makes an analyzer: `auto` is resolved and the profile wired here."""
     try:
-        parameters = inspect.signature(DocumentAnalyzer).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        parameters = {}
-    if "profile" in parameters:
-        return DocumentAnalyzer(index, native_path, profile=profile)  # type: ignore[call-arg]
-    return DocumentAnalyzer(index, native_path)
+        from derivls.derivatives.profiles import resolve_profile
+    except ImportError:  # pragma: no cover - a loader without profiles
+        return DocumentAnalyzer(index, native_path)
+    chosen = resolve_profile(profile, derivatives, index)
+    try:
+        return DocumentAnalyzer(index, native_path, chosen)
+    except ValueError as e:
+        log.warning("profile %r is not available (%s); using torchgen", chosen, e)
+        return DocumentAnalyzer(index, native_path, "torchgen")
 
 
 def digest(text: str) -> str:

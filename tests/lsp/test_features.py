@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import pytest_lsp
 from lsprotocol import types
@@ -369,9 +371,13 @@ async def test_generated_code_follows_edits(client: LanguageClient):
     )
     assert "grad * self.cos()" in result["content"]
     client.generated_changes.clear()  # type: ignore[attr-defined]
-    docs.edit(doc, 1, 24, 1, 24, ".conj()")
+    docs.edit(doc, 1, 25, 1, 25, ".conj()")
     await diagnostics(client, doc)
     changes = client.generated_changes  # type: ignore[attr-defined]
+    for _ in range(200):
+        if changes:
+            break
+        await asyncio.sleep(0.01)
     assert changes and changes[-1].uri == result["uri"]
     assert "(grad * self.cos().conj())" in changes[-1].content
     docs.close(doc)
