@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _ENTRY_START = re.compile(r"^-(?:[ \t]|$)")
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,8 @@ class _Builder:
 
     def scalar(self, node: yaml.Node) -> Scalar:
         source = self.text[node.start_mark.index : node.end_mark.index]
+        if node.tag == _STR_TAG and isinstance(node, yaml.ScalarNode):
+            return Scalar(node.value, _span(node), source)  # the common case, without the constructor
         try:
             value = self.constructor.construct_object(node, deep=True)
         except ConstructorError as e:

@@ -38,9 +38,24 @@ def ident_pattern(name: str) -> re.Pattern[str]:
     return re.compile(IDENT_REGEX.format(name))
 
 
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def uses_ident(formula: str, name: str) -> bool:
-    # The substring test is a cheap filter: most names are absent from most formulas.
-    return name in formula and ident_pattern(name).search(formula) is not None
+    """Whether `name` stands in `formula` as a whole identifier: `IDENT_REGEX.format(name)` matches.
+
+    A scan with str.find; compiling one regex per argument name cost more than the whole analysis.
+    """
+    start = formula.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or not _is_word_char(formula[start - 1])) and (
+            end == len(formula) or not _is_word_char(formula[end])
+        ):
+            return True
+        start = formula.find(name, start + 1)
+    return False
 
 
 class SavedVariableError(ValueError):

@@ -75,3 +75,15 @@ def test_non_symint_accessors_are_refused_with_the_symint_form(formula, code, fi
     assert e.value.code == code
     assert e.value.fix == fix
     assert e.value.token in formula
+
+
+@pytest.mark.parametrize(
+    "formula",
+    ["self", "grad*self", "self_t", "myself", "self.x", "(self)", "selfself self", "f(other_self)", "x.self_", "é self", "selfé"],
+)
+def test_uses_ident_agrees_with_torchgens_regex(formula):
+    import re
+
+    from derivls.derivatives.saved import IDENT_REGEX, uses_ident
+
+    assert uses_ident(formula, "self") == bool(re.search(IDENT_REGEX.format("self"), formula))
