@@ -878,6 +878,21 @@ class BaseOperatorName:
                 f"'{op}': the _out suffix is reserved and not permitted for operator names; "
                 "did you mean to specify an out overload name instead?"
             )
+        if "::" not in op and not op.startswith("__"):
+            # the usual case (no namespace, not a dunder): plain string operations
+            inplace = op[-1] == "_"
+            base = op[:-1] if inplace else op
+            functional_overload = base.endswith("_functional")
+            if functional_overload:
+                if inplace:
+                    raise ValueError(f"functional overload cannot be a dunder method or inplace: {op}")
+                base = base[: -len("_functional")]
+            r = BaseOperatorName(
+                base=base, inplace=inplace, dunder_method=False, functional_overload=functional_overload
+            )
+            if str(r) != op:
+                raise ValueError(f"operator name '{op}' does not round-trip (got '{r}')")
+            return r
         match = _NS_RE.match(op)
         namespace = match.group(1) if match else ""
         op_without_ns = match.group(2) if match else op
