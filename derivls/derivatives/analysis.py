@@ -17,7 +17,7 @@ from typing import Any
 from derivls.aten import cpp
 from derivls.aten.cpp import Binding, NamedCType
 from derivls.aten.native import NativeFunction, NativeIndex, Variant
-from derivls.aten.schema import FunctionSchema, SchemaKind
+from derivls.aten.schema import SchemaKind
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section, locate_in, offset_span
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from derivls.derivatives.saved import (
@@ -163,7 +163,6 @@ def _closest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
 class _SectionContext:
     """Mutable scratch state while one dispatch section is analysed."""
 
-    entry_label: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def error(self, span: Span, code: str, message: str, **extra: Any) -> None:
@@ -276,7 +275,7 @@ class EntryAnalyser:
                     )
                 )
                 continue
-            context = _SectionContext(entry_label=defn_name)
+            context = _SectionContext()
             sections.append(
                 self._section(canonical, facts, defn_name, section, output_differentiability, conditions, context)
             )
@@ -840,7 +839,6 @@ __all__ = [
     "AUTOGRAD_KEYS",
     "EntryAnalyser",
     "EntryResult",
-    "FunctionSchema",
     "KeyResult",
     "SectionResult",
     "create_op_prefix",

@@ -223,7 +223,7 @@ def saved_variables(
                 continue
             pattern = _rule_pattern(rule.pattern, name)
 
-            def substitute(m: re.Match[str], rule: Replacement = rule) -> str:
+            def substitute(m: re.Match[str], rule: Replacement = rule, name: str = name) -> str:
                 new_name = name + rule.suffix_for(m)
                 expr = rule.expr(name, var_names) if rule.expr else m.group(0)
                 saved.append(SavedAttribute(nctype=NamedCType(new_name, rule.ctype()), expr=expr))
