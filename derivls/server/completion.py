@@ -35,7 +35,8 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
         return _schemas(ls, doc, index, ctx, line, column)
     if ctx.kind == "none":
         return None
-    f = _function(index, ctx)
+    profile = getattr(doc.analyzer, "profile", "torchgen")  # whose C++ types the details show
+    f = _function(index, ctx, profile)
     start = lines.position(line, ctx.prefix_start)
     end = lines.position(line, column)
     edit_range = types.Range(start=start, end=end)
@@ -67,10 +68,10 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
                     add(key, types.CompletionItemKind.EnumMember, "dispatch key", key + (":" if needs_colon else ""))
             return types.CompletionList(is_incomplete=False, items=items)
         if f is not None:
-            for a in query.arg_facts(f):
+            for a in query.arg_facts(f, profile):
                 if a.name not in used:
                     add(a.name, types.CompletionItemKind.Field, _arg_detail(a), a.name + colon)
-            for o in query.output_facts(f):
+            for o in query.output_facts(f, profile):
                 if o.name not in used:
                     add(o.name, types.CompletionItemKind.Field, f"output: {o.schema_type} (forward formula)",
                         o.name + colon, sort="2")
@@ -86,9 +87,9 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
     forward = False
     if ctx.formula_key and f is not None:
         first = ctx.formula_key.split(",")[0].strip()
-        forward = first not in {a.name for a in query.arg_facts(f)}
+        forward = first not in {a.name for a in query.arg_facts(f, profile)}
     if f is not None:
-        outputs = query.output_facts(f)
+        outputs = query.output_facts(f, profile)
         if not forward:
             add("grad", types.CompletionItemKind.Variable, "gradient of the (first) output")
             if len(outputs) > 1:
@@ -99,7 +100,7 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
                     add(f"grad_{o.schema_name}", types.CompletionItemKind.Variable, f"gradient of {o.name}")
             add("grad_input_mask", types.CompletionItemKind.Variable, "which inputs need a gradient", sort="3")
             add("retain_variables", types.CompletionItemKind.Variable, "graph retained for another backward", sort="3")
-        for a in query.arg_facts(f):
+        for a in query.arg_facts(f, profile):
             add(a.name, types.CompletionItemKind.Variable, _arg_detail(a))
             if forward and a.schema_type is not None and "Tensor" in a.schema_type:
                 add(f"{a.name}_p", types.CompletionItemKind.Variable, f"primal of {a.name}")
@@ -132,10 +133,10 @@ def _arg_detail(a: query.ArgFact) -> str:
     return f"{a.schema_type or 'TensorOptions'} ({a.cpp_type})"
 
 
-def _function(index: NativeIndex | None, ctx: TextContext) -> NativeFunction | None:
+def _function(index: NativeIndex | None, ctx: TextContext, profile: str = "torchgen") -> NativeFunction | None:
     if index is None or not ctx.schema:
         return None
-    f, canonical = query.resolve_schema(index, ctx.schema)
+    f, canonical = query.resolve_schema(index, ctx.schema, profile)
     return canonical or f
 
 

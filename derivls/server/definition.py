@@ -288,7 +288,9 @@ def _references_in_derivatives(ls: DerivlsServer, params: types.ReferenceParams)
     target = query.target_at(doc.analysis, line, column)
     if target is None or target.kind != "name" or target.entry.result.schema_function is None:
         return None
-    group = query.overload_group(doc.analyzer.index, target.entry.result.schema_function)
+    group = query.overload_group(
+        doc.analyzer.index, target.entry.result.schema_function, query.profile_of(target.entry)
+    )
     return [loc for f in group if (loc := native_location(ls, f)) is not None] or None
 
 

@@ -85,7 +85,8 @@ def describe_entry(ls: DerivlsServer, doc, target: Target) -> str | None:
         if schema is None:
             return None
         return f"{_code(schema)}\n\nNo function in native_functions.yaml has this schema (see the diagnostic)."
-    parts = [_code(str(f.func)), _code(query.cpp_signature(f), "cpp")]
+    profile = query.profile_of(placed)
+    parts = [_code(str(f.func)), _code(query.cpp_signature(f, profile), "cpp")]
     variants = ", ".join(sorted(v.name for v in f.variants)) or "none"
     parts.append(f"**Variants:** {variants}")
     canonical = result.canonical
@@ -93,7 +94,7 @@ def describe_entry(ls: DerivlsServer, doc, target: Target) -> str | None:
         parts.append(f"**Formulas are about:** `{canonical.func}`")
     index = doc.analyzer.index if doc.analyzer is not None else None
     if index is not None:
-        group = query.overload_group(index, f)
+        group = query.overload_group(index, f, profile)
         if len(group) > 1:
             rows = [f"- {g.func.kind().name}: `{g.func}`" for g in group]
             parts.append("**Overloads sharing these formulas:**\n" + "\n".join(rows))
@@ -118,7 +119,7 @@ def describe_entry(ls: DerivlsServer, doc, target: Target) -> str | None:
                 f"**Not differentiable{prefix}:** " + ", ".join(f"`{n}`" for n in info.non_differentiable_arg_names)
             )
         if info.output_differentiability is not None:
-            outputs = query.output_facts(info.func)
+            outputs = query.output_facts(info.func, profile)
             flags = ", ".join(
                 f"`{o.name}` {'yes' if d else 'no'}" for o, d in zip(outputs, info.output_differentiability)
             )
@@ -149,20 +150,21 @@ def describe_output_differentiability(target: Target) -> str | None:
         "or a single condition string for a one-output function)."
     ]
     if f is not None:
-        rows = [f"- `{o.name}`: `{o.schema_type}` (`{o.cpp_type}`)" for o in query.output_facts(f)]
+        profile = query.profile_of(target.entry)
+        rows = [f"- `{o.name}`: `{o.schema_type}` (`{o.cpp_type}`)" for o in query.output_facts(f, profile)]
         lines.append("Outputs:\n" + "\n".join(rows))
     return "\n\n".join(lines)
 
 
-def _arg(f, name: str) -> query.ArgFact | None:
-    for a in query.arg_facts(f):
+def _arg(f, name: str, profile: str = "torchgen") -> query.ArgFact | None:
+    for a in query.arg_facts(f, profile):
         if a.name == name:
             return a
     return None
 
 
-def _output(f, name: str) -> query.OutputFact | None:
-    outputs = query.output_facts(f)
+def _output(f, name: str, profile: str = "torchgen") -> query.OutputFact | None:
+    outputs = query.output_facts(f, profile)
     for o in outputs:
         if o.name == name or o.schema_name == name:
             return o
@@ -195,7 +197,8 @@ def describe_key(target: Target) -> str | None:
     name = target.word
     if f is None or not name:
         return None
-    a = _arg(f, name)
+    profile = query.profile_of(target.entry)
+    a = _arg(f, name, profile)
     kr = target.key_result
     if a is not None:
         text = _arg_line(a)
@@ -208,7 +211,7 @@ def describe_key(target: Target) -> str | None:
             if saves:
                 text += " It makes the node save: " + ", ".join(f"`{query.saved_label(s)}`" for s in saves)
         return text
-    o = _output(f, name)
+    o = _output(f, name, profile)
     if o is not None:
         text = f"output `{o.name}`: `{o.schema_type}` — C++ `{o.cpp_type}`"
         if kr is not None and kr.kind == "forward":
@@ -239,7 +242,8 @@ def describe_formula(target: Target) -> str | None:
         if kr is not None and kr.forward is not None:
             return f"**{word}** expands to the forward formula:\n\n{_code(kr.forward.formula, 'cpp')}"
         return f"**{word}**: torchgen derives the forward formula (see the diagnostics if it cannot)."
-    outputs = query.output_facts(f)
+    profile = query.profile_of(target.entry)
+    outputs = query.output_facts(f, profile)
     if word == "grad":
         first = outputs[0] if outputs else None
         detail = f" `{first.name}`: `{first.schema_type}` (C++ `{first.cpp_type}`)" if first else ""
@@ -253,12 +257,12 @@ def describe_formula(target: Target) -> str | None:
         return f"`grads[{i}]` is out of bounds: {f.func.name} has {len(outputs)} output(s)."
     if word.startswith("grad_"):
         output_name = word[len("grad_") :]
-        o = _output(f, output_name)
+        o = _output(f, output_name, profile)
         if o is not None and o.schema_name == output_name:
             available = target.info.available_named_gradients if target.info is not None else ()
             note = "" if word in available else " (not available: the output is not differentiable)"
             return f"`{word}`: the gradient of the output `{o.name}`: `{o.schema_type}` (C++ `{o.cpp_type}`){note}"
-    a = _arg(f, word)
+    a = _arg(f, word, profile)
     if a is not None:
         text = _arg_line(a)
         state = _differentiability(target, word)
@@ -267,7 +271,7 @@ def describe_formula(target: Target) -> str | None:
         if any(query.saved_label(s).startswith(word + ":") for s in query.derivative_saves(kr)):
             text += "\n\nSaved by the node for this formula."
         return text
-    o = _output(f, word)
+    o = _output(f, word, profile)
     if o is not None:
         text = f"output {o.index} `{o.name}`: `{o.schema_type}` — C++ `{o.cpp_type}`"
         if kr is not None and kr.kind == "backward":
@@ -275,7 +279,7 @@ def describe_formula(target: Target) -> str | None:
         return text
     for suffix, what in (("_p", "primal (value)"), ("_t", "tangent")):
         if word.endswith(suffix):
-            a = _arg(f, word[: -len(suffix)])
+            a = _arg(f, word[: -len(suffix)], profile)
             if a is not None:
                 return f"`{word}`: the {what} of the input {_arg_line(a)}"
     if word in KNOWN_WORDS:

@@ -47,6 +47,9 @@ GENERATED_SCHEME = "derivls-generated"
 SHOW_GENERATED_CODE = "derivls.showGeneratedCode"
 NATIVE_NAMES = ("native_functions.yaml", "tags.yaml")
 REINDEX_DELAY = 0.25  # seconds of quiet in a native_functions.yaml buffer before it is re-indexed
+BURST_WINDOW = 0.03  # changes closer than this (seconds) form a burst
+BURST_QUIET = 0.01  # a burst is analysed after this long without a change
+BURST_MAX_WAIT = 0.2  # but at least this often while it lasts
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -139,6 +142,7 @@ class DerivlsServer(LanguageServer):
         self.overlays: dict[str, tuple[str, str]] = {}  # resolved path of an open native/tags buffer → (uri, text)
         self.index_counter = 0
         self.pending: set[str] = set()
+        self.changes: dict[str, tuple[float, float]] = {}  # uri → (time of the change before the last, of the last)
         self.reindex_generation: dict[str, int] = {}
         self.config_ready: asyncio.Event | None = None
         self.analysis_count = 0  # analyses run (tests and the bench read it through derivls/status)
@@ -158,9 +162,10 @@ class DerivlsServer(LanguageServer):
     @property
     def encoding(self) -> str:
         try:
-            return str(self.workspace.position_encoding or UTF16)
+            encoding = self.workspace.position_encoding or UTF16
         except Exception:
             return UTF16
+        return str(getattr(encoding, "value", encoding))
 
     def markdown(self) -> bool:
         formats = None
@@ -336,12 +341,40 @@ class DerivlsServer(LanguageServer):
             self.docs[uri] = doc
         return doc
 
+    def edited(self, uri: str) -> None:
+        """A change of `uri` arrived: remember when, to tell an isolated keystroke from a burst."""
+        now = asyncio.get_running_loop().time()
+        previous = self.changes.get(uri)
+        self.changes[uri] = (previous[1] if previous else float("-inf"), now)
+        self.schedule(uri)
+
     def schedule(self, uri: str) -> None:
         """Analyse `uri` soon; requests already scheduled are merged (the newest text is analysed once)."""
         if uri in self.pending:
             return
         self.pending.add(uri)
         asyncio.ensure_future(self._process(uri))
+
+    async def _settle(self, uri: str) -> None:
+        """In a burst of changes (each within BURST_WINDOW of the last), wait for BURST_QUIET without one.
+
+        An isolated change is analysed at once; a burst (a paste replayed as many changes, an editor
+        macro, a fast typist) is analysed once at its end, and at least every BURST_MAX_WAIT.
+        """
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while True:
+            times = self.changes.get(uri)
+            if times is None:
+                return
+            previous, last = times
+            now = loop.time()
+            if last - previous > BURST_WINDOW and now - last < BURST_QUIET:
+                return  # the first change after a pause
+            quiet = now - last
+            if quiet >= BURST_QUIET or now - started >= BURST_MAX_WAIT:
+                return
+            await asyncio.sleep(BURST_QUIET - quiet)
 
     @guarded()
     async def _process(self, uri: str) -> None:
@@ -351,6 +384,7 @@ class DerivlsServer(LanguageServer):
                     await asyncio.wait_for(self.config_ready.wait(), timeout=5)
                 except asyncio.TimeoutError:
                     pass
+            await self._settle(uri)
         finally:
             self.pending.discard(uri)
         doc = self.docs.get(uri)
@@ -504,7 +538,9 @@ class DerivlsServer(LanguageServer):
             if key.rsplit("/", 1)[-1] in NATIVE_NAMES:
                 native_changed = True
                 if key not in self.overlays:
-                    self.schedule_reindex(key, delay=0)
+                    # forget indexes that read this file: documents using them wait for a fresh one
+                    for index_key in [k for k in self.indexes if key in k]:
+                        del self.indexes[index_key]
         if native_changed:
             # A native_functions.yaml may have appeared or gone: find them again.
             for doc in self.docs.values():
@@ -612,7 +648,7 @@ def create_server() -> DerivlsServer:
     def did_change(ls: DerivlsServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri in ls.docs:
-            ls.schedule(uri)
+            ls.edited(uri)
         elif native_kind(uri):
             ls.set_overlay(uri, ls.workspace.get_text_document(uri).source)
 
@@ -621,6 +657,7 @@ def create_server() -> DerivlsServer:
     def did_close(ls: DerivlsServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         if ls.docs.pop(uri, None) is not None:
+            ls.changes.pop(uri, None)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         elif native_kind(uri):
             ls.set_overlay(uri, None)

@@ -16,9 +16,9 @@ from derivls.diagnostics import Span
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
-UTF8 = types.PositionEncodingKind.Utf8
-UTF16 = types.PositionEncodingKind.Utf16
-UTF32 = types.PositionEncodingKind.Utf32
+UTF8 = types.PositionEncodingKind.Utf8.value
+UTF16 = types.PositionEncodingKind.Utf16.value
+UTF32 = types.PositionEncodingKind.Utf32.value
 
 
 def _units(char: str, encoding: str) -> int:
