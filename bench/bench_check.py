@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -44,9 +45,20 @@ def packaged_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "packaged"
 
 
+def child_environment() -> dict[str, str]:
+    # Both sides run as installed code normally runs: with bytecode caches. (torchgen's .pyc files
+    # were written when its wheel was installed; an editable derivls writes its own on the warm-up
+    # run unless PYTHONDONTWRITEBYTECODE forbids it, which some sandboxes set.)
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def run(script: str, files: list[str]) -> tuple[float, int]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", script, *files], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *files], capture_output=True, text=True, check=False, env=child_environment()
+    )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         sys.exit(f"benchmark child failed ({done.returncode}):\n{done.stderr}")
