@@ -1,0 +1,384 @@
+"""Drive the real derivls server over stdio on the real 2.13 files and time what an editor feels.
+
+Prints medians and p99 of:
+  open → first diagnostics   (a fresh server per run: didOpen right after `initialized`, so
+                               indexing native_functions.yaml is included)
+  edit → diagnostics         (one formula changed: didChange → publishDiagnostics of that version;
+                               edits are spaced like typing, --edit-gap seconds apart)
+  hover on `name:`, inlay hints for 100 lines, completion in `name:`
+  server RSS                  (VmRSS / VmHWM of the server process at the end)
+and, measured in the same run, a whole-process torchgen `load_derivatives` on the same files,
+with the ratio open→diagnostics / torchgen (target <= 0.2).
+
+    python bench/bench_server.py [--runs 5] [--edits 200] [--requests 200] [--torchgen-runs 5] [--json]
+
+Targets (issue 3): edit → diagnostics median <= 10 ms and p99 <= 40 ms; hover median <= 5 ms;
+open → diagnostics <= 0.2 × torchgen; RSS <= 150 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+TORCHGEN = """
+import sys
+from torchgen.packaged.autograd.load_derivatives import load_derivatives
+infos, keys = load_derivatives(sys.argv[1], sys.argv[2], sys.argv[3])
+assert sum(len(v) for v in infos.values()) > 0
+"""
+
+
+def packaged_dir() -> Path:
+    spec = importlib.util.find_spec("torchgen")  # finds the files without importing torchgen
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("torchgen not found: pip install torch==2.13.0")
+    return Path(list(spec.submodule_search_locations)[0]) / "packaged"
+
+
+def child_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def file_uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+
+
+class Client:
+    """A minimal JSON-RPC client over the server's stdio (no pygls on this side: nothing to skew timings)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.next_id = 0
+        self.waiting: dict[int, asyncio.Future[Any]] = {}
+        self.notifications: dict[str, list[tuple[float, Any]]] = {}
+        self.notified = asyncio.Event()
+        self.reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def start(cls, *args: str) -> Client:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "derivls",
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=child_environment(),
+            limit=1 << 26,
+        )
+        return cls(proc)
+
+    async def _read(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        while True:
+            length = None
+            while True:
+                line = await stdout.readline()
+                if not line:
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            body = await stdout.readexactly(length or 0)
+            received = time.perf_counter()
+            message = json.loads(body)
+            if "id" in message and "method" in message:  # a request from the server
+                self._send({"jsonrpc": "2.0", "id": message["id"], "result": self._answer(message)})
+            elif "id" in message:
+                future = self.waiting.pop(message["id"], None)
+                if future is not None and not future.done():
+                    future.set_result((received, message))
+            else:
+                self.notifications.setdefault(message["method"], []).append((received, message.get("params")))
+                self.notified.set()
+
+    def _answer(self, message: dict[str, Any]) -> Any:
+        if message["method"] == "workspace/configuration":
+            return [None for _ in message["params"]["items"]]
+        return None
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    async def request(self, method: str, params: Any) -> tuple[float, Any]:
+        """(seconds from sending to the answer, result)."""
+        self.next_id += 1
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.waiting[self.next_id] = future
+        sent = time.perf_counter()
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdin is not None
+        await self.proc.stdin.drain()
+        received, message = await asyncio.wait_for(future, timeout=120)
+        if "error" in message:
+            raise RuntimeError(f"{method}: {message['error']}")
+        return received - sent, message.get("result")
+
+    async def notify(self, method: str, params: Any) -> float:
+        sent = time.perf_counter()
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+        assert self.proc.stdin is not None
+        await self.proc.stdin.drain()
+        return sent
+
+    async def diagnostics_for(self, uri: str, version: int | None, since: int = 0) -> tuple[float, Any]:
+        """The first publishDiagnostics for `uri` (of `version`, if given) among notifications[since:]."""
+        while True:
+            published = self.notifications.get("textDocument/publishDiagnostics", [])
+            for received, params in published[since:]:
+                if params["uri"] == uri and (version is None or params.get("version") == version):
+                    return received, params
+            self.notified.clear()
+            await asyncio.wait_for(self.notified.wait(), timeout=120)
+
+    def published_count(self) -> int:
+        return len(self.notifications.get("textDocument/publishDiagnostics", []))
+
+    async def initialize(self, root: Path) -> None:
+        await self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": file_uri(root),
+                "capabilities": {
+                    "textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}},
+                    "window": {"workDoneProgress": True},
+                    "workspace": {"configuration": True},
+                },
+            },
+        )
+        await self.notify("initialized", {})
+
+    def rss(self) -> tuple[int, int]:
+        """(VmRSS, VmHWM) of the server in KiB."""
+        values = {}
+        with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    values[line.split(":")[0]] = int(line.split()[1])
+        return values.get("VmRSS", 0), values.get("VmHWM", 0)
+
+    async def close(self) -> None:
+        try:
+            await self.request("shutdown", None)
+            await self.notify("exit", None)
+            await asyncio.wait_for(self.proc.wait(), timeout=10)
+        except Exception:
+            self.proc.kill()
+            await self.proc.wait()
+        self.reader.cancel()
+
+
+def did_open(uri: str, text: str) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}
+
+
+async def open_to_diagnostics(root: Path, path: Path, text: str, server_args: list[str]) -> tuple[float, Client]:
+    client = await Client.start(*server_args)
+    await client.initialize(root)
+    sent = await client.notify("textDocument/didOpen", did_open(file_uri(path), text))
+    received, params = await client.diagnostics_for(file_uri(path), None)
+    if params["diagnostics"]:
+        print(f"warning: {len(params['diagnostics'])} diagnostics on the real file", file=sys.stderr)
+    return received - sent, client
+
+
+def formula_positions(text: str) -> list[tuple[int, int]]:
+    """(line, column) just after the end of every one-line backward formula (`  self: …`)."""
+    positions = []
+    for i, line in enumerate(text.split("\n")):
+        m = re.match(r"^\s+(\w+): (.+)$", line)
+        if m and m.group(1) not in ("name", "dispatch", "output_differentiability", "result") and "#" not in line:
+            positions.append((i, len(line)))
+    return positions
+
+
+def name_positions(text: str) -> list[tuple[int, int]]:
+    return [(i, 10) for i, line in enumerate(text.split("\n")) if line.startswith("- name: ")]
+
+
+def summary(values: list[float], scale: float = 1000.0) -> dict[str, float]:
+    return {
+        "median": statistics.median(values) * scale,
+        "p99": p99(values) * scale,
+        "min": min(values) * scale,
+        "n": len(values),
+    }
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    packaged = packaged_dir()
+    derivatives = packaged / "autograd" / "derivatives.yaml"
+    native = packaged / "ATen" / "native" / "native_functions.yaml"
+    tags = packaged / "ATen" / "native" / "tags.yaml"
+    text = derivatives.read_text(encoding="utf-8")
+    uri = file_uri(derivatives)
+    root = packaged
+    rng = random.Random(args.seed)
+    results: dict[str, Any] = {}
+
+    # open → first diagnostics, a fresh server each run; alternate with torchgen runs
+    opens: list[float] = []
+    torchgen: list[float] = []
+    client = None
+    for run in range(max(args.runs, args.torchgen_runs)):
+        if run < args.runs:
+            server_args = ["--log-level", "DEBUG", "--log-file", args.server_log] if args.server_log else []
+            seconds, fresh = await open_to_diagnostics(root, derivatives, text, server_args)
+            opens.append(seconds)
+            if client is not None:
+                await client.close()
+            client = fresh
+        if run < args.torchgen_runs:
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-c", TORCHGEN, str(derivatives), str(native), str(tags)],
+                check=True,
+                env=child_environment(),
+            )
+            torchgen.append(time.perf_counter() - start)
+    assert client is not None
+    results["open_to_diagnostics_ms"] = summary(opens)
+    results["torchgen_load_derivatives_ms"] = summary(torchgen)
+    results["open_ratio_to_torchgen"] = statistics.median(opens) / statistics.median(torchgen)
+
+    # one-formula edit → publishDiagnostics of that version
+    positions = formula_positions(text)
+    version = 1
+    edits: list[float] = []
+    current = text.split("\n")
+    for i in range(args.edits):
+        line, column = positions[rng.randrange(len(positions))]
+        version += 1
+        # append " " to a formula, then take it away again: the text stays valid
+        if i % 2 == 0:
+            change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column}}, "text": " "}
+            current[line] += " "
+            last_edit = (line, column)
+        else:
+            line, column = last_edit
+            change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}}, "text": ""}
+            current[line] = current[line][:column]
+        since = client.published_count()
+        sent = await client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        )
+        received, params = await client.diagnostics_for(uri, version, since)
+        edits.append(received - sent)
+        if params["diagnostics"]:
+            print(f"warning: edit {i} gave {len(params['diagnostics'])} diagnostics", file=sys.stderr)
+        await asyncio.sleep(args.edit_gap)
+    results["edit_to_diagnostics_ms"] = summary(edits)
+
+    doc = {"uri": uri}
+    names = name_positions(text)
+    hovers = []
+    for _ in range(args.requests):
+        line, column = names[rng.randrange(len(names))]
+        seconds, result = await client.request("textDocument/hover", {"textDocument": doc, "position": {"line": line, "character": column}})
+        assert result is not None, (line, column)
+        hovers.append(seconds)
+    results["hover_name_ms"] = summary(hovers)
+
+    line_count = len(current)
+    inlays = []
+    for _ in range(args.requests):
+        start = rng.randrange(max(1, line_count - 100))
+        seconds, result = await client.request(
+            "textDocument/inlayHint",
+            {"textDocument": doc, "range": {"start": {"line": start, "character": 0}, "end": {"line": start + 100, "character": 0}}},
+        )
+        inlays.append(seconds)
+    results["inlay_hints_100_lines_ms"] = summary(inlays)
+
+    completions = []
+    for _ in range(args.requests):
+        line, _ = names[rng.randrange(len(names))]
+        seconds, result = await client.request(
+            "textDocument/completion", {"textDocument": doc, "position": {"line": line, "character": 10}}
+        )
+        assert result and result["items"], line
+        completions.append(seconds)
+    results["completion_name_ms"] = summary(completions)
+
+    rss, hwm = client.rss()
+    results["server_rss_mb"] = rss / 1024
+    results["server_peak_rss_mb"] = hwm / 1024
+    await client.close()
+    return results
+
+
+def report(results: dict[str, Any]) -> None:
+    rows = [
+        ("open → first diagnostics", "open_to_diagnostics_ms"),
+        ("torchgen load_derivatives (process)", "torchgen_load_derivatives_ms"),
+        ("edit → diagnostics", "edit_to_diagnostics_ms"),
+        ("hover on name:", "hover_name_ms"),
+        ("inlay hints, 100 lines", "inlay_hints_100_lines_ms"),
+        ("completion in name:", "completion_name_ms"),
+    ]
+    print(f"{'':38} {'median':>10} {'p99':>10} {'min':>10} {'n':>5}")
+    for label, key in rows:
+        r = results[key]
+        print(f"{label:38} {r['median']:9.1f}ms {r['p99']:9.1f}ms {r['min']:9.1f}ms {r['n']:5d}")
+    print(f"{'open → diagnostics / torchgen':38} {results['open_ratio_to_torchgen']:10.3f}   (target <= 0.2)")
+    print(f"{'server RSS (end / peak)':38} {results['server_rss_mb']:8.1f}MB {results['server_peak_rss_mb']:8.1f}MB   (target <= 150 MB)")
+    edit = results["edit_to_diagnostics_ms"]
+    hover = results["hover_name_ms"]
+    checks = {
+        "edit median <= 10 ms": edit["median"] <= 10,
+        "edit p99 <= 40 ms": edit["p99"] <= 40,
+        "hover median <= 5 ms": hover["median"] <= 5,
+        "open <= 0.2 torchgen": results["open_ratio_to_torchgen"] <= 0.2,
+        "RSS <= 150 MB": results["server_peak_rss_mb"] <= 150,
+    }
+    print("targets: " + ", ".join(f"{k}: {'ok' if v else 'MISSED'}" for k, v in checks.items()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5, help="fresh servers for open → diagnostics")
+    parser.add_argument("--torchgen-runs", type=int, default=5)
+    parser.add_argument("--edits", type=int, default=200)
+    parser.add_argument("--edit-gap", type=float, default=0.05, help="seconds between edits (typing pace)")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--server-log", help="let the server log at DEBUG level into this file")
+    args = parser.parse_args()
+    results = asyncio.run(measure(args))
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
