@@ -174,6 +174,27 @@ local function after_attach()
     }
   end)
 
+  step('generated_follows', function()
+    -- Edit the entry shown in step generated_code: the server pushes derivls/generatedCodeChanged
+    -- and the read-only view follows.
+    local gen
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):match('^derivls%-generated:') then
+        gen = b
+      end
+    end
+    if gen == nil then
+      error('no generated-code buffer to follow')
+    end
+    local line = vim.api.nvim_buf_get_lines(buf, cfg.follow_line, cfg.follow_line + 1, false)[1]
+    vim.api.nvim_buf_set_text(buf, cfg.follow_line, #line, cfg.follow_line, #line, { cfg.follow_append })
+    local text = wait_for('the generated view to show the edit', timeout, function()
+      local t = table.concat(vim.api.nvim_buf_get_lines(gen, 0, -1, false), '\n')
+      return t:find(cfg.follow_expect, 1, true) and t or nil
+    end)
+    return { modifiable = vim.bo[gen].modifiable, modified = vim.bo[gen].modified, text = text }
+  end)
+
   step('code_lens', function()
     -- A code lens carrying derivls.showGeneratedCode, run the way vim.lsp.codelens.run() does
     -- (client:exec_cmd -> the plugin's vim.lsp.commands handler -> the server -> a scratch buffer).

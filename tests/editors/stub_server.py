@@ -101,14 +101,32 @@ def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.Co
     ]
 
 
+shown: dict[str, tuple[str, int]] = {}  # generated uri -> (document uri, entry line)
+
+
+def _generated(uri: str, entry_line: int) -> tuple[str, str]:
+    doc = server.workspace.get_text_document(uri)
+    name = dict(_entries(doc.source)).get(entry_line, "Unknown")
+    op = _backward(name)
+    formula = doc.lines[entry_line + 1].strip() if entry_line + 1 < len(doc.lines) else ""
+    # A query like the real server's, so clients must not assume a bare path.
+    return f"derivls-generated:/{op}.cpp?source=stub", f"struct {op} : public TraceableFunction {{\n}};\n// {formula}\n"
+
+
 @server.command("derivls.showGeneratedCode")
 def show_generated_code(ls: LanguageServer, uri: str, entry_line: int) -> dict[str, str]:
     log["commands"].append({"uri": uri, "entryLine": entry_line})
     flush()
-    doc = ls.workspace.get_text_document(uri)
-    name = dict(_entries(doc.source)).get(entry_line, "Unknown")
-    op = _backward(name)
-    return {"uri": f"derivls-generated:/{op}.cpp", "content": f"struct {op} : public TraceableFunction {{\n}};\n"}
+    target, content = _generated(uri, entry_line)
+    shown[target] = (uri, entry_line)
+    return {"uri": target, "content": content}
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    for target, (uri, entry_line) in shown.items():
+        if uri == params.text_document.uri:
+            ls.protocol.notify("derivls/generatedCodeChanged", {"uri": target, "content": _generated(uri, entry_line)[1]})
 
 
 if __name__ == "__main__":

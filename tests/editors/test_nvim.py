@@ -33,6 +33,7 @@ DRIVER = HERE / "nvim_driver.lua"
 STUB_SERVER = HERE / "stub_server.py"
 
 STEP_TIMEOUT_MS = 60_000
+FOLLOW_APPEND = " * 3.5"  # appended to acos's formula; the generated view must follow
 RUN_TIMEOUT_S = 300
 
 
@@ -183,6 +184,9 @@ def driver_config(layout: Layout, cmd: list[str], settings: dict[str, Any]) -> d
         "hover_character": len("- name: "),
         "generated_cursor_line": layout.hover_line + 1,
         "lens_line": layout.lens_line,
+        "follow_line": layout.hover_line + 1,  # acos's formula
+        "follow_append": FOLLOW_APPEND,
+        "follow_expect": FOLLOW_APPEND.strip(),
     }
 
 
@@ -230,17 +234,25 @@ def test_real_inlay_hints(real):
 def test_real_show_generated_code(real):
     run, layout = real
     gen = run.step("generated_code")
-    assert gen["name"].startswith("derivls-generated:/") and gen["name"].endswith(".cpp"), gen["name"]
+    assert re.fullmatch(r"derivls-generated:/[\w.]+\.cpp", gen["name"]), gen["name"]
     assert gen["filetype"] == "cpp"
     assert gen["modifiable"] is False
     assert layout.hover_expect in gen["text"], gen["text"][:2000]
+    assert FOLLOW_APPEND.strip() not in gen["text"]
+
+
+def test_real_generated_code_follows_edits(real):
+    run, _ = real
+    follow = run.step("generated_follows")
+    assert follow["modifiable"] is False and follow["modified"] is False
 
 
 def test_real_code_lens_runs_show_generated_code(real):
     run, layout = real
     lens = run.step("code_lens")
     assert lens["arguments"][1] == layout.lens_line, lens["arguments"]
-    assert lens["name"].startswith("derivls-generated:/") and lens["filetype"] == "cpp"
+    assert re.fullmatch(r"derivls-generated:/[\w.]+\.cpp", lens["name"]), lens["name"]
+    assert lens["filetype"] == "cpp"
     assert lens["modifiable"] is False
     assert layout.lens_expect in lens["text"], lens["text"][:2000]
 
@@ -310,10 +322,17 @@ def test_plugin_generated_code_round_trip(stub):
         "filetype": "cpp",
         "modifiable": False,
         "buftype": "nofile",
-        "text": "struct AcosBackward0 : public TraceableFunction {\n};\n",
+        "text": "struct AcosBackward0 : public TraceableFunction {\n};\n// self: grad * -((-self * self + 1).rsqrt()).conj()",
     }
     received = run.step("server_settings")
     assert received["commands"][0] == {"uri": layout.derivatives.as_uri(), "entryLine": layout.hover_line}
+
+
+def test_plugin_generated_code_follows_edits(stub):
+    run, _, _ = stub
+    follow = run.step("generated_follows")
+    assert follow["text"].endswith("// self: grad * -((-self * self + 1).rsqrt()).conj()" + FOLLOW_APPEND)
+    assert follow["modifiable"] is False
 
 
 def test_plugin_code_lens_command_handler(stub):

@@ -16,6 +16,8 @@ local derivls = require('derivls')
 
 -- Code lenses carry `derivls.showGeneratedCode`: run it on the server and open the result here.
 vim.lsp.commands[derivls.command] = derivls.command_handler
+-- After an edit of the entry, the server pushes the new code of the views that are shown.
+vim.lsp.handlers[derivls.changed_notification] = derivls.on_generated_changed
 
 vim.api.nvim_create_user_command('DerivlsShowGeneratedCode', derivls.show_at_cursor, {
   desc = 'derivls: show the C++ torchgen generates for the derivatives.yaml entry under the cursor',

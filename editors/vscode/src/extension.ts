@@ -30,6 +30,7 @@ import {
 
 const SECTION = 'derivls';
 const SHOW_GENERATED_CODE = 'derivls.showGeneratedCode';
+const GENERATED_CODE_CHANGED = 'derivls/generatedCodeChanged';
 const FILE_PATTERN = '**/{derivatives,native_functions}.yaml';
 const DOCUMENT_SELECTOR = [{ scheme: 'file', language: 'yaml', pattern: FILE_PATTERN }];
 
@@ -131,6 +132,12 @@ async function startClient(): Promise<void> {
     },
   };
   const newClient = new LanguageClient('derivls', 'derivls', serverOptions, clientOptions);
+  // The server pushes new content for generated-code views that are open when their entry changes.
+  newClient.onNotification(GENERATED_CODE_CHANGED, (params: unknown) => {
+    if (isGeneratedCode(params)) {
+      generated.update(params);
+    }
+  });
   try {
     await newClient.start();
   } catch (err) {

@@ -28,12 +28,27 @@ export class GeneratedCodeProvider implements vscode.TextDocumentContentProvider
     return this.contents.get(uri.toString()) ?? '// derivls: this generated code is no longer available; run "derivls: Show Generated Code" again.\n';
   }
 
+  private static toUri(raw: string): vscode.Uri {
+    const uri = vscode.Uri.parse(raw);
+    return uri.scheme === GENERATED_SCHEME ? uri : vscode.Uri.from({ scheme: GENERATED_SCHEME, path: uri.path, query: uri.query });
+  }
+
+  /**
+   * New content for a view that is shown (the server's `derivls/generatedCodeChanged`
+   * notification after the entry was edited): open editors of that URI follow.
+   */
+  update(result: GeneratedCode): void {
+    const uri = GeneratedCodeProvider.toUri(result.uri);
+    const key = uri.toString();
+    if (this.contents.has(key) && this.contents.get(key) !== result.content) {
+      this.contents.set(key, result.content);
+      this.changed.fire(uri);
+    }
+  }
+
   /** Stores the content and opens it beside the current editor. */
   async show(result: GeneratedCode): Promise<void> {
-    let uri = vscode.Uri.parse(result.uri);
-    if (uri.scheme !== GENERATED_SCHEME) {
-      uri = vscode.Uri.from({ scheme: GENERATED_SCHEME, path: uri.path });
-    }
+    const uri = GeneratedCodeProvider.toUri(result.uri);
     this.contents.set(uri.toString(), result.content);
     this.changed.fire(uri);
     let doc = await vscode.workspace.openTextDocument(uri);

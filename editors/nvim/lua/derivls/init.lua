@@ -28,13 +28,40 @@ function M.entry_line(lines, line)
   return nil
 end
 
-local function find_buf(name)
+M.changed_notification = 'derivls/generatedCodeChanged'
+
+local function find_buf(uri)
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_get_name(buf) == name then
+    if vim.api.nvim_buf_is_valid(buf) and vim.b[buf].derivls_generated_uri == uri then
       return buf
     end
   end
   return nil
+end
+
+--- The buffer name for a generated-code URI: the URI without its `?source=…` query
+--- (`derivls-generated:/acos.cpp`), or the whole URI when that name is taken.
+local function buffer_name(uri)
+  local short = uri:gsub('%?.*$', '')
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(buf) == short then
+      return uri
+    end
+  end
+  return short
+end
+
+local function set_content(buf, content)
+  vim.bo[buf].modifiable = true
+  vim.bo[buf].readonly = false
+  local lines = vim.split(content, '\r?\n')
+  if #lines > 1 and lines[#lines] == '' then
+    table.remove(lines) -- the final newline
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modified = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].readonly = true
 end
 
 --- Shows a `{ uri, content }` result of derivls.showGeneratedCode in a read-only C++ scratch buffer
@@ -46,18 +73,15 @@ function M.show(result)
     notify('the server returned no generated code for this entry')
     return nil
   end
-  local name = type(result.uri) == 'string' and result.uri or 'derivls-generated:/generated.cpp'
-  local buf = find_buf(name)
+  local uri = type(result.uri) == 'string' and result.uri or 'derivls-generated:/generated.cpp'
+  local buf = find_buf(uri)
   if buf == nil then
     buf = vim.api.nvim_create_buf(false, true) -- unlisted scratch: buftype=nofile, noswapfile
-    vim.api.nvim_buf_set_name(buf, name)
+    vim.api.nvim_buf_set_name(buf, buffer_name(uri))
+    vim.b[buf].derivls_generated_uri = uri
     vim.bo[buf].bufhidden = 'wipe'
   end
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.content, '\r?\n'))
-  vim.bo[buf].modified = false
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].readonly = true
+  set_content(buf, result.content)
   if vim.bo[buf].filetype ~= 'cpp' then
     vim.bo[buf].filetype = 'cpp'
   end
@@ -69,6 +93,18 @@ function M.show(result)
     vim.api.nvim_win_set_buf(0, buf)
   end
   return buf
+end
+
+--- Handler for the server's `derivls/generatedCodeChanged` notification ({ uri, content }): a shown
+--- generated-code buffer follows edits of its entry.
+function M.on_generated_changed(_err, params)
+  if type(params) ~= 'table' or type(params.uri) ~= 'string' or type(params.content) ~= 'string' then
+    return
+  end
+  local buf = find_buf(params.uri)
+  if buf ~= nil then
+    set_content(buf, params.content)
+  end
 end
 
 --- Sends derivls.showGeneratedCode to the server and shows the result.
