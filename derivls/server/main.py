@@ -30,7 +30,7 @@ from pygls.uris import to_fs_path
 
 from derivls import __version__
 from derivls.server import convert
-from derivls.server.positions import UTF16, LineIndex
+from derivls.server.positions import UTF16, LineIndex, apply_change
 from derivls.server.settings import SECTION, Settings
 from derivls.server.state import (
     DerivDocument,
@@ -135,6 +135,24 @@ class DerivlsProtocol(LanguageServerProtocol):
         except Exception:  # pragma: no cover - capabilities are best effort
             log.exception("cannot advertise textDocumentContent")
         return result
+
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[override]
+        """Apply changes as LSP counts lines (pygls splits lines like str.splitlines, also at \\f, \\x1c, …)."""
+        try:
+            document = self.workspace.get_text_document(params.text_document.uri)
+            encoding = self.workspace.position_encoding or UTF16
+            encoding = str(getattr(encoding, "value", encoding))
+            text = document.source
+            for change in params.content_changes:
+                text = apply_change(text, change, encoding)
+            document._source = text
+            document.version = params.text_document.version
+        except Exception:
+            log.exception("cannot apply a change to %s", params.text_document.uri)
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
 
 
 class DerivlsServer(LanguageServer):

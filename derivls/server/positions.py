@@ -54,6 +54,38 @@ def from_client_column(line: str, units: int, encoding: str = UTF16) -> int:
     return len(line)
 
 
+def offset_at(text: str, line: int, units: int, encoding: str = UTF16) -> int:
+    """The code-point offset in `text` of an LSP position (clamped: past the end → the end)."""
+    if line < 0:
+        return 0
+    start = 0
+    if line > 0:
+        seen = 0
+        for m in _LINE_BREAK.finditer(text):
+            seen += 1
+            if seen == line:
+                start = m.end()
+                break
+        else:
+            return len(text)
+    m = _LINE_BREAK.search(text, start)
+    end = m.start() if m else len(text)
+    return start + from_client_column(text[start:end], units, encoding)
+
+
+def apply_change(text: str, change: object, encoding: str = UTF16) -> str:
+    """Apply one `TextDocumentContentChangeEvent`, counting lines as LSP does (only \\n, \\r\\n, \\r)."""
+    new_text = getattr(change, "text", "")
+    range_ = getattr(change, "range", None)
+    if range_ is None:
+        return new_text
+    start = offset_at(text, range_.start.line, range_.start.character, encoding)
+    end = offset_at(text, range_.end.line, range_.end.character, encoding)
+    if end < start:
+        start, end = end, start
+    return text[:start] + new_text + text[end:]
+
+
 class LineIndex:
     """The lines of one document version (without their line breaks)."""
 
@@ -106,4 +138,4 @@ class LineIndex:
         return bisect_right(self._starts, offset) - 1
 
 
-__all__ = ["LineIndex", "UTF16", "UTF32", "UTF8", "from_client_column", "to_client_column"]
+__all__ = ["LineIndex", "UTF16", "UTF32", "UTF8", "apply_change", "from_client_column", "offset_at", "to_client_column"]

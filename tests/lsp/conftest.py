@@ -13,6 +13,8 @@ from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from derivls.server.positions import LineIndex, apply_change
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lsp"
 CHECKOUT = FIXTURES / "checkout"
 CHECKOUT_DERIVATIVES = CHECKOUT / "tools" / "autograd" / "derivatives.yaml"
@@ -103,26 +105,21 @@ class Documents:
         self.texts.pop(doc_uri, None)
 
     def edit(self, doc_uri: str, line: int, column: int, end_line: int, end_column: int, new_text: str) -> None:
-        """An incremental change (positions in code points; the fixtures are ASCII so UTF-16 agrees)."""
-        text = self.texts[doc_uri]
-        lines = text.split("\n")
-        start = sum(len(x) + 1 for x in lines[:line]) + column
-        end = sum(len(x) + 1 for x in lines[:end_line]) + end_column
-        self.texts[doc_uri] = text[:start] + new_text + text[end:]
+        """An incremental change; positions in UTF-16 units, lines broken as LSP breaks them."""
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(
+                start=types.Position(line=line, character=column),
+                end=types.Position(line=end_line, character=end_column),
+            ),
+            text=new_text,
+        )
+        self.texts[doc_uri] = apply_change(self.texts[doc_uri], change)
         self.versions[doc_uri] += 1
         self.client.diagnostics.pop(doc_uri, None)
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=doc_uri, version=self.versions[doc_uri]),
-                content_changes=[
-                    types.TextDocumentContentChangePartial(
-                        range=types.Range(
-                            start=types.Position(line=line, character=column),
-                            end=types.Position(line=end_line, character=end_column),
-                        ),
-                        text=new_text,
-                    )
-                ],
+                content_changes=[change],
             )
         )
 
@@ -150,6 +147,11 @@ async def diagnostics(client: LanguageClient, doc_uri: str, timeout: float = 60.
 
 async def status(client: LanguageClient) -> Any:
     return await client.protocol.send_request_async("derivls/status", {})
+
+
+def lsp_lines(text: str) -> list[str]:
+    """The lines of `text` as LSP counts them."""
+    return LineIndex(text).lines
 
 
 def position_of(text: str, needle: str, occurrence: int = 0, offset: int = 0) -> types.Position:
