@@ -6,7 +6,7 @@ from pathlib import Path
 
 from derivls.aten.native import NativeIndex, NativeIndexError
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
-from derivls.derivatives.profiles import resolve_profile
+from derivls.derivatives.profiles import profile_from_layout, resolve_profile
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.discovery import find_native_files
 
@@ -28,8 +28,9 @@ def read_text(path: Path, what: str) -> str:
         raise UsageError(f"cannot read {what} {path}: {e}") from None
 
 
-def load_index(native: Path, tags: Path | None) -> NativeIndex:
-    return NativeIndex.load(str(native), str(tags) if tags is not None else None)
+def load_index(native: Path, tags: Path | None, legacy: bool | None = None) -> NativeIndex:
+    """legacy=None: 2021 grammar and no generated functions iff there is no tags.yaml."""
+    return NativeIndex.load(str(native), str(tags) if tags is not None else None, legacy=legacy)
 
 
 def open_workspace_files(
@@ -47,7 +48,9 @@ def open_workspace_files(
         extra.append(warning(FIRST_LINE, "native-not-found", files.missing_message()))
     else:
         try:
-            index = load_index(files.native, files.tags)
+            # the legacy profile reads native_functions.yaml as 2021 torchgen did, tags.yaml or not
+            legacy = profile == "legacy" or (profile == "auto" and profile_from_layout(path) == "legacy")
+            index = load_index(files.native, files.tags, True if legacy else None)
         except NativeIndexError as e:
             extra.append(error(FIRST_LINE, "native-unreadable", f"Cannot use {files.native}: {e}"))
     chosen = resolve_profile(profile, path, index)

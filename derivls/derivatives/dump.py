@@ -6,6 +6,7 @@ from typing import Any
 
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.model import DifferentiabilityInfo, SavedAttribute
+from derivls.derivatives.profiles import profile_of
 from derivls.derivatives.saved import plain_name
 
 
@@ -60,7 +61,43 @@ def info_to_json(info: DifferentiabilityInfo, dispatch_key: str, line: int | Non
     }
 
 
+# -- the legacy profile: only what the 2021 loader's DifferentiabilityInfo had --------------------
+
+
+def legacy_info_to_json(info: DifferentiabilityInfo) -> dict[str, Any]:
+    """The 2021 fields only (no forward derivatives, named gradients, conditions or original
+    formulas); types are 2021 C++ strings. One object per entry, as the 2021 loader's list."""
+    return {
+        "name": info.name,
+        "schema": str(info.func.func),
+        "dispatch_key": "Default",
+        "op": info.op,
+        "args_with_derivatives": [b.name for b in info.args_with_derivatives],
+        "non_differentiable_arg_names": list(info.non_differentiable_arg_names),
+        "output_differentiability": None
+        if info.output_differentiability is None
+        else list(info.output_differentiability),
+        "all_saved_inputs": [saved_to_json(s) for s in info.all_saved_inputs],
+        "all_saved_outputs": [saved_to_json(s) for s in info.all_saved_outputs],
+        "derivatives": [
+            {
+                "var_names": list(d.var_names),
+                "formula": d.formula,
+                "saved_inputs": [saved_to_json(s) for s in d.saved_inputs],
+                "saved_outputs": [saved_to_json(s) for s in d.saved_outputs],
+            }
+            for d in info.derivatives
+        ],
+    }
+
+
+def legacy_dump(analysis: DocumentAnalysis) -> dict[str, Any]:
+    return {"infos": [legacy_info_to_json(info) for entry in analysis.entries for _, info in entry.infos()]}
+
+
 def dump(analysis: DocumentAnalysis) -> dict[str, Any]:
+    if profile_of(analysis) == "legacy":
+        return legacy_dump(analysis)
     infos = [
         info_to_json(info, key, analysis.info_lines.get(schema))
         for schema, per_key in analysis.infos.items()

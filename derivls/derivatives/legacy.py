@@ -1,0 +1,565 @@
+"""The `legacy` profile: derivatives.yaml read by the rules of PyTorch's January 2021 loader.
+
+That loader (``tools/autograd/load_derivatives.py`` at the start of 2021) differs from torchgen
+2.x in what it accepts and what it computes:
+
+* no dispatch sections and no forward derivatives: every key of an entry other than `name` and
+  `output_differentiability` names inputs and maps them to a backward formula (or
+  `non_differentiable`); names are not checked against the schema;
+* C++ types are the strings of that era's codegen (``derivls.aten.legacy_cpp``), and the
+  formula rewrites are the 2021 ones: ``self.sizes()`` → ``self_sizes``, ``self.size(n)`` →
+  ``self_argsize_n``, ``.strides()`` → ``strides_or_error(...)`` (only in the formula of that
+  very tensor), ``zeros_like(self)`` → ``self_info``, …;
+* functions are grouped by the 2021 ``signature()`` (TensorOptions kept) and the canonical
+  function is the first of the group whose C++ name is the entry's name;
+* node names get a number only when they are used more than once (``create_op_names``).
+
+Its checks, each a located error here with a stable code: schema not found
+(``schema-not-found``), no function of the group with the entry's name
+(``no-canonical-function``), an argument named ``grad_input_mask``
+(``reserved-argument-grad-input-mask``), ``.strides()`` in another variable's formula
+(``strides-multi``), ``grads[i]`` out of bounds (``grads-out-of-bounds``), a name both
+differentiable and not (``overlap``), ``grad`` mixed with ``grads`` (``grads-mixed``) and only
+``grads[0]`` used (``grads-solely-zero``). Inputs the 2021 loader crashed on (a missing `name`, a
+formula that is not a string, a `dispatch:` section, …) are errors too. What it silently
+accepted but is certainly a mistake (a key that names no argument) is a warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from derivls.aten import legacy_cpp
+from derivls.aten.cpp import Binding, NamedCType
+from derivls.aten.legacy_cpp import LegacyCType, saved_type
+from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.derivatives.analysis import (
+    EntryResult,
+    KeyResult,
+    SectionResult,
+    _closest,
+    _first_ident,
+    _first_line,
+    _guess_has_derivatives,
+    _ident_spans,
+    _literal_spans,
+    _name_fixes,
+    create_op_prefix,
+    split_name_params,
+    used_gradient_indices,
+)
+from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
+from derivls.derivatives.model import Derivative, DifferentiabilityInfo, SavedAttribute
+from derivls.derivatives.saved import Replacement, SavedVariableError, ident_pattern, plain_name, uses_ident
+from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, error, warning
+
+__all__ = [
+    "LEGACY_REPLACEMENTS",
+    "LegacyEntryAnalyser",
+    "LegacyEntryResult",
+    "legacy_op_numbering",
+    "legacy_saved_variables",
+]
+
+
+class LegacyEntryResult(EntryResult):
+    """An EntryResult computed by the 2021 rules (its infos carry 2021 C++ types)."""
+
+    profile = "legacy"
+
+
+# -- formula rewrites ---------------------------------------------------------------------------
+
+
+def _stride_expr(name: str, var_names: Sequence[str]) -> str:
+    if tuple(var_names) != (name,):
+        raise SavedVariableError(
+            "strides-multi",
+            'Replacement for ".strides()" is only supported in the formula for the derivative of the '
+            f"tensor it is called on: write '{name}.strides()' only in the '{name}:' formula.",
+            f"{name}.strides()",
+        )
+    return f'strides_or_error({name}, "{name}")'
+
+
+def _t(text: str):  # noqa: ANN202 - the Replacement's ctype factory
+    return lambda: LegacyCType(text)
+
+
+# The 2021 rules, in the 2021 order. The patterns are the 2021 ones, unescaped `.` included.
+LEGACY_REPLACEMENTS: tuple[Replacement, ...] = (
+    Replacement(r"{}.sizes\(\)", "_sizes", _t("IntArrayRef")),
+    Replacement(r"{}.options\(\)", "_options", _t("at::TensorOptions")),
+    Replacement(
+        r"zeros_like\({}\)",
+        "_info",
+        _t("TypeAndSize"),
+        expr=lambda name, _: name,
+        result=lambda name: name + "_info.zeros()",
+        marker="zeros_like(",
+    ),
+    Replacement(r"{}.size\((\w+)\)", lambda m: f"_argsize_{m.group(1)}", _t("int64_t"), marker="size("),
+    Replacement(r"{}.numel\(\)", "_numel", _t("int64_t")),
+    Replacement(
+        r"to_args_sizes\({}\)", "_args_sizes", _t("std::vector<std::vector<int64_t>>"), marker="to_args_sizes("
+    ),
+    Replacement(r"TensorGeometry\({}\)", "_geometry", _t("TensorGeometry"), marker="TensorGeometry("),
+    Replacement(r"{}.scalar_type\(\)", "_scalar_type", _t("ScalarType")),
+    Replacement(r"{}.dim\(\)", "_dim", _t("int64_t")),
+    Replacement(r"{}.strides\(\)", "_strides", _t("IntArrayRef"), expr=_stride_expr),
+)
+
+_patterns: dict[tuple[str, str], re.Pattern[str]] = {}
+
+
+def _pattern(template: str, name: str) -> re.Pattern[str]:
+    key = (template, name)
+    p = _patterns.get(key)
+    if p is None:
+        p = _patterns[key] = re.compile(template.format(name))
+    return p
+
+
+def legacy_saved_variables(
+    formula: str, variables: Sequence[tuple[str, str]], var_names: Sequence[str]
+) -> tuple[str, tuple[SavedAttribute, ...]]:
+    """The 2021 `saved_variables`: `variables` are (name, C++ type string) pairs."""
+    saved: list[SavedAttribute] = []
+    for name, cpp_type in variables:
+        if name not in formula:
+            continue  # no rule can match, and nothing is left to save
+        for rule in LEGACY_REPLACEMENTS:
+            if rule.marker not in formula:
+                continue
+
+            def substitute(m: re.Match[str], rule: Replacement = rule, name: str = name) -> str:
+                new_name = name + rule.suffix_for(m)
+                expr = rule.expr(name, var_names) if rule.expr else m.group(0)
+                saved.append(SavedAttribute(NamedCType(new_name, rule.ctype()), expr))
+                return rule.result(name) if rule.result else new_name
+
+            formula = _pattern(rule.pattern, name).sub(substitute, formula)
+        if uses_ident(formula, name):
+            saved.append(SavedAttribute(NamedCType(name, LegacyCType(saved_type(cpp_type))), name))
+    return formula, tuple(saved)
+
+
+# -- the C++ view of a function, cached ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LegacyFacts:
+    bindings: tuple[Binding, ...]
+    arg_names: tuple[str, ...]
+    arguments: tuple[tuple[str, str], ...]  # (name, C++ type) as saved_variables wants them
+    returns: tuple[tuple[str, str], ...]  # (name with self → result, C++ return type)
+
+
+_facts_cache: dict[int, tuple[NativeFunction, LegacyFacts]] = {}
+
+
+def legacy_facts(f: NativeFunction) -> LegacyFacts:
+    """Raises ValueError for types the 2021 codegen did not have (SymInt, …)."""
+    hit = _facts_cache.get(id(f))
+    if hit is not None and hit[0] is f:
+        return hit[1]
+    bindings = tuple(legacy_cpp.cpp_arguments(f))
+    names = [n if n != "self" else "result" for n in legacy_cpp.return_names(f.func)]
+    facts = LegacyFacts(
+        bindings=bindings,
+        arg_names=tuple(b.name for b in bindings),
+        arguments=tuple((b.name, b.type) for b in bindings),
+        returns=tuple(zip(names, (legacy_cpp.return_type(r) for r in f.func.returns))),
+    )
+    if len(_facts_cache) > 50_000:
+        _facts_cache.clear()
+    _facts_cache[id(f)] = (f, facts)
+    return facts
+
+
+# -- the analyser -------------------------------------------------------------------------------
+
+
+class LegacyEntryAnalyser:
+    """Analyses one parsed entry against a NativeIndex by the 2021 rules."""
+
+    profile = "legacy"
+
+    def __init__(self, index: NativeIndex, native_path: str | None = None) -> None:
+        self.index = index
+        self.native_path = native_path
+        self._by_signature: dict[tuple, list[NativeFunction]] | None = None
+
+    @property
+    def by_signature(self) -> dict[tuple, list[NativeFunction]]:
+        """The 2021 `functions_by_signature` (file order within a group)."""
+        if self._by_signature is None:
+            groups: dict[tuple, list[NativeFunction]] = {}
+            for f in self.index.by_schema.values():
+                groups.setdefault(legacy_cpp.signature_key(f.func), []).append(f)
+            self._by_signature = groups
+        return self._by_signature
+
+    def group(self, f: NativeFunction) -> list[NativeFunction]:
+        return self.by_signature.get(legacy_cpp.signature_key(f.func), [f])
+
+    def canonical(self, f: NativeFunction, defn_name: str) -> NativeFunction | None:
+        functions = self.group(f)
+        for g in functions:
+            if legacy_cpp.name(g.func) == defn_name:
+                return g
+        # some functions only have in-place variants
+        if defn_name + "_" == legacy_cpp.name(functions[0].func):
+            return functions[0]
+        return None
+
+    def analyse(self, entry: Entry) -> EntryResult:
+        diagnostics = [_parse_diagnostic(d) for d in entry.diagnostics]
+        guess = _guess_has_derivatives(entry)
+
+        def done(defn_name=None, schema_function=None, canonical=None, sections=()) -> EntryResult:
+            return LegacyEntryResult(
+                entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess
+            )
+
+        name = entry.name
+        if name is None:
+            diagnostics.append(
+                error(
+                    _first_line(entry.span),
+                    "missing-name",
+                    "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
+                    "'name: abs(Tensor self) -> Tensor'.",
+                )
+            )
+            return done()
+        if not isinstance(name.value, str):
+            diagnostics.append(
+                error(name.span, "name-not-string", "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.")
+            )
+            return done()
+        specification = name.value
+        defn_name = split_name_params(specification)
+        if defn_name is None:
+            diagnostics.append(
+                error(
+                    name.span,
+                    "unsupported-schema",
+                    f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
+                )
+            )
+            return done()
+        output_differentiability = self._output_differentiability(entry, diagnostics)
+
+        schema_function = self.index.by_schema.get(specification)
+        if schema_function is None:
+            diagnostics.append(self._schema_not_found(name, specification, defn_name))
+            return done(defn_name)
+
+        canonical = self.canonical(schema_function, defn_name)
+        if canonical is None:
+            diagnostics.append(
+                error(
+                    name.span,
+                    "no-canonical-function",
+                    f"None of the functions sharing the signature of '{specification}' is named '{defn_name}' "
+                    f"(or '{defn_name}_'): {', '.join(str(g.func.name) for g in self.group(schema_function))}. "
+                    "The 2021 loader fails here (an assertion in canonical_function).",
+                )
+            )
+            return done(defn_name, schema_function)
+
+        try:
+            facts = legacy_facts(canonical)
+        except ValueError as e:
+            diagnostics.append(
+                error(name.span, "unsupported-type", f"{canonical.func.name} cannot be read by the 2021 codegen: {e}.")
+            )
+            return done(defn_name, schema_function)
+
+        if "grad_input_mask" in facts.arg_names:
+            diagnostics.append(
+                error(
+                    name.locate("grad_input_mask"),
+                    "reserved-argument-grad-input-mask",
+                    f"Schema for {defn_name} has an argument named grad_input_mask, but this name would be "
+                    "shadowed by the generated code. Rename it in native_functions.yaml.",
+                )
+            )
+            return done(defn_name, schema_function, canonical)
+
+        explicit = [s for s in entry.sections if s.explicit]
+        if explicit or not entry.sections:
+            if explicit:
+                diagnostics.append(
+                    error(
+                        explicit[0].key.span,
+                        "dispatch-not-supported",
+                        "The 2021 loader has no dispatch sections: it reads 'dispatch' as an argument name and "
+                        "fails on its mapping. Write the formulas directly under the entry.",
+                    )
+                )
+            return done(defn_name, schema_function, canonical)
+
+        section = self._section(canonical, facts, defn_name, entry.sections[0], output_differentiability, diagnostics)
+        return done(defn_name, schema_function, canonical, (section,))
+
+    # -- pieces ----------------------------------------------------------------------------------
+
+    def _output_differentiability(self, entry: Entry, diagnostics: list[Diagnostic]) -> tuple | None:
+        node = entry.output_differentiability
+        if node is None or node.value is None:
+            return None
+        if not isinstance(node.value, list):
+            diagnostics.append(
+                warning(
+                    node.span,
+                    "output-differentiability-not-list",
+                    "output_differentiability should be a list of True/False, one per output; the 2021 loader "
+                    "keeps this value as is and the code generated from it fails.",
+                )
+            )
+            return None
+        for item in entry.output_differentiability_items:
+            if not isinstance(item.value, bool):
+                diagnostics.append(
+                    warning(item.span, "output-differentiability-item", f"Expected True or False, not {item.value!r}.")
+                )
+        return tuple(node.value)
+
+    def _schema_not_found(self, name: Scalar, specification: str, defn_name: str) -> Diagnostic:
+        candidates = [s for s, f in self.index.by_schema.items() if legacy_cpp.name(f.func) == defn_name]
+        ranked = sorted(candidates, key=lambda s: -difflib.SequenceMatcher(None, specification, s).ratio())
+        if ranked:
+            hint = "Available signatures:\n" + "\n".join(ranked)
+        else:
+            names = _closest(defn_name, {legacy_cpp.name(f.func) for f in self.index.by_schema.values()})
+            hint = f"No ATen function is named '{defn_name}'." + (
+                f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
+            )
+        related = tuple(
+            Related(self.native_path, line - 1, schema)
+            for schema in ranked[:20]
+            if (line := self.index.line_of(schema)) is not None
+        )
+        return error(
+            name.span,
+            "schema-not-found",
+            f"Could not find ATen function for schema: {specification}. {hint}",
+            related=related,
+            fixes=tuple(Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])),
+        )
+
+    def _section(
+        self,
+        f: NativeFunction,
+        facts: LegacyFacts,
+        defn_name: str,
+        section: Section,
+        output_differentiability: tuple | None,
+        diagnostics: list[Diagnostic],
+    ) -> SectionResult:
+        results: list[KeyResult] = []
+        keyed: list[tuple[str, FormulaItem]] = []
+        for item in section.items:
+            if isinstance(item.key.value, str):
+                keyed.append((item.key.value, item))
+            else:
+                diagnostics.append(
+                    error(item.key.span, "key-not-string", f"Expected argument names, not {item.key.value!r}.")
+                )
+                results.append(KeyResult(item, "Default", (), "invalid"))
+
+        derivatives: list[tuple[Derivative, FormulaItem]] = []
+        non_differentiable: list[tuple[str, FormulaItem]] = []
+        differentiable: dict[str, FormulaItem] = {}
+        for raw_names, item in sorted(keyed, key=lambda pair: pair[0]):
+            names = tuple(x.strip() for x in raw_names.split(","))
+            result = self._item(f, facts, item, names, diagnostics)
+            results.append(result)
+            if result.derivative is not None:
+                derivatives.append((result.derivative, item))
+                for n in names:
+                    differentiable.setdefault(n, item)
+            elif result.kind == "non_differentiable":
+                non_differentiable.extend((n, item) for n in names)
+
+        for n, item in non_differentiable:
+            if n in differentiable:
+                diagnostics.append(
+                    error(
+                        item.key.locate(n),
+                        "overlap",
+                        f"'{n}' is marked non_differentiable here but also has a derivative formula "
+                        f"(line {differentiable[n].key.span.line + 1} of this entry); keep one.",
+                    )
+                )
+
+        _check_grad_usage(defn_name, derivatives, diagnostics)
+
+        backward = [d for d, _ in derivatives]
+        info = DifferentiabilityInfo(
+            name=defn_name,
+            func=f,
+            op=None,
+            derivatives=tuple(backward),
+            forward_derivatives=(),
+            all_saved_inputs=_dedup(v for d in backward for v in d.saved_inputs),
+            all_saved_outputs=_dedup(v for d in backward for v in d.saved_outputs),
+            available_named_gradients=(),
+            used_named_gradients=frozenset(),
+            args_with_derivatives=tuple(b for b in facts.bindings if b.name in differentiable),
+            non_differentiable_arg_names=tuple(n for n, _ in non_differentiable),
+            output_differentiability=output_differentiability,
+            output_differentiability_conditions=None,
+        )
+        return SectionResult("Default", section.key, info, tuple(results))
+
+    def _item(
+        self,
+        f: NativeFunction,
+        facts: LegacyFacts,
+        item: FormulaItem,
+        names: tuple[str, ...],
+        diagnostics: list[Diagnostic],
+    ) -> KeyResult:
+        invalid = KeyResult(item, "Default", names, "invalid")
+        formula = item.value.value
+        if not isinstance(formula, str):
+            diagnostics.append(
+                error(
+                    item.value.span,
+                    "formula-not-string",
+                    f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
+                    f"not {type(formula).__name__} {formula!r}; the 2021 loader fails on it. Quote it.",
+                )
+            )
+            return invalid
+        for n in names:
+            if n not in facts.arg_names:
+                diagnostics.append(
+                    warning(
+                        item.key.locate(n),
+                        "unknown-name",
+                        f"'{n}' is not an argument of {f.func.name} (arguments: {', '.join(facts.arg_names) or 'none'}). "
+                        "The 2021 loader accepts it but computes no gradient for it.",
+                        fixes=_name_fixes(item.key, n, facts.arg_names),
+                    )
+                )
+        if formula.lower().strip() == "non_differentiable":
+            return KeyResult(item, "Default", names, "non_differentiable")
+        try:
+            formula_in, saved_inputs = legacy_saved_variables(formula, facts.arguments, names)
+            formula_out, saved_outputs = legacy_saved_variables(formula_in, facts.returns, names)
+        except SavedVariableError as e:
+            diagnostics.append(error(item.value.locate(e.token), e.code, f"{e} (in the formula for '{item.key.value}')"))
+            return invalid
+        n_returns = len(f.func.returns)
+        for i in used_gradient_indices(formula_out):
+            if i >= n_returns:
+                diagnostics.append(
+                    error(
+                        item.value.locate(f"grads[{i}]"),
+                        "grads-out-of-bounds",
+                        f"Out of bounds grads access: the formula uses grads[{i}], but {legacy_cpp.name(f.func)} "
+                        f"only returns {n_returns} output{'s' if n_returns != 1 else ''}.",
+                    )
+                )
+                return invalid
+        derivative = Derivative(
+            formula=formula_out,
+            original_formula=formula,
+            var_names=names,
+            saved_inputs=saved_inputs,
+            saved_outputs=saved_outputs,
+            named_gradients=frozenset(),
+        )
+        return KeyResult(item, "Default", names, "backward", derivative=derivative)
+
+
+def _check_grad_usage(
+    defn_name: str, derivatives: Sequence[tuple[Derivative, FormulaItem]], diagnostics: list[Diagnostic]
+) -> None:
+    """The 2021 check_grad_usage: no mixing of `grad` and `grads`, no lone `grads[0]`."""
+    grad_items = [item for d, item in derivatives if ident_pattern("grad").search(d.formula)]
+    grads_items = [item for d, item in derivatives if ident_pattern("grads").search(d.formula)]
+    num_grads_uses = sum(len(ident_pattern("grads").findall(d.formula)) for d, _ in derivatives)
+    indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
+    if grad_items and num_grads_uses > 0:
+        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in _ident_spans(item.value, "grad"))
+        diagnostics.append(
+            error(
+                _first_ident(grads_items[0].value, "grads"),
+                "grads-mixed",
+                f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
+                fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
+            )
+        )
+    elif num_grads_uses == len(indices) and indices and set(indices) == {0}:
+        edits = tuple(Edit(s, "grad") for item in grads_items for s in _literal_spans(item.value, "grads[0]"))
+        diagnostics.append(
+            error(
+                grads_items[0].value.locate("grads[0]"),
+                "grads-solely-zero",
+                f"The derivatives of {defn_name} only refer to 'grads[0]'. If the first output is the only "
+                "differentiable one, write 'grad'; otherwise the declaration is likely wrong.",
+                fixes=(Fix("Replace 'grads[0]' with 'grad'", edits, True),) if edits else (),
+            )
+        )
+
+
+def _parse_diagnostic(d: Diagnostic) -> Diagnostic:
+    """The 2021 loader read the file with plain yaml.load, which keeps the last of duplicate keys."""
+    if d.code == "duplicate-key" and d.severity == Severity.ERROR:
+        return replace(
+            d,
+            severity=Severity.WARNING,
+            message=d.message.split(";")[0]
+            + "; the 2021 loader silently used the later formula (derivls shows the first). Merge the two.",
+        )
+    return d
+
+
+def _dedup(saved: Iterable[SavedAttribute]) -> tuple[SavedAttribute, ...]:
+    seen: set[str] = set()
+    result = []
+    for var in saved:
+        name = plain_name(var.nctype)
+        if name not in seen:
+            seen.add(name)
+            result.append(var)
+    return tuple(result)
+
+
+# -- node names ---------------------------------------------------------------------------------
+
+
+def legacy_op_numbering(results: Sequence[EntryResult]) -> list[list[tuple[str, str | None]]]:
+    """The 2021 create_op_names: a number is appended only to names used more than once."""
+    names: list[str | None] = []
+    for result in results:
+        if result.defn_name is None:
+            names.append(None)
+            continue
+        if result.canonical is not None:
+            has = any(s.has_derivatives for s in result.sections)
+        else:
+            has = result.guessed_has_derivatives
+        names.append(create_op_prefix(result.defn_name) if has else None)
+    dups = {n for n, count in Counter(names).items() if n is not None and count > 1}
+    counter: Counter[str] = Counter()
+    numbered: list[list[tuple[str, str | None]]] = []
+    for result, n in zip(results, names):
+        if result.defn_name is None:
+            numbered.append([])
+            continue
+        op = n
+        if n is not None and n in dups:
+            op = f"{n}{counter[n]}"
+            counter[n] += 1
+        numbered.append([("Default", op)])
+    return numbered
