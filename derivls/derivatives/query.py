@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from derivls.aten import cpp
+from derivls.aten.cpp import Binding
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.derivatives.analysis import (
     AUTOGRAD_KEYS,
@@ -24,6 +25,7 @@ from derivls.derivatives.analysis import (
 from derivls.derivatives.document import FormulaItem, Scalar, Section
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.derivatives.model import DifferentiabilityInfo, SavedAttribute
+from derivls.derivatives.profiles import profile_of
 from derivls.derivatives.saved import TORCHGEN_REPLACEMENTS, Replacement, plain_name
 from derivls.diagnostics import Span
 
@@ -214,12 +216,15 @@ def _pattern_at(placed: PlacedEntry, source: str, offset: int) -> tuple[SavedPat
     f = placed.result.canonical
     if f is None:
         return None
-    facts = function_facts(f)
-    for nctype in (*facts.arg_nctypes, *facts.named_returns):
-        name = plain_name(nctype)
+    if profile_of(placed) == "legacy":
+        names, rules = _legacy_names_and_rules(f)
+    else:
+        facts = function_facts(f)
+        names, rules = [plain_name(n) for n in (*facts.arg_nctypes, *facts.named_returns)], TORCHGEN_REPLACEMENTS
+    for name in names:
         if name not in source:
             continue
-        for rule in TORCHGEN_REPLACEMENTS:
+        for rule in rules:
             for m in _rule(rule.pattern, name).finditer(source):
                 if m.start() <= offset <= m.end():
                     saved_name = name + rule.suffix_for(m)
@@ -230,6 +235,16 @@ def _pattern_at(placed: PlacedEntry, source: str, offset: int) -> tuple[SavedPat
                         m.end(),
                     )
     return None
+
+
+def _legacy_names_and_rules(f: NativeFunction) -> tuple[list[str], Sequence[Replacement]]:
+    from derivls.derivatives.legacy import LEGACY_REPLACEMENTS, legacy_facts
+
+    try:
+        facts = legacy_facts(f)
+    except ValueError:
+        return [], LEGACY_REPLACEMENTS
+    return [n for n, _ in (*facts.arguments, *facts.returns)], LEGACY_REPLACEMENTS
 
 
 # -- facts about the function an entry is for ----------------------------------------------------
@@ -252,10 +267,33 @@ class OutputFact:
     cpp_type: str
 
 
-def arg_facts(f: NativeFunction) -> list[ArgFact]:
+def _bindings(f: NativeFunction, profile: str) -> Sequence[Binding]:
+    if profile == "legacy":
+        from derivls.derivatives.legacy import legacy_facts
+
+        try:
+            return legacy_facts(f).bindings
+        except ValueError:
+            return ()
+    return function_facts(f).bindings
+
+
+def _return_cpp_types(f: NativeFunction, profile: str) -> list[str]:
+    if profile == "legacy":
+        from derivls.derivatives.legacy import legacy_facts
+
+        try:
+            return [t for _, t in legacy_facts(f).returns]
+        except ValueError:
+            return []
+    return [n.cpp_type() for n in function_facts(f).named_returns]
+
+
+def arg_facts(f: NativeFunction, profile: str = "torchgen") -> list[ArgFact]:
+    """`profile` picks whose C++ types: torchgen 2.x's, or the 2021 codegen's ("legacy")."""
     schema_args = {a.name: a for a in f.func.arguments.flat_all}
     facts = []
-    for binding in function_facts(f).bindings:
+    for binding in _bindings(f, profile):
         arg = schema_args.get(binding.name)
         facts.append(
             ArgFact(
@@ -268,9 +306,9 @@ def arg_facts(f: NativeFunction) -> list[ArgFact]:
     return facts
 
 
-def output_facts(f: NativeFunction) -> list[OutputFact]:
+def output_facts(f: NativeFunction, profile: str = "torchgen") -> list[OutputFact]:
     returns = f.func.returns
-    named = function_facts(f).named_returns
+    cpp_types = _return_cpp_types(f, profile)
     result = []
     for i, ret in enumerate(returns):
         if ret.name is not None:
@@ -279,26 +317,47 @@ def output_facts(f: NativeFunction) -> list[OutputFact]:
             name = "result"
         else:
             name = f"result{i}"
-        cpp_type = named[i].cpp_type() if i < len(named) else ""
+        cpp_type = cpp_types[i] if i < len(cpp_types) else ""
         result.append(OutputFact(i, name, ret.name, str(ret.type), cpp_type))
     return result
 
 
-def resolve_schema(index: NativeIndex, schema: str) -> tuple[NativeFunction | None, NativeFunction | None]:
+def resolve_schema(
+    index: NativeIndex, schema: str, profile: str = "torchgen"
+) -> tuple[NativeFunction | None, NativeFunction | None]:
     """(the function `schema` spells, the canonical function its formulas are about), as the loader does."""
     f = index.by_schema.get(schema)
     if f is None:
         return None, None
     name = split_name_params(schema)
+    if profile == "legacy":
+        return f, (_legacy_analyser(index).canonical(f, name) if name is not None else None)
     functions = index.by_signature.get(f.func.signature(), [])
     if not functions or name is None:
         return f, None
     return f, _canonical_function(functions, name)
 
 
-def overload_group(index: NativeIndex, f: NativeFunction) -> list[NativeFunction]:
+def overload_group(index: NativeIndex, f: NativeFunction, profile: str = "torchgen") -> list[NativeFunction]:
     """The functions sharing `f`'s signature (functional, in-place, out, …), which share its formulas."""
+    if profile == "legacy":
+        return list(_legacy_analyser(index).group(f))
     return list(index.by_signature.get(f.func.signature(), [f]))
+
+
+_legacy_analysers: dict[int, tuple[NativeIndex, object]] = {}
+
+
+def _legacy_analyser(index: NativeIndex):  # noqa: ANN202 - a LegacyEntryAnalyser (imported lazily)
+    """One LegacyEntryAnalyser per index, for its 2021 signature groups."""
+    from derivls.derivatives.legacy import LegacyEntryAnalyser
+
+    hit = _legacy_analysers.get(id(index))
+    if hit is None or hit[0] is not index:
+        if len(_legacy_analysers) > 8:
+            _legacy_analysers.clear()
+        hit = _legacy_analysers[id(index)] = (index, LegacyEntryAnalyser(index))
+    return hit[1]
 
 
 def saved_attributes(info: DifferentiabilityInfo) -> list[SavedAttribute]:
@@ -315,7 +374,14 @@ def derivative_saves(key_result: KeyResult | None) -> list[SavedAttribute]:
     return [*key_result.derivative.saved_inputs, *key_result.derivative.saved_outputs]
 
 
-def cpp_signature(f: NativeFunction) -> str:
+def cpp_signature(f: NativeFunction, profile: str = "torchgen") -> str:
+    if profile == "legacy":
+        from derivls.aten import legacy_cpp
+
+        try:
+            return legacy_cpp.cpp_signature(f)
+        except ValueError as e:
+            return f"// not expressible in the 2021 C++ API: {e}"
     sigs = cpp.CppSignatureGroup.from_native_function(f, method=False)
     sig = sigs.symint_signature if sigs.symint_signature is not None else sigs.signature
     return sig.decl()
@@ -466,6 +532,7 @@ __all__ = [
     "node_names",
     "output_facts",
     "overload_group",
+    "profile_of",
     "resolve_schema",
     "saved_attributes",
     "saved_label",
