@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from derivls.aten import cpp
@@ -87,6 +88,33 @@ class EntryResult:
     sections: tuple[SectionResult, ...]
     diagnostics: tuple[Diagnostic, ...]
     guessed_has_derivatives: bool = False  # for op numbering when the schema is unknown
+
+    @cached_property
+    def op_plan(self) -> tuple[tuple[str, str | None], ...]:
+        """(dispatch key, op-name prefix or None if the node is not generated), per section.
+
+        Guessed when the schema did not resolve, so one broken entry does not renumber every node
+        after it. Cached: the file pass numbers every entry on every keystroke.
+        """
+        if self.defn_name is None:
+            return ()
+        base = create_op_prefix(self.defn_name)
+        if self.canonical is not None:
+            counted = [(s.dispatch_key, s.has_derivatives) for s in self.sections]
+        else:
+            counted = [
+                (s.key.value, self.guessed_has_derivatives)
+                for s in self.entry.sections
+                if s.key.value in _VALID_DISPATCH_KEYS
+            ]
+        return tuple(
+            (key, (base if key == "Default" else base + key) if has_derivatives else None)
+            for key, has_derivatives in counted
+        )
+
+    @cached_property
+    def dispatch_keys(self) -> tuple[str, ...]:
+        return tuple(s.dispatch_key for s in self.sections)
 
     @property
     def schema_string(self) -> str | None:

@@ -7,7 +7,6 @@ broken entry and an edit re-parses only the entry it touched.
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +22,6 @@ try:  # the C composer is ~10x faster; marks are identical
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-_ENTRY_START = re.compile(r"^-(?:[ \t]|$)")
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -36,18 +34,33 @@ class Chunk:
     is_entry: bool
 
 
+def _entry_starts(text: str) -> list[int]:
+    """Offsets of the lines that start an entry (`-` then a blank or the line end)."""
+    starts = []
+    at = 0 if text.startswith("-") else text.find("\n-")
+    while at >= 0:
+        begin = at if at == 0 and text.startswith("-") else at + 1
+        after = text[begin + 1 : begin + 2]
+        if after in ("", " ", "\t", "\r", "\n"):
+            starts.append(begin)
+        at = text.find("\n-", begin + 1)
+    return starts
+
+
 def split_entries(text: str) -> list[Chunk]:
-    lines = text.splitlines(keepends=True)
+    # str.find instead of a MULTILINE regex: this runs on every keystroke over the whole file.
+    starts = _entry_starts(text)
+    is_entry = set(starts)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
     chunks: list[Chunk] = []
-    start = 0
-    is_entry = False
-    for i, line in enumerate(lines):
-        if _ENTRY_START.match(line):
-            if i > start or is_entry:
-                chunks.append(Chunk(start, "".join(lines[start:i]), is_entry))
-            start, is_entry = i, True
-    if start < len(lines) or is_entry:
-        chunks.append(Chunk(start, "".join(lines[start:]), is_entry))
+    line = 0
+    for i, begin in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        if begin == end:
+            continue
+        chunks.append(Chunk(line, text[begin:end], begin in is_entry))
+        line += text.count("\n", begin, end)
     return chunks
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex
@@ -44,11 +45,18 @@ class PlacedEntry:
     def op(self, dispatch_key: str) -> str | None:
         return dict(self.ops).get(dispatch_key)
 
-    def infos(self) -> Iterator[tuple[str, DifferentiabilityInfo]]:
+    @cached_property
+    def _named_infos(self) -> tuple[tuple[str, DifferentiabilityInfo], ...]:
         ops = dict(self.ops)
-        for section in self.result.sections:
-            if section.info is not None:
-                yield section.dispatch_key, replace(section.info, op=ops.get(section.dispatch_key))
+        return tuple(
+            (section.dispatch_key, replace(section.info, op=ops.get(section.dispatch_key)))
+            for section in self.result.sections
+            if section.info is not None
+        )
+
+    def infos(self) -> Iterator[tuple[str, DifferentiabilityInfo]]:
+        """(dispatch key, info with its op name), in the entry's order; built once, on demand."""
+        return iter(self._named_infos)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -66,12 +74,44 @@ class ViewCopyInfo:
 
 @dataclass(frozen=True)
 class DocumentAnalysis:
+    """One version of the file. What an edit needs (diagnostics, op names) is computed at once;
+    the torchgen-shaped `infos` only when asked for (dump, codegen), so keystrokes stay cheap."""
+
     entries: tuple[PlacedEntry, ...]
     diagnostics: tuple[Diagnostic, ...]  # absolute positions, file order
-    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]]
-    info_lines: dict[FunctionSchema, int | None]  # 0-based `- name:` line; None for view_copy infos
     used_dispatch_keys: frozenset[str]
-    view_copies: tuple[ViewCopyInfo, ...]
+    index: NativeIndex | None
+
+    @cached_property
+    def _owners(self) -> dict[FunctionSchema, PlacedEntry]:
+        """canonical schema → the entry torchgen keeps for it (the last), in first-seen order."""
+        owners: dict[FunctionSchema, PlacedEntry] = {}
+        for entry in self.entries:
+            if entry.result.canonical is not None:
+                owners[entry.result.canonical.func] = entry
+        return owners
+
+    @cached_property
+    def view_copies(self) -> tuple[ViewCopyInfo, ...]:
+        if self.index is None:
+            return ()
+        return tuple(_view_copy_infos(self._owners, self.index))
+
+    @cached_property
+    def infos(self) -> dict[FunctionSchema, dict[str, DifferentiabilityInfo]]:
+        """torchgen's `load_derivatives` result: canonical schema → {dispatch key: info}."""
+        infos = {schema: dict(entry.infos()) for schema, entry in self._owners.items()}
+        for copy in self.view_copies:
+            infos.setdefault(copy.info.func.func, {})[copy.dispatch_key] = copy.info
+        return infos
+
+    @cached_property
+    def info_lines(self) -> dict[FunctionSchema, int | None]:
+        """0-based `- name:` line of each info's entry; None for generated view_copy infos."""
+        lines: dict[FunctionSchema, int | None] = {schema: entry.line for schema, entry in self._owners.items()}
+        for copy in self.view_copies:
+            lines[copy.info.func.func] = None
+        return lines
 
     def entry_at(self, line: int) -> PlacedEntry | None:
         """The entry whose lines (up to the next entry) hold `line` (0-based)."""
@@ -93,6 +133,7 @@ class DocumentAnalyzer:
         self._analyser = profiles.entry_analyser(profile, index, native_path) if index is not None else None
         self._numbering = profiles.op_numbering(profile)
         self._cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
+        self._placed: dict[tuple[int, int], PlacedEntry] = {}
 
     def analyse(self, text: str) -> DocumentAnalysis:
         cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
@@ -105,58 +146,45 @@ class DocumentAnalyzer:
                 hit = (tuple(self._analyse_entry(e) for e in entries), diagnostics)
             cache[chunk.text] = hit
             results, diagnostics = hit
-            loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
-            placed.extend((chunk.start_line, r) for r in results)
+            if diagnostics:
+                loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
+            for result in results:
+                placed.append((chunk.start_line, result))
         self._cache = cache  # only the current chunks stay cached: memory follows the file
-        return _file_pass(placed, loose, self.index, self._numbering)
+        return self._file_pass(placed, loose)
 
     def _analyse_entry(self, entry: Entry) -> EntryResult:
         if self._analyser is None:
             return EntryResult(entry, None, None, None, (), entry.diagnostics)
         return self._analyser.analyse(entry)
 
-
-def _file_pass(
-    placed: list[tuple[int, EntryResult]],
-    loose: list[Diagnostic],
-    index: NativeIndex | None,
-    numbering: profiles.OpNumbering,
-) -> DocumentAnalysis:
-    entries: list[PlacedEntry] = []
-    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]] = {}
-    info_lines: dict[FunctionSchema, int | None] = {}
-    owners: dict[FunctionSchema, PlacedEntry] = {}
-    used_keys: set[str] = set()
-    extra: list[Diagnostic] = []
-
-    all_ops = numbering([result for _, result in placed])
-    for (start_line, result), ops in zip(placed, all_ops):
-        entry = PlacedEntry(start_line, result, tuple(ops))
-        entries.append(entry)
-        if result.canonical is None:
-            continue
-        used_keys.update(s.dispatch_key for s in result.sections)
-        schema = result.canonical.func
-        earlier = owners.get(schema)
-        if earlier is not None:
-            extra.append(_duplicate(entry, earlier))
-        owners[schema] = entry
-        infos[schema] = dict(entry.infos())
-        info_lines[schema] = entry.line
-
-    view_copies = _view_copy_infos(infos, owners, index) if index is not None else []
-    for copy in view_copies:
-        infos.setdefault(copy.info.func.func, {})[copy.dispatch_key] = copy.info
-        info_lines[copy.info.func.func] = None
-
-    diagnostics = list(loose)
-    for entry in entries:
-        diagnostics.extend(entry.diagnostics)
-    diagnostics.extend(extra)
-    diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-    return DocumentAnalysis(
-        tuple(entries), tuple(diagnostics), infos, info_lines, frozenset(used_keys), tuple(view_copies)
-    )
+    def _file_pass(self, placed: list[tuple[int, EntryResult]], loose: list[Diagnostic]) -> DocumentAnalysis:
+        entries: list[PlacedEntry] = []
+        seen: dict[FunctionSchema, PlacedEntry] = {}
+        used_keys: set[str] = set()
+        diagnostics = list(loose)
+        reused: dict[tuple[int, int], PlacedEntry] = {}
+        for (start_line, result), ops in zip(placed, self._numbering([result for _, result in placed])):
+            # An unchanged entry at an unchanged place keeps its PlacedEntry, and so its built infos.
+            key = (start_line, id(result))
+            ops = tuple(ops)
+            entry = self._placed.get(key)
+            if entry is None or entry.result is not result or entry.ops != ops:
+                entry = PlacedEntry(start_line, result, ops)
+            reused[key] = entry
+            entries.append(entry)
+            if result.diagnostics:
+                diagnostics.extend(entry.diagnostics)
+            if result.canonical is None:
+                continue
+            used_keys.update(result.dispatch_keys)
+            earlier = seen.get(result.canonical.func)
+            if earlier is not None:
+                diagnostics.append(_duplicate(entry, earlier))
+            seen[result.canonical.func] = entry
+        self._placed = reused
+        diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+        return DocumentAnalysis(tuple(entries), tuple(diagnostics), frozenset(used_keys), self.index)
 
 
 def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
@@ -171,18 +199,14 @@ def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
     )
 
 
-def _view_copy_infos(
-    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]],
-    owners: dict[FunctionSchema, PlacedEntry],
-    index: NativeIndex,
-) -> list[ViewCopyInfo]:
+def _view_copy_infos(owners: dict[FunctionSchema, PlacedEntry], index: NativeIndex) -> list[ViewCopyInfo]:
     """torchgen's add_view_copy_derivatives: `{view}_copy` reuses its view's formulas."""
     groups = {g.view.func.name: g for g in index.view_groups}
     result: list[ViewCopyInfo] = []
-    for schema, per_key in infos.items():
+    for entry in owners.values():
         copies: list[ViewCopyInfo] = []
         copy_schema = None
-        for key, info in per_key.items():
+        for key, info in entry.infos():
             group = groups.get(info.func.func.name)
             if group is None or group.view_copy is None:
                 break
@@ -194,8 +218,8 @@ def _view_copy_infos(
                 op=None if info.op is None else f"{info.op}_copy",
             )
             copy_schema = group.view_copy.func
-            copies.append(ViewCopyInfo(owners[schema], key, copy))
-        if copies and copy_schema not in infos:
+            copies.append(ViewCopyInfo(entry, key, copy))
+        if copies and copy_schema not in owners:  # a hand-written entry for the copy wins
             result.extend(copies)
     return result
 
