@@ -54,23 +54,30 @@ def from_client_column(line: str, units: int, encoding: str = UTF16) -> int:
     return len(line)
 
 
-def offset_at(text: str, line: int, units: int, encoding: str = UTF16) -> int:
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` without their breaks, as LSP counts them (only \\n, \\r\\n, \\r)."""
+    if "\r" not in text:
+        return text.split("\n")  # the common case, at C speed
+    return _LINE_BREAK.split(text)
+
+
+def offset_at(text: str, line: int, units: int, encoding: str = UTF16, lines: list[str] | None = None) -> int:
     """The code-point offset in `text` of an LSP position (clamped: past the end → the end)."""
     if line < 0:
         return 0
-    start = 0
-    if line > 0:
-        seen = 0
-        for m in _LINE_BREAK.finditer(text):
-            seen += 1
-            if seen == line:
+    if lines is None:
+        lines = split_lines(text)
+    if line >= len(lines):
+        return len(text)
+    if "\r" not in text:
+        start = sum(map(len, lines[:line])) + line
+    else:
+        start = 0
+        for i, m in enumerate(_LINE_BREAK.finditer(text)):
+            if i + 1 == line:
                 start = m.end()
                 break
-        else:
-            return len(text)
-    m = _LINE_BREAK.search(text, start)
-    end = m.start() if m else len(text)
-    return start + from_client_column(text[start:end], units, encoding)
+    return start + from_client_column(lines[line], units, encoding)
 
 
 def apply_change(text: str, change: object, encoding: str = UTF16) -> str:
@@ -79,8 +86,9 @@ def apply_change(text: str, change: object, encoding: str = UTF16) -> str:
     range_ = getattr(change, "range", None)
     if range_ is None:
         return new_text
-    start = offset_at(text, range_.start.line, range_.start.character, encoding)
-    end = offset_at(text, range_.end.line, range_.end.character, encoding)
+    lines = split_lines(text)
+    start = offset_at(text, range_.start.line, range_.start.character, encoding, lines)
+    end = offset_at(text, range_.end.line, range_.end.character, encoding, lines)
     if end < start:
         start, end = end, start
     return text[:start] + new_text + text[end:]
@@ -94,7 +102,7 @@ class LineIndex:
     def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.text = text
         self.encoding = encoding
-        self.lines: list[str] = _LINE_BREAK.split(text)
+        self.lines: list[str] = split_lines(text)
         self._starts: list[int] | None = None
 
     def line(self, n: int) -> str:
@@ -138,4 +146,14 @@ class LineIndex:
         return bisect_right(self._starts, offset) - 1
 
 
-__all__ = ["LineIndex", "UTF16", "UTF32", "UTF8", "apply_change", "from_client_column", "offset_at", "to_client_column"]
+__all__ = [
+    "LineIndex",
+    "UTF16",
+    "UTF32",
+    "UTF8",
+    "apply_change",
+    "from_client_column",
+    "offset_at",
+    "split_lines",
+    "to_client_column",
+]
