@@ -36,6 +36,7 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
     if ctx.kind == "none":
         return None
     profile = getattr(doc.analyzer, "profile", "torchgen")  # whose C++ types the details show
+    legacy = profile == "legacy"  # 2021: no forward formulas, dispatch sections or named gradients
     f = _function(index, ctx, profile)
     start = lines.position(line, ctx.prefix_start)
     end = lines.position(line, column)
@@ -71,21 +72,21 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
             for a in query.arg_facts(f, profile):
                 if a.name not in used:
                     add(a.name, types.CompletionItemKind.Field, _arg_detail(a), a.name + colon)
-            for o in query.output_facts(f, profile):
+            for o in query.output_facts(f, profile) if not legacy else ():
                 if o.name not in used:
                     add(o.name, types.CompletionItemKind.Field, f"output: {o.schema_type} (forward formula)",
                         o.name + colon, sort="2")
-        elif "result" not in used:
+        elif "result" not in used and not legacy:
             add("result", types.CompletionItemKind.Field, "the output (forward formula)", "result" + colon, sort="2")
         if ctx.kind == "entry_key":
-            for key in ("output_differentiability", "dispatch"):
+            for key in ("output_differentiability",) if legacy else ("output_differentiability", "dispatch"):
                 if key not in used:
                     add(key, types.CompletionItemKind.Keyword, None, key + colon, sort="3")
         return types.CompletionList(is_incomplete=False, items=items)
 
     # formulas
     forward = False
-    if ctx.formula_key and f is not None:
+    if ctx.formula_key and f is not None and not legacy:
         first = ctx.formula_key.split(",")[0].strip()
         forward = first not in {a.name for a in query.arg_facts(f, profile)}
     if f is not None:
@@ -95,7 +96,7 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
             if len(outputs) > 1:
                 for o in outputs:
                     add(f"grads[{o.index}]", types.CompletionItemKind.Variable, f"gradient of {o.name}: {o.schema_type}")
-            for o in outputs:
+            for o in outputs if not legacy else ():
                 if o.schema_name is not None and o.schema_type.startswith("Tensor"):
                     add(f"grad_{o.schema_name}", types.CompletionItemKind.Variable, f"gradient of {o.name}")
             add("grad_input_mask", types.CompletionItemKind.Variable, "which inputs need a gradient", sort="3")

@@ -92,6 +92,18 @@ async def assert_legacy_hovers(client: LanguageClient, doc: str) -> None:
     add = await hover(client, doc, at("- name: add.Tensor", offset=9))
     assert "`AddBackward0`" in add
 
+    # completion of a formula word: argument details in 2021 types, no forward-mode words
+    completion = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc),
+            position=at("maybe_multiply(grad, alpha.conj())", offset=21),
+        )
+    )
+    items = {i.label: i for i in (completion.items if isinstance(completion, types.CompletionList) else completion)}
+    assert items["alpha"].detail == "Scalar (Scalar)"
+    assert items["other"].detail == "Tensor (const Tensor &)"
+    assert "other_t" not in items and "auto_linear" not in items
+
 
 async def test_auto_picks_legacy_from_a_2021_checkout(client: LanguageClient, checkout: Path):
     await initialize(client, checkout)
