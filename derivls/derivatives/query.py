@@ -7,6 +7,7 @@ and columns are 0-based code points, as everywhere in the core.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -114,8 +115,22 @@ def key_result_for(section_result: SectionResult | None, item: FormulaItem) -> K
 _KEY_NAME = re.compile(r"[^,\s]+")
 
 
+_entry_lines: dict[int, tuple[DocumentAnalysis, list[int]]] = {}
+
+
+def entry_at(analysis: DocumentAnalysis, line: int) -> PlacedEntry | None:
+    """`analysis.entry_at(line)`, with the entries' lines computed once per analysis (hovers come in streams)."""
+    hit = _entry_lines.get(id(analysis))
+    if hit is None or hit[0] is not analysis:
+        if len(_entry_lines) > 8:
+            _entry_lines.clear()
+        hit = _entry_lines[id(analysis)] = (analysis, [e.line for e in analysis.entries])
+    i = bisect_right(hit[1], line) - 1
+    return analysis.entries[i] if i >= 0 else None
+
+
 def target_at(analysis: DocumentAnalysis, line: int, column: int) -> Target | None:
-    placed = analysis.entry_at(line)
+    placed = entry_at(analysis, line)
     if placed is None or line > placed.end_line:
         return None
     rel = line - placed.start_line
@@ -348,7 +363,7 @@ def overload_group(index: NativeIndex, f: NativeFunction, profile: str = "torchg
 _legacy_analysers: dict[int, tuple[NativeIndex, object]] = {}
 
 
-def _legacy_analyser(index: NativeIndex):  # noqa: ANN202 - a LegacyEntryAnalyser (imported lazily)
+def _legacy_analyser(index: NativeIndex):
     """One LegacyEntryAnalyser per index, for its 2021 signature groups."""
     from derivls.derivatives.legacy import LegacyEntryAnalyser
 
@@ -519,8 +534,8 @@ def used_keys(lines: Sequence[str], entry_line: int, line: int, in_dispatch: boo
 
 
 __all__ = [
-    "ArgFact",
     "DISPATCH_KEYS",
+    "ArgFact",
     "OutputFact",
     "SavedPattern",
     "Target",
@@ -529,6 +544,7 @@ __all__ = [
     "cpp_signature",
     "derivative_saves",
     "entries_for_function",
+    "entry_at",
     "node_names",
     "output_facts",
     "overload_group",

@@ -75,7 +75,7 @@ def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> list[types.C
 
 
 def _entry_for(analysis: DocumentAnalysis, line: int) -> PlacedEntry | None:
-    return analysis.entry_at(line)
+    return query.entry_at(analysis, line)
 
 
 def render(analysis: DocumentAnalysis, placed: PlacedEntry) -> str:
