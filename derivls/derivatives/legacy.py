@@ -20,7 +20,8 @@ Its checks, each a located error here with a stable code: schema not found
 (``reserved-argument-grad-input-mask``), ``.strides()`` in another variable's formula
 (``strides-multi``), ``grads[i]`` out of bounds (``grads-out-of-bounds``), a name both
 differentiable and not (``overlap``), ``grad`` mixed with ``grads`` (``grads-mixed``) and only
-``grads[0]`` used (``grads-solely-zero``). Inputs the 2021 loader crashed on (a missing `name`, a
+``grads[0]`` used (``grads-solely-zero``). (Its "could not find ATen function for legacy
+signature" cannot fire: the schema's own function is always in its signature group.) Inputs the 2021 loader crashed on (a missing `name`, a
 formula that is not a string, a `dispatch:` section, …) are errors too. What it silently
 accepted but is certainly a mistake (a key that names no argument) is a warning.
 """
@@ -30,7 +31,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from derivls.aten import legacy_cpp
@@ -54,7 +55,13 @@ from derivls.derivatives.analysis import (
 )
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, SavedAttribute
-from derivls.derivatives.saved import Replacement, SavedVariableError, ident_pattern, plain_name, uses_ident
+from derivls.derivatives.saved import (
+    Replacement,
+    SavedVariableError,
+    ident_pattern,
+    plain_name,
+    uses_ident,
+)
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, error, warning
 
 __all__ = [
@@ -86,7 +93,8 @@ def _stride_expr(name: str, var_names: Sequence[str]) -> str:
     return f'strides_or_error({name}, "{name}")'
 
 
-def _t(text: str):  # noqa: ANN202 - the Replacement's ctype factory
+def _t(text: str) -> Callable[[], LegacyCType]:
+    """A Replacement's ctype factory for a 2021 type string."""
     return lambda: LegacyCType(text)
 
 

@@ -18,7 +18,15 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import CONFIG, Documents, diagnostics, hover_text, initialize, position_of, status, uri
+from tests.lsp.conftest import (
+    CONFIG,
+    Documents,
+    diagnostics,
+    hover_text,
+    initialize,
+    position_of,
+    status,
+)
 
 LEGACY = Path(__file__).resolve().parent.parent / "fixtures" / "legacy-2021"
 TEXT = (LEGACY / "derivatives.yaml").read_text(encoding="utf-8")
@@ -125,7 +133,7 @@ async def test_auto_picks_legacy_from_the_native_functions(client: LanguageClien
 async def test_profile_setting_overrides_auto(client: LanguageClient, checkout: Path):
     """`profile: torchgen` in a 2021 checkout: torchgen 2.x's rules, whose grammar rejects the 2021 native file."""
     await initialize(client, checkout, options={"derivls": {"profile": "torchgen"}})
-    doc, found = await open_and_wait(client, checkout / "tools" / "autograd" / "derivatives.yaml")
+    _, found = await open_and_wait(client, checkout / "tools" / "autograd" / "derivatives.yaml")
     unreadable = [d for d in errors(found) if str(d.code) == "native-unreadable"]
     assert unreadable and "use_c10_dispatcher" in unreadable[0].message  # a 2021-only key
     info = await status(client)
