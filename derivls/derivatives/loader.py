@@ -194,8 +194,8 @@ def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
         name.span.shifted(entry.start_line),
         "duplicate-entry",
         f"Another entry (line {earlier.line + 1}) is for the same function {entry.result.canonical.func}; "
-        "torchgen silently keeps only this later one. Merge them.",
-        related=(Related(None, earlier.line, "the earlier entry, which torchgen drops"),),
+        "only one can take effect (PyTorch 2.x's loader silently keeps this later one). Merge them.",
+        related=(Related(None, earlier.line, "the other entry for this function"),),
     )
 
 
