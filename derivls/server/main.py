@@ -179,6 +179,10 @@ class DerivlsServer(LanguageServer):
         self._watchers_registered = False
         self.closed: dict[str, tuple[tuple[float, int, str], tuple[str, Any, LineIndex, Any]]] = {}
 
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls would show errors outside requests to the user (window/showMessage): log them instead."""
+        log.error("%s: %r", getattr(source, "__name__", source), error)
+
     # -- client capabilities ------------------------------------------------------------------
 
     def client_supports(self, dotted: str) -> bool:

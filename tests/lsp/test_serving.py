@@ -282,6 +282,25 @@ async def test_requests_on_unknown_documents_and_positions(client: LanguageClien
     assert client.error is None
 
 
+async def test_odd_notifications_show_no_errors(client: LanguageClient):
+    await initialize(client, CHECKOUT)
+    unknown = "file:///nowhere/derivatives.yaml"
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=unknown)))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=unknown, version=3),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="- name: x")],
+        )
+    )
+    docs = Documents(client)
+    doc = docs.open(CHECKOUT / "tools" / "autograd" / "odd" / "derivatives.yaml", "\x00\ufeff- name: [\n\t:")
+    found = await diagnostics(client, doc)
+    assert codes(found) == ["yaml-syntax"]
+    await status(client)
+    assert not [m for m in client.messages if m.type == types.MessageType.Error]
+    assert client.error is None
+
+
 async def test_plaintext_hover(client: LanguageClient):
     caps = capabilities()
     caps.text_document.hover.content_format = [types.MarkupKind.PlainText]
