@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import gc
 import logging
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -81,13 +83,39 @@ def resolved(path: Path | str) -> str:
         return str(path)
 
 
-def freeze_heap() -> None:
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic GC while a cold load builds its hundreds of thousands of objects.
+
+    Each full collection would walk all of them again; the build runs 10-40% faster without.
+    """
+    global _gc_pauses
+    with _gc_lock:
+        _gc_pauses += 1
+        if _gc_pauses == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0:
+                gc.enable()
+
+
+def freeze_heap(collect: bool = True) -> None:
     """Move what exists now (the index, cached entry results) out of the cyclic GC's reach.
 
     Full collections otherwise walk every object of the index and the analysis: pauses of
     100-400 ms in the middle of typing. Objects made later are collected as usual.
     """
-    gc.collect()
+    if collect:
+        gc.unfreeze()  # what an earlier freeze kept and is garbage now (a replaced index) goes too
+        gc.collect()
     gc.freeze()
 
 
@@ -269,19 +297,21 @@ class DerivlsServer(LanguageServer):
         legacy = self._legacy()
 
         def work() -> LoadedIndex:
-            return build_index(
-                key,
-                version,
-                native_overlay[1] if native_overlay else None,
-                tags_overlay[1] if tags_overlay else None,
-                native_overlay is not None or tags_overlay is not None,
-                legacy,
-            )
+            with paused_gc():
+                return build_index(
+                    key,
+                    version,
+                    native_overlay[1] if native_overlay else None,
+                    tags_overlay[1] if tags_overlay else None,
+                    native_overlay is not None or tags_overlay is not None,
+                    legacy,
+                )
 
         return await loop.run_in_executor(None, work)
 
     async def _load_index(self, key: IndexKey) -> LoadedIndex:
         token = None
+        build = asyncio.ensure_future(self._build(key))  # starts now, while progress is set up
         try:
             if self.client_supports("window.work_done_progress"):
                 token = f"derivls-index-{uuid.uuid4()}"
@@ -297,9 +327,9 @@ class DerivlsServer(LanguageServer):
                         title="derivls: indexing native_functions.yaml", message=key[0], cancellable=False
                     ),
                 )
-            loaded = await self._build(key)
+            loaded = await build
             self.indexes[key] = loaded
-            freeze_heap()
+            freeze_heap(collect=False)  # collecting would delay the first diagnostics; later
             if loaded.index is not None:
                 message = f"indexed {len(loaded.index.functions)} functions of {key[0]} in {loaded.seconds:.2f} s"
             else:
@@ -432,9 +462,9 @@ class DerivlsServer(LanguageServer):
         started = time.perf_counter()
         if self.refresh(doc):
             analysed = time.perf_counter()
-            if analysed - started > 0.2:
-                freeze_heap()  # a cold analysis: its long-lived objects need no more GC passes
             self.publish(doc)
+            if analysed - started > 0.2:
+                freeze_heap()  # after a cold analysis: its long-lived objects need no more GC passes
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "%s v%s: analysed in %.1f ms, published in %.1f ms",
@@ -469,7 +499,11 @@ class DerivlsServer(LanguageServer):
         if doc.text is not None and text == doc.text and doc.lines is not None and doc.lines.encoding == self.encoding:
             doc.version = text_document.version
             return True
-        doc.analysis = doc.analyzer.analyse(text)
+        if doc.text is None:  # nothing cached yet: a cold analysis of the whole file
+            with paused_gc():
+                doc.analysis = doc.analyzer.analyse(text)
+        else:
+            doc.analysis = doc.analyzer.analyse(text)
         self.analysis_count += 1
         doc.text = text
         doc.version = text_document.version
