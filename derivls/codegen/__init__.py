@@ -2,15 +2,23 @@
 
 derivls renders them itself (no torch/torchgen at run time) from the loader's
 DifferentiabilityInfo objects, byte for byte as torchgen's ``process_function`` does.
+
+The names below are loaded on first use: ``derivls.cli`` imports ``derivls.codegen.command``
+to build its argument parser, and ``derivls check`` should not pay for the renderer.
 """
 
-from derivls.codegen.nodes import (
-    GeneratedNode,
-    generate_node,
-    generate_nodes,
-    infos_with_derivatives_list,
-    process_function,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from derivls.codegen.nodes import (
+        GeneratedNode,
+        generate_node,
+        generate_nodes,
+        infos_with_derivatives_list,
+        process_function,
+    )
 
 __all__ = [
     "GeneratedNode",
@@ -19,3 +27,11 @@ __all__ = [
     "infos_with_derivatives_list",
     "process_function",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        from derivls.codegen import nodes
+
+        return getattr(nodes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,14 +10,11 @@ JSON output is ``{"nodes": [{"op", "declaration", "definition"}, ...]}``.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
-
-from derivls.codegen.nodes import generate_node, infos_with_derivatives_list
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -59,6 +56,8 @@ def run_codegen(
     except LookupError as e:
         print(f"derivls codegen: {e}", file=err)
         return EXIT_USAGE
+
+    from derivls.codegen.nodes import generate_node, infos_with_derivatives_list
 
     if load is None:
         load = _default_loader()
@@ -104,6 +103,8 @@ def close_matches(name: str, infos: Sequence[Any], limit: int = 8) -> list[str]:
     Nodes of the operator called NAME come first (``mul`` -> MulBackward0, MulBackward1),
     then difflib's close matches, then names containing NAME, all case-insensitive.
     """
+    import difflib
+
     ops = list(dict.fromkeys(info.op for info in infos))
     lowered = name.lower()
     base = lowered.split(".")[0]
