@@ -8,7 +8,6 @@ depend on every earlier entry); see `opnames`.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -184,6 +183,8 @@ def _first_ident(scalar: Scalar, name: str) -> Span:
 
 
 def _closest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    import difflib  # only when there is a mistake to suggest a fix for
+
     return difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6)
 
 
@@ -350,6 +351,8 @@ class EntryAnalyser:
         return tuple(value), None
 
     def _schema_not_found(self, name: Scalar, specification: str, defn_name: str) -> Diagnostic:
+        import difflib
+
         candidates = [
             schema for schema, f in self.index.by_schema.items() if cpp.name(f.func) == defn_name
         ]
