@@ -381,3 +381,51 @@ async def test_generated_code_follows_edits(client: LanguageClient):
     assert changes and changes[-1].uri == result["uri"]
     assert "(grad * self.cos().conj())" in changes[-1].content
     docs.close(doc)
+
+
+# -- more formulas: named gradients, mixed grads, dispatch-key completion, another language id ---------------
+
+MULTI = """\
+- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+  self: grad_values.expand_symint(self.sym_sizes())
+
+- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dispatch:
+    Default:
+      self: grad.expand_symint(self.sym_sizes())
+    
+"""
+
+
+async def test_named_gradient_hover_and_dispatch_completion(client: LanguageClient):
+    docs = Documents(client)
+    doc = docs.open(CHECKOUT / "tools" / "autograd" / "named" / "derivatives.yaml", MULTI)
+    assert await diagnostics(client, doc) == []
+    text = await hover(client, position_of(MULTI, "grad_values", offset=3), doc)
+    assert "`grad_values`: the gradient of the output `values`: `Tensor`" in text
+    items = await complete(client, doc, types.Position(line=7, character=4))
+    labels = [i.label for i in items]
+    assert "AutogradNestedTensor" in labels and "AutogradCUDA" in labels and "Default" not in labels
+    docs.close(doc)
+
+
+async def test_code_action_mixed_grads(client: LanguageClient):
+    docs = Documents(client)
+    text = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  self: grad + grads[1]\n"
+    doc = docs.open(CHECKOUT / "tools" / "autograd" / "mixed" / "derivatives.yaml", text)
+    found = await diagnostics(client, doc)
+    assert [d.code for d in found] == ["grads-mixed"]
+    result = await actions(client, doc, 1)
+    assert result[0].title == "Replace 'grad' with 'grads[0]'"
+    edit = result[0].edit.document_changes[0].edits[0]
+    assert (edit.range.start.character, edit.range.end.character, edit.new_text) == (8, 12, "grads[0]")
+    docs.close(doc)
+
+
+async def test_language_id_derivatives_yaml(client: LanguageClient):
+    """A buffer with language id `derivatives-yaml` is analysed whatever its name."""
+    docs = Documents(client)
+    path = CHECKOUT / "tools" / "autograd" / "scratch.yaml"
+    doc = docs.open(path, "- name: sin(Tensor self) -> Tensor\n  self: grad * self.sizes()\n", language_id="derivatives-yaml")
+    assert [d.code for d in await diagnostics(client, doc)] == ["sizes-not-supported"]
+    docs.close(doc)
