@@ -460,9 +460,13 @@ class DerivlsServer(LanguageServer):
             if self.docs.get(uri) is not doc:
                 return
         started = time.perf_counter()
-        if self.refresh(doc):
+        # No GC pass between a keystroke and its diagnostics: collections run once they are out.
+        with paused_gc():
+            refreshed = self.refresh(doc)
             analysed = time.perf_counter()
-            self.publish(doc)
+            if refreshed:
+                self.publish(doc)
+        if refreshed:
             if analysed - started > 0.2:
                 freeze_heap()  # after a cold analysis: its long-lived objects need no more GC passes
             if log.isEnabledFor(logging.DEBUG):
@@ -499,10 +503,7 @@ class DerivlsServer(LanguageServer):
         if doc.text is not None and text == doc.text and doc.lines is not None and doc.lines.encoding == self.encoding:
             doc.version = text_document.version
             return True
-        if doc.text is None:  # nothing cached yet: a cold analysis of the whole file
-            with paused_gc():
-                doc.analysis = doc.analyzer.analyse(text)
-        else:
+        with paused_gc():  # cold: hundreds of thousands of new objects; warm: the keystroke path
             doc.analysis = doc.analyzer.analyse(text)
         self.analysis_count += 1
         doc.text = text
