@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum, auto
 from typing import TYPE_CHECKING, Union
 
@@ -34,6 +33,7 @@ from derivls.aten.schema import (
     TensorOptionsArguments,
     Type,
 )
+from derivls.frozen import frozen_dataclass
 
 if TYPE_CHECKING:
     from derivls.aten.native import NativeFunction
@@ -85,7 +85,7 @@ class SpecialArgName(Enum):
 ArgName = Union[str, SpecialArgName]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class BaseCppType:
     """A non-templated, fully qualified C++ type name; use the singletons below."""
 
@@ -125,7 +125,7 @@ class CType:
         return self
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class BaseCType(CType):
     type: BaseCppType
 
@@ -139,7 +139,7 @@ class BaseCType(CType):
         return self
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ConstRefCType(CType):
     elem: CType
 
@@ -155,7 +155,7 @@ class ConstRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class VectorCType(CType):
     elem: CType
 
@@ -170,7 +170,7 @@ class VectorCType(CType):
         return VectorCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ArrayCType(CType):
     elem: CType
     size: int
@@ -185,7 +185,7 @@ class ArrayCType(CType):
         return ArrayCType(self.elem.remove_const_ref(), self.size)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TupleCType(CType):
     # torchgen types this as a list; stored as a tuple so the CType stays hashable
     elems: tuple[CType, ...]
@@ -204,7 +204,7 @@ class TupleCType(CType):
         return TupleCType(tuple(e.remove_const_ref() for e in self.elems))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MutRefCType(CType):
     elem: CType
 
@@ -220,7 +220,7 @@ class MutRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NamedCType:
     """A C++ type plus what it means (e.g. this bool is `pin_memory`)."""
 
@@ -240,7 +240,7 @@ class NamedCType:
         return NamedCType(name, self.type)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Binding:
     """A C++ binding site for a formal parameter."""
 
@@ -274,7 +274,7 @@ class Binding:
         return Binding(name=name, nctype=self.nctype, argument=self.argument, default=self.default)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Expr:
     """A C++ expression and the type it provides."""
 
@@ -360,7 +360,7 @@ BaseTypeToCppMapping: dict[BaseTy, BaseCppType] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OptionalCType(CType):
     elem: CType
 
@@ -374,7 +374,7 @@ class OptionalCType(CType):
         return OptionalCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ListCType(CType):
     elem: CType
 
@@ -388,7 +388,7 @@ class ListCType(CType):
         return ListCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ArrayRefCType(CType):
     elem: CType
 
@@ -402,7 +402,7 @@ class ArrayRefCType(CType):
         return ArrayRefCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class VectorizedCType(CType):
     elem: BaseCType
 
@@ -821,7 +821,7 @@ def arguments(
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CppSignature:
     """One overload in the C++ API."""
 
@@ -899,7 +899,7 @@ class CppSignature:
         return f"{self._returns_type()} ({args_types_str})"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CppSignatureGroup:
     """The user-visible signature, the faithful one (when there are TensorOptions or out
     arguments), and their SymInt versions (when the schema has SymInts)."""

@@ -41,6 +41,7 @@ from derivls.aten.schema import (
     Return,
     SchemaKind,
 )
+from derivls.frozen import frozen_dataclass
 
 __all__ = [
     "Location",
@@ -77,7 +78,7 @@ class NativeIndexError(ValueError):
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Location:
     file: str
     line: int
@@ -109,7 +110,7 @@ _COMPOSITE_EXPLICIT_NF = "CompositeExplicitAutogradNonFunctional"
 
 # eq=False: identity semantics. torchgen's NativeFunction compares by value but cannot be
 # hashed (it holds sets); here every object in an index is distinct and usable as a key.
-@dataclass(frozen=True, eq=False)
+@frozen_dataclass(eq=False)
 class NativeFunction:
     namespace: str
     func: FunctionSchema
@@ -217,7 +218,7 @@ class NativeFunction:
         return f"NativeFunction({self.func}, line={self.line})"
 
 
-@dataclass(frozen=True, eq=False)
+@frozen_dataclass(eq=False)
 class NativeFunctionsViewGroup:
     view: NativeFunction
     # optional: no copy variants for CompositeImplicitAutograd views

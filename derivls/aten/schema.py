@@ -18,9 +18,10 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Any
+
+from derivls.frozen import frozen_dataclass
 
 __all__ = [
     "AUGMENTED_ASSIGNMENT_NAMES",
@@ -103,7 +104,7 @@ class SchemaKind(Enum):
 _ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?$")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Annotation:
     # Typically one element; a tuple (not a set) so the order is canonical.
     alias_set: tuple[str, ...]
@@ -182,7 +183,7 @@ _CUSTOM_CLASS_RE = re.compile(r"^__torch__\.torch\.classes\.([a-zA-Z0-9_.]+)$")
 _TYPE_CACHE: dict[tuple[str, bool], Type] = {}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Type:
     @staticmethod
     def parse(t: str, *, legacy: bool = False) -> Type:
@@ -237,7 +238,7 @@ class Type:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class BaseType(Type):
     name: BaseTy
 
@@ -257,7 +258,7 @@ class BaseType(Type):
         return self.name == BaseTy.SymInt
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OptionalType(Type):
     elem: Type
 
@@ -277,7 +278,7 @@ class OptionalType(Type):
         return self.elem.is_list_like()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CustomClassType(Type):
     class_name: str
 
@@ -297,7 +298,7 @@ class CustomClassType(Type):
         return None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ListType(Type):
     elem: Type
     size: int | None
@@ -357,7 +358,7 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
     return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Argument:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -421,7 +422,7 @@ class Argument:
         return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Return:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -470,14 +471,14 @@ class Return:
         return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SelfArgument:
     """The `self` argument of functions that may be methods."""
 
     argument: Argument
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TensorOptionsArguments:
     """dtype/layout/device/pin_memory, bundled because the C++ API passes them as TensorOptions."""
 
@@ -510,7 +511,7 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
     return a.name == name and (a.type == ty or a.type == OptionalType(ty))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Arguments:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
@@ -855,7 +856,7 @@ _NS_RE = re.compile(r"^(?:(.*)::)?(.*)$")
 _DUNDER_RE = re.compile(r"^__([^_]+)__$")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class BaseOperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -953,7 +954,7 @@ class BaseOperatorName:
         return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -1063,7 +1064,7 @@ def _signature_name(base: str, dunder_method: bool) -> OperatorName:
 _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FunctionSchema:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None

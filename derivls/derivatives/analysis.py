@@ -28,6 +28,7 @@ from derivls.derivatives.saved import (
     uses_ident,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
+from derivls.frozen import frozen_dataclass
 
 AUTOGRAD_KEYS = (
     "AutogradNestedTensor",
@@ -54,7 +55,7 @@ _GRAD_INDEX = re.compile(r"(?:^|\W)grads\[(\d+)\]")
 _RESULT_N = re.compile(r"^result(\d+)$")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeyResult:
     """What one `names: formula` item became (for hovers, inlay hints and completion)."""
 
@@ -66,7 +67,7 @@ class KeyResult:
     forward: ForwardDerivative | None = None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SectionResult:
     dispatch_key: str
     key: Scalar
@@ -78,7 +79,7 @@ class SectionResult:
         return self.info is not None and self.info.has_derivatives
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class EntryResult:
     entry: Entry
     defn_name: str | None

@@ -8,7 +8,6 @@ broken entry and an edit re-parses only the entry it touched.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -16,6 +15,7 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
+from derivls.frozen import frozen_dataclass
 
 try:  # the C composer is ~10x faster; marks are identical
     from yaml import CSafeLoader as _Loader
@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Chunk:
     """A slice of the file: the lines of one entry (or the preamble before the first)."""
 
@@ -64,7 +64,7 @@ def split_entries(text: str) -> list[Chunk]:
     return chunks
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Scalar:
     """A YAML scalar: its Python value, where it stands, and its source text."""
 
@@ -96,7 +96,7 @@ def offset_span(source: str, origin: Span, begin: int, end: int) -> Span:
     return Span(line, column, end_line, end_column)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FormulaItem:
     """One `names: formula` line of a dispatch section."""
 
@@ -104,7 +104,7 @@ class FormulaItem:
     value: Scalar  # value.value is not a str when the user wrote a list, a number, …
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Section:
     """The formulas for one dispatch key; `explicit` is False for the plain (no `dispatch:`) form."""
 
@@ -113,7 +113,7 @@ class Section:
     explicit: bool
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Entry:
     """One parsed `- name: …` item; spans are relative to the chunk's first line."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -20,8 +20,9 @@ from derivls.derivatives.analysis import EntryResult
 from derivls.derivatives.document import Entry, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.diagnostics import Diagnostic, Related, warning
+from derivls.frozen import frozen_dataclass
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PlacedEntry:
     """An entry's cached result and where it stands now; `ops` are its node names per dispatch key."""
 
@@ -63,7 +64,7 @@ class PlacedEntry:
         return [d.shifted(self.start_line) for d in self.result.diagnostics]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ViewCopyInfo:
     """A `{view}_copy` info torchgen derives from a view op's entry."""
 
@@ -72,7 +73,7 @@ class ViewCopyInfo:
     info: DifferentiabilityInfo
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class DocumentAnalysis:
     """One version of the file. What an edit needs (diagnostics, op names) is computed at once;
     the torchgen-shaped `infos` only when asked for (dump, codegen), so keystrokes stay cheap."""

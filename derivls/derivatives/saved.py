@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 from derivls.aten.cpp import (
@@ -29,6 +28,7 @@ from derivls.aten.cpp import (
     typeAndSizeT,
 )
 from derivls.derivatives.model import SavedAttribute
+from derivls.frozen import frozen_dataclass
 
 IDENT_REGEX = r"(^|\W){}($|\W)"
 
@@ -68,7 +68,7 @@ class SavedVariableError(ValueError):
         self.fix = fix
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Replacement:
     """`pattern` (with `{}` for the variable name) → a saved attribute named `name + suffix`."""
 
