@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from derivls.derivatives import query
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
+from derivls.server.raw import FragmentCache, RawJSON
 
 if TYPE_CHECKING:
     from derivls.server.main import DerivlsServer
@@ -48,30 +49,34 @@ def parse_generated_uri(uri: str) -> tuple[str, str] | None:
     return source[0], name
 
 
-def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    from derivls.server.main import SHOW_GENERATED_CODE
-
+def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> RawJSON | list[types.CodeLens]:
     uri = params.text_document.uri
     doc = ls.current(uri)
     if doc is None or doc.analysis is None or doc.lines is None:
         return []
-    lenses = []
-    for placed in doc.analysis.entries:
-        ops = query.node_names(placed)
-        if not ops or placed.entry.name is None:
-            continue
-        line = placed.line
-        lenses.append(
-            types.CodeLens(
-                range=doc.lines.line_range(line),
-                command=types.Command(
-                    title=f"Show generated code ({', '.join(ops)})",
-                    command=SHOW_GENERATED_CODE,
-                    arguments=[uri, line],
-                ),
-            )
+    lines = doc.lines
+    cache = doc.fragments.setdefault("lenses", FragmentCache())
+    assert isinstance(cache, FragmentCache)
+    return cache.join(doc.analysis.entries, (uri, lines.encoding), lambda placed: _lens(uri, lines, placed))
+
+
+def _lens(uri: str, lines, placed: PlacedEntry) -> list[types.CodeLens]:
+    from derivls.server.main import SHOW_GENERATED_CODE
+
+    ops = query.node_names(placed)
+    if not ops or placed.entry.name is None:
+        return []
+    line = placed.line
+    return [
+        types.CodeLens(
+            range=lines.line_range(line),
+            command=types.Command(
+                title=f"Show generated code ({', '.join(ops)})",
+                command=SHOW_GENERATED_CODE,
+                arguments=[uri, line],
+            ),
         )
-    return lenses
+    ]
 
 
 def _entry_for(analysis: DocumentAnalysis, line: int) -> PlacedEntry | None:

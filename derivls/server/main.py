@@ -15,6 +15,8 @@ import asyncio
 import contextlib
 import functools
 import gc
+import inspect
+import json
 import logging
 import sys
 import threading
@@ -33,6 +35,7 @@ from pygls.uris import to_fs_path
 from derivls import __version__
 from derivls.server import convert
 from derivls.server.positions import UTF16, LineIndex, apply_change
+from derivls.server.raw import RawJSON
 from derivls.server.settings import SECTION, Settings
 from derivls.server.state import (
     DerivDocument,
@@ -107,16 +110,27 @@ def paused_gc() -> Iterator[None]:
                 gc.enable()
 
 
+_replaced_frozen = False  # an index that was frozen has been replaced: its objects may be garbage now
+
+
 def freeze_heap(collect: bool = True) -> None:
     """Move what exists now (the index, cached entry results) out of the cyclic GC's reach.
 
     Full collections otherwise walk every object of the index and the analysis: pauses of
     100-400 ms in the middle of typing. Objects made later are collected as usual.
     """
+    global _replaced_frozen
     if collect:
-        gc.unfreeze()  # what an earlier freeze kept and is garbage now (a replaced index) goes too
+        if _replaced_frozen:
+            gc.unfreeze()  # what an earlier freeze kept and is garbage now (a replaced index) goes too
+            _replaced_frozen = False
         gc.collect()
     gc.freeze()
+
+
+def mark_replaced() -> None:
+    global _replaced_frozen
+    _replaced_frozen = True
 
 
 def guarded(default: Any = None) -> Callable[[F], F]:
@@ -164,6 +178,27 @@ class DerivlsProtocol(LanguageServerProtocol):
             log.exception("cannot advertise textDocumentContent")
         return result
 
+
+    def _send_response(self, msg_id, result=None, error=None):  # type: ignore[override]
+        """Answers that are already JSON (raw.RawJSON) are written as they are."""
+        if error is None and isinstance(result, RawJSON):
+            body = '{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id), result.text)
+            if self.writer is None:
+                return
+            header = (
+                f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            try:
+                written = self.writer.write((header + body).encode(self.CHARSET))
+                if inspect.isawaitable(written):
+                    asyncio.ensure_future(written)
+            except BrokenPipeError:
+                raise
+            except Exception:
+                log.exception("cannot send the answer to %s", msg_id)
+            return
+        super()._send_response(msg_id, result, error)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[override]
@@ -247,6 +282,7 @@ class DerivlsServer(LanguageServer):
         self.settings = settings
         if profile_changed:
             self.indexes.clear()
+            mark_replaced()
         for doc in self.docs.values():
             self.rediscover(doc)
             self.schedule(doc.uri)
@@ -371,6 +407,7 @@ class DerivlsServer(LanguageServer):
                 self.publish_native_problem(loaded)
                 continue  # same text as what is indexed: nothing changes
             self.indexes[key] = loaded
+            mark_replaced()
             self.publish_native_problem(loaded)
             for doc in list(self.docs.values()):
                 if doc.key == key:
@@ -623,6 +660,7 @@ class DerivlsServer(LanguageServer):
                     # forget indexes that read this file: documents using them wait for a fresh one
                     for index_key in [k for k in self.indexes if key in k]:
                         del self.indexes[index_key]
+                        mark_replaced()
         if native_changed:
             # A native_functions.yaml may have appeared or gone: find them again.
             for doc in self.docs.values():

@@ -143,6 +143,7 @@ class DerivDocument:
     published: object = None  # what was last published (to skip identical re-publishes)
     index_version: int = -1
     generated_shown: set[str] = field(default_factory=set)  # derivls-generated: URIs shown for it
+    fragments: dict[str, object] = field(default_factory=dict)  # answer kind → raw.FragmentCache
 
 
 def resolve_key(files: NativeFiles) -> IndexKey | None:

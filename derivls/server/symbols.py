@@ -10,6 +10,7 @@ from derivls.derivatives import query
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.diagnostics import Span
 from derivls.server.positions import LineIndex
+from derivls.server.raw import FragmentCache, RawJSON
 
 if TYPE_CHECKING:
     from derivls.server.main import DerivlsServer
@@ -31,50 +32,51 @@ def _short(text: str, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def document_symbols(ls: DerivlsServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+def document_symbols(ls: DerivlsServer, params: types.DocumentSymbolParams) -> RawJSON | list[types.DocumentSymbol]:
     doc = ls.current(params.text_document.uri)
     if doc is None or doc.analysis is None or doc.lines is None:
         return []
     lines = doc.lines
-    result = []
-    for placed in doc.analysis.entries:
-        entry = placed.entry
-        name = entry.name
-        label = name.value if name is not None and isinstance(name.value, str) and name.value.strip() else "(entry)"
-        full = _entry_range(lines, placed)
-        selection = lines.range(name.span.shifted(placed.start_line)) if name is not None else full
-        selection = _inside(selection, full)
-        children: list[types.DocumentSymbol] = []
-        for section in entry.sections:
-            items = [_item_symbol(lines, placed, item, full) for item in section.items]
-            if section.explicit:
-                key_range = _inside(lines.range(section.key.span.shifted(placed.start_line)), full)
-                end = items[-1].range.end if items else key_range.end
-                section_range = types.Range(start=key_range.start, end=end)
-                op = placed.op(str(section.key.value))
-                children.append(
-                    types.DocumentSymbol(
-                        name=str(section.key.value),
-                        detail=op or "",
-                        kind=types.SymbolKind.Namespace,
-                        range=section_range,
-                        selection_range=key_range,
-                        children=items,
-                    )
+    cache = doc.fragments.setdefault("symbols", FragmentCache())
+    assert isinstance(cache, FragmentCache)
+    return cache.join(doc.analysis.entries, (lines.encoding,), lambda placed: [entry_symbol(lines, placed)])
+
+
+def entry_symbol(lines: LineIndex, placed: PlacedEntry) -> types.DocumentSymbol:
+    entry = placed.entry
+    name = entry.name
+    label = name.value if name is not None and isinstance(name.value, str) and name.value.strip() else "(entry)"
+    full = _entry_range(lines, placed)
+    selection = lines.range(name.span.shifted(placed.start_line)) if name is not None else full
+    selection = _inside(selection, full)
+    children: list[types.DocumentSymbol] = []
+    for section in entry.sections:
+        items = [_item_symbol(lines, placed, item, full) for item in section.items]
+        if section.explicit:
+            key_range = _inside(lines.range(section.key.span.shifted(placed.start_line)), full)
+            end = items[-1].range.end if items else key_range.end
+            section_range = types.Range(start=key_range.start, end=end)
+            op = placed.op(str(section.key.value))
+            children.append(
+                types.DocumentSymbol(
+                    name=str(section.key.value),
+                    detail=op or "",
+                    kind=types.SymbolKind.Namespace,
+                    range=section_range,
+                    selection_range=key_range,
+                    children=items,
                 )
-            else:
-                children.extend(items)
-        result.append(
-            types.DocumentSymbol(
-                name=label,
-                detail=", ".join(query.node_names(placed)),
-                kind=types.SymbolKind.Function,
-                range=full,
-                selection_range=selection,
-                children=children,
             )
-        )
-    return result
+        else:
+            children.extend(items)
+    return types.DocumentSymbol(
+        name=label,
+        detail=", ".join(query.node_names(placed)),
+        kind=types.SymbolKind.Function,
+        range=full,
+        selection_range=selection,
+        children=children,
+    )
 
 
 def _inside(inner: types.Range, outer: types.Range) -> types.Range:
