@@ -41,8 +41,7 @@ def parse_generated_uri(uri: str) -> tuple[str, str] | None:
     if parsed.scheme != SCHEME:
         return None
     name = unquote(parsed.path.lstrip("/"))
-    if name.endswith(".cpp"):
-        name = name[: -len(".cpp")]
+    name = name.removesuffix(".cpp")
     source = parse_qs(parsed.query).get("source")
     if not source or not name:
         return None

@@ -716,7 +716,15 @@ class DerivlsServer(LanguageServer):
 
 def create_server() -> DerivlsServer:
     server = DerivlsServer()
-    from derivls.server import actions, completion, definition, generated, hover, inlay, symbols
+    from derivls.server import (
+        actions,
+        completion,
+        definition,
+        generated,
+        hover,
+        inlay,
+        symbols,
+    )
 
     @server.feature(types.INITIALIZE)
     @guarded()
@@ -929,4 +937,4 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["DerivlsServer", "GENERATED_SCHEME", "SHOW_GENERATED_CODE", "create_server", "serve"]
+__all__ = ["GENERATED_SCHEME", "SHOW_GENERATED_CODE", "DerivlsServer", "create_server", "serve"]

@@ -8,7 +8,6 @@ ASCII lines (every line of the real derivatives.yaml) take a fast path.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 
 from lsprotocol import types
 
@@ -97,13 +96,12 @@ def apply_change(text: str, change: object, encoding: str = UTF16) -> str:
 class LineIndex:
     """The lines of one document version (without their line breaks)."""
 
-    __slots__ = ("text", "lines", "_starts", "encoding")
+    __slots__ = ("encoding", "lines", "text")
 
     def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.text = text
         self.encoding = encoding
         self.lines: list[str] = split_lines(text)
-        self._starts: list[int] | None = None
 
     def line(self, n: int) -> str:
         return self.lines[n] if 0 <= n < len(self.lines) else ""
@@ -130,27 +128,12 @@ class LineIndex:
             return line, len(self.lines[line])
         return line, from_client_column(self.lines[line], position.character, self.encoding)
 
-    def offset(self, line: int, column: int) -> int:
-        """Code-point offset into `text` of a (line, column)."""
-        if self._starts is None:
-            starts = [0]
-            for m in _LINE_BREAK.finditer(self.text):
-                starts.append(m.end())
-            self._starts = starts
-        line = max(0, min(line, len(self._starts) - 1))
-        return self._starts[line] + min(column, len(self.lines[line]))
-
-    def line_of_offset(self, offset: int) -> int:
-        self.offset(0, 0)
-        assert self._starts is not None
-        return bisect_right(self._starts, offset) - 1
-
 
 __all__ = [
-    "LineIndex",
+    "UTF8",
     "UTF16",
     "UTF32",
-    "UTF8",
+    "LineIndex",
     "apply_change",
     "from_client_column",
     "offset_at",

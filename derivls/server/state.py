@@ -183,8 +183,8 @@ def setup_diagnostics(files: NativeFiles | None, loaded: LoadedIndex | None) -> 
 
 
 __all__ = [
-    "DerivDocument",
     "FIRST_LINE",
+    "DerivDocument",
     "IndexKey",
     "LoadedIndex",
     "build_analyzer",

@@ -22,7 +22,15 @@ from lsprotocol import types
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.server.positions import to_client_column
-from tests.lsp.conftest import SERVER, Documents, diagnostics, initialize, lsp_lines, make_client, uri
+from tests.lsp.conftest import (
+    SERVER,
+    Documents,
+    diagnostics,
+    initialize,
+    lsp_lines,
+    make_client,
+    uri,
+)
 
 # str.splitlines (the core's line counting) also breaks at these; LSP does not
 OTHER_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"

@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from derivls.server.positions import LineIndex, apply_change, from_client_column, to_client_column
+from derivls.server.positions import (
+    LineIndex,
+    apply_change,
+    from_client_column,
+    to_client_column,
+)
 
 BREAK = re.compile(r"\r\n|\r|\n")
 ALPHABET = st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "é", "\U0001f600", "\t", "\x0c", "\u2028"])

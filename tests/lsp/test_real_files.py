@@ -11,7 +11,15 @@ from pytest_lsp import LanguageClient
 
 from derivls.codegen import generate_node
 from derivls.workspace import open_workspace_files
-from tests.lsp.conftest import CONFIG, Documents, diagnostics, hover_text, initialize, position_of, uri
+from tests.lsp.conftest import (
+    CONFIG,
+    Documents,
+    diagnostics,
+    hover_text,
+    initialize,
+    position_of,
+    uri,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
