@@ -95,3 +95,128 @@ def test_unsupported_options_are_refused() -> None:
         @frozen_dataclass
         class KwOnly:
             a: int = field(kw_only=True)
+
+
+def test_repr_eq_hash_like_dataclass() -> None:
+    def build(deco):
+        @deco()
+        class P:
+            a: int
+            b: object = None
+            c: int = field(default=0, compare=False)
+            d: int = field(default=0, hash=False)
+            e: int = field(default=0, repr=False)
+
+        @deco()
+        class One:
+            a: object
+
+        @deco()
+        class Empty:
+            pass
+
+        return P, One, Empty
+
+    (rp, ro, re_), (p, o, e) = _pair(build)
+    for args in [(1,), (1, "x", 2, 3, 4), (float("nan"), None)]:
+        assert repr(p(*args)).split("(", 1)[1] == repr(rp(*args)).split("(", 1)[1]
+        assert hash(p(*args)) == hash(rp(*args))
+        assert (p(*args) == p(*args)) == (rp(*args) == rp(*args))
+    nan = float("nan")
+    assert (o(nan) == o(nan)) == (ro(nan) == ro(nan))  # tuple comparison: identity first
+    assert hash(o(7)) == hash(ro(7)) == hash((7,))
+    assert hash(e()) == hash(re_()) and e() == e() and repr(e()).endswith("Empty()")
+    assert p(1).__eq__(rp(1)) is NotImplemented
+    assert p(1, c=5) == p(1, c=6)  # compare=False
+    assert hash(p(1, d=5)) == hash(p(1, d=6))  # hash=False
+    # recursion guard, as dataclasses' _recursive_repr
+    items: list[object] = []
+    r = o(items)
+    items.append(r)
+    assert repr(r).endswith("One(a=[...])")
+    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        assert getattr(p, name).__qualname__ == getattr(rp, name).__qualname__
+
+
+def test_frozen_errors_and_params_like_dataclass() -> None:
+    ref, ours = _pair(_rich)
+    for obj in (ref(1), ours(1)):
+        with pytest.raises(FrozenInstanceError, match="cannot assign to field 'x'"):
+            obj.x = 2
+        with pytest.raises(FrozenInstanceError, match="cannot assign to field 'other'"):
+            obj.other = 2
+        with pytest.raises(FrozenInstanceError, match="cannot delete field 'x'"):
+            del obj.x
+    for attr in ("init", "repr", "eq", "order", "unsafe_hash", "frozen"):
+        assert getattr(ours.__dataclass_params__, attr) == getattr(ref.__dataclass_params__, attr), attr
+    assert ours.__match_args__ == ref.__match_args__
+
+
+def test_explicit_eq_and_hash_are_kept() -> None:
+    def build(deco):
+        @deco()
+        class OwnHash:
+            a: int
+
+            def __hash__(self) -> int:
+                return 42
+
+        @deco()
+        class OwnEq:
+            a: int
+
+            def __eq__(self, other: object) -> bool:
+                return True
+
+        @deco(eq=False)
+        class NoEq:
+            a: int
+
+        return OwnHash, OwnEq, NoEq
+
+    (rh, rq, rn), (h, q, n) = _pair(build)
+    assert hash(h(1)) == hash(rh(1)) == 42
+    assert q(1) == q(2) and hash(q(1)) == hash(rq(1))  # generated hash over a
+    assert n(1) != n(1) and hash(n(1)) != hash(n(1))  # identity, like rn
+    assert rn(1) != rn(1)
+
+
+def test_inheritance_rules_like_dataclass() -> None:
+    @frozen_dataclass
+    class Base:
+        a: int
+
+    @dataclass(frozen=True)
+    class RealSub(Base):  # a real frozen dataclass may derive from ours
+        b: int = 0
+
+    @frozen_dataclass
+    class OurSub(RealSub):  # and ours from a real one
+        c: int = 1
+
+    assert OurSub(1).__dict__ == {"a": 1, "b": 0, "c": 1}
+    assert Base.__dataclass_params__.frozen and RealSub.__dataclass_params__.frozen
+    with pytest.raises(TypeError, match="non-frozen"):
+
+        @dataclass
+        class Thawed(Base):
+            b: int = 0
+
+    @dataclass
+    class Plain:
+        a: int
+
+    with pytest.raises(TypeError, match="non-frozen"):
+
+        @frozen_dataclass
+        class FrozenOnPlain(Plain):
+            b: int = 0
+
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+
+        @frozen_dataclass
+        class OwnSetattr:
+            a: int
+
+            def __setattr__(self, name: str, value: object) -> None:
+                pass
