@@ -11,12 +11,12 @@ import gc
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from derivls import __version__
 from derivls.diagnostics import Diagnostic, Severity
+from derivls.frozen import frozen_dataclass
 from derivls.workspace import UsageError
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -69,7 +69,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CheckedFile:
     path: Path
     diagnostics: tuple[Diagnostic, ...]

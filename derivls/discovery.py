@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from derivls.frozen import frozen_dataclass
 
 CHECKOUT_DERIVATIVES = Path("tools/autograd/derivatives.yaml")
 CHECKOUT_NATIVE = Path("aten/src/ATen/native/native_functions.yaml")
 PACKAGED_NATIVE = Path("../ATen/native/native_functions.yaml")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NativeFiles:
     native: Path | None
     tags: Path | None
