@@ -23,10 +23,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.analysis import EntryAnalyser, EntryResult
-from derivls.derivatives.legacy import LegacyEntryAnalyser, legacy_op_numbering
+
+if TYPE_CHECKING:  # imported when the legacy profile is used: torchgen-only runs skip it
+    from derivls.derivatives.legacy import LegacyEntryAnalyser
 
 PROFILES = ("torchgen", "legacy")
 CHOICES = ("auto", *PROFILES)
@@ -56,6 +59,8 @@ def entry_analyser(profile: str, index: NativeIndex, native_path: str | None) ->
     if profile == "torchgen":
         return EntryAnalyser(index, native_path)
     if profile == "legacy":
+        from derivls.derivatives.legacy import LegacyEntryAnalyser
+
         return LegacyEntryAnalyser(index, native_path)
     raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
 
@@ -64,6 +69,8 @@ def op_numbering(profile: str) -> OpNumbering:
     if profile == "torchgen":
         return torchgen_op_numbering
     if profile == "legacy":
+        from derivls.derivatives.legacy import legacy_op_numbering
+
         return legacy_op_numbering
     raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
 
