@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,6 +106,8 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
 
 def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> None:
     if fmt == "json":
+        import json
+
         rows = [
             {
                 "path": str(r.path),
@@ -153,6 +154,8 @@ def run_dump(args: argparse.Namespace, out: TextIO) -> int:
             sys.stderr.write(f"{args.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {d.message} [{d.code}]\n")
         if analysis is None:
             return EXIT_ERRORS
+    import json
+
     json.dump(dump(analysis), out, indent=1)
     out.write("\n")
     return EXIT_ERRORS if problems else EXIT_OK

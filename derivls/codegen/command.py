@@ -10,7 +10,6 @@ JSON output is ``{"nodes": [{"op", "declaration", "definition"}, ...]}``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -82,6 +81,8 @@ def run_codegen(
 
     nodes = [generate_node(info) for info in flat]
     if args.format == "json":
+        import json
+
         json.dump(
             {"nodes": [{"op": n.op, "declaration": n.declaration, "definition": n.definition} for n in nodes]},
             out,
