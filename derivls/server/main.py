@@ -933,8 +933,61 @@ def serve(args: argparse.Namespace) -> int:
         stdout = sys.stdout.buffer
         # Nothing but JSON-RPC may reach stdout: stray prints go to stderr.
         sys.stdout = sys.stderr
-        server.start_io(sys.stdin.buffer, stdout)
+        if not serve_pipes(server, sys.stdin.buffer, stdout):
+            server.start_io(sys.stdin.buffer, stdout)
     return 0
+
+
+class _PipeReader:
+    """asyncio's own reader for stdin: no worker-thread round trip per line, as pygls's reader makes."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    async def readline(self) -> bytes:
+        return await self.reader.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.reader.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return b""  # end of input: the loop stops
+
+
+def serve_pipes(server: DerivlsServer, stdin: Any, stdout: Any) -> bool:
+    """Serve over stdio with an event-loop pipe reader. False if stdin is not a pipe (pygls's reader then)."""
+    from pygls.io_ import StdoutWriter, run_async
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 26)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        started.set()
+        server._stop_event = threading.Event()
+        server.protocol.set_writer(StdoutWriter(stdout))
+        await run_async(
+            stop_event=server._stop_event,
+            reader=_PipeReader(reader),
+            protocol=server.protocol,
+            logger=log,
+            error_handler=server.report_server_error,
+        )
+
+    started = threading.Event()
+    try:
+        asyncio.run(run())
+    except (ValueError, OSError):
+        if started.is_set():
+            raise
+        return False  # not a pipe (a file, a terminal): let pygls read it
+    except BrokenPipeError:
+        log.error("the client is gone; stopping")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        if started.is_set():
+            server.shutdown()
+    return True
 
 
 __all__ = ["GENERATED_SCHEME", "SHOW_GENERATED_CODE", "DerivlsServer", "create_server", "serve"]
