@@ -9,7 +9,7 @@ depend on every earlier entry); see `opnames`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 from derivls.aten import cpp
 from derivls.aten.cpp import Binding, NamedCType
 from derivls.aten.native import NativeFunction, NativeIndex, Variant
-from derivls.aten.schema import SchemaKind
+from derivls.aten.schema import FunctionSchema, SchemaKind
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section, locate_in, offset_span
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative, SavedAttribute
 from derivls.derivatives.saved import (
@@ -352,33 +352,7 @@ class EntryAnalyser:
         return tuple(value), None
 
     def _schema_not_found(self, name: Scalar, specification: str, defn_name: str) -> Diagnostic:
-        import difflib
-
-        candidates = [
-            schema for schema, f in self.index.by_schema.items() if cpp.name(f.func) == defn_name
-        ]
-        ranked = sorted(candidates, key=lambda s: -difflib.SequenceMatcher(None, specification, s).ratio())
-        if ranked:
-            hint = "Available signatures:\n" + "\n".join(ranked)
-        else:
-            names = _closest(defn_name, {cpp.name(f.func) for f in self.index.by_schema.values()})
-            hint = f"No ATen function is named '{defn_name}'." + (
-                f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
-            )
-        related = tuple(
-            Related(self.native_path, line - 1, schema)
-            for schema in ranked[:20]
-            if (line := self.index.line_of(schema)) is not None
-        )
-        return error(
-            name.span,
-            "schema-not-found",
-            f"Could not find ATen function for schema: {specification}. {hint}",
-            related=related,
-            fixes=tuple(
-                Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])
-            ),
-        )
+        return schema_not_found(name, specification, defn_name, self.index, self.native_path, cpp.name)
 
     # -- one dispatch section (torchgen's set_up_derivatives) ----------------------------------
 
@@ -757,6 +731,40 @@ class EntryAnalyser:
                 f"The derivatives of {defn_name} mix named gradients (grad_<output>) with 'grad' or 'grads[i]'; "
                 "use only one way to refer to gradients.",
             )
+
+
+def schema_not_found(
+    name: Scalar,
+    specification: str,
+    defn_name: str,
+    index: NativeIndex,
+    native_path: str | None,
+    cpp_name: Callable[[FunctionSchema], str],
+) -> Diagnostic:
+    """`name:` matches no schema: list the functions of that name, closest first, each a quick fix."""
+    import difflib
+
+    candidates = [schema for schema, f in index.by_schema.items() if cpp_name(f.func) == defn_name]
+    ranked = sorted(candidates, key=lambda s: -difflib.SequenceMatcher(None, specification, s).ratio())
+    if ranked:
+        hint = "Available signatures:\n" + "\n".join(ranked)
+    else:
+        names = _closest(defn_name, {cpp_name(f.func) for f in index.by_schema.values()})
+        hint = f"No ATen function is named '{defn_name}'." + (
+            f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
+        )
+    related = tuple(
+        Related(native_path, line - 1, schema)
+        for schema in ranked[:20]
+        if (line := index.line_of(schema)) is not None
+    )
+    return error(
+        name.span,
+        "schema-not-found",
+        f"Could not find ATen function for schema: {specification}. {hint}",
+        related=related,
+        fixes=tuple(Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])),
+    )
 
 
 def _schema_free_checks(entry: Entry) -> list[Diagnostic]:

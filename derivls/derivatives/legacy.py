@@ -28,7 +28,6 @@ accepted but is certainly a mistake (a key that names no argument) is a warning.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -42,7 +41,6 @@ from derivls.derivatives.analysis import (
     EntryResult,
     KeyResult,
     SectionResult,
-    _closest,
     _first_ident,
     _first_line,
     _guess_has_derivatives,
@@ -50,6 +48,7 @@ from derivls.derivatives.analysis import (
     _literal_spans,
     _name_fixes,
     create_op_prefix,
+    schema_not_found,
     split_name_params,
     used_gradient_indices,
 )
@@ -62,7 +61,7 @@ from derivls.derivatives.saved import (
     plain_name,
     uses_ident,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, error, warning
+from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
 
 __all__ = [
     "LEGACY_REPLACEMENTS",
@@ -340,27 +339,7 @@ class LegacyEntryAnalyser:
         return tuple(node.value)
 
     def _schema_not_found(self, name: Scalar, specification: str, defn_name: str) -> Diagnostic:
-        candidates = [s for s, f in self.index.by_schema.items() if legacy_cpp.name(f.func) == defn_name]
-        ranked = sorted(candidates, key=lambda s: -difflib.SequenceMatcher(None, specification, s).ratio())
-        if ranked:
-            hint = "Available signatures:\n" + "\n".join(ranked)
-        else:
-            names = _closest(defn_name, {legacy_cpp.name(f.func) for f in self.index.by_schema.values()})
-            hint = f"No ATen function is named '{defn_name}'." + (
-                f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
-            )
-        related = tuple(
-            Related(self.native_path, line - 1, schema)
-            for schema in ranked[:20]
-            if (line := self.index.line_of(schema)) is not None
-        )
-        return error(
-            name.span,
-            "schema-not-found",
-            f"Could not find ATen function for schema: {specification}. {hint}",
-            related=related,
-            fixes=tuple(Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])),
-        )
+        return schema_not_found(name, specification, defn_name, self.index, self.native_path, legacy_cpp.name)
 
     def _section(
         self,
