@@ -1039,6 +1039,11 @@ def _parse_returns(return_decl: str, legacy: bool) -> tuple[Return, ...]:
 
 
 _PLAIN_RETURNS: dict[Type, Return] = {}
+# (id(arguments), id(returns), inplace, 'functional' in overload) -> (arguments, returns) that
+# FunctionSchema.validate accepted; the values keep the keyed objects alive
+_VALID_SCHEMA_PARTS: dict[tuple[int, int, bool, bool], tuple[Arguments, tuple[Return, ...]]] = {}
+# (id(arguments), id(returns)) -> (the returns of their signature(), arguments, returns)
+_SIGNATURE_RETURNS: dict[tuple[int, int], tuple[tuple[Return, ...], Arguments, tuple[Return, ...]]] = {}
 _SIGNATURE_NAMES: dict[tuple[str, bool], OperatorName] = {}
 
 
@@ -1136,6 +1141,18 @@ class FunctionSchema:
 
     def validate(self) -> None:
         """torchgen's FunctionSchema.__post_init__ invariants; raises ValueError."""
+        # The checks read only the argument list, the returns, whether the name is inplace and
+        # whether the overload name says 'functional'. Argument lists and returns are shared
+        # objects (see Arguments.parse, parse_returns), so half the schemas repeat a
+        # combination already found valid (the referents are kept, so the ids stay theirs).
+        args, returns, inplace = self.arguments, self.returns, self.name.name.inplace
+        key = (id(args), id(returns), inplace, "functional" in self.name.overload_name)
+        if key in _VALID_SCHEMA_PARTS:
+            return
+        self._validate()
+        _VALID_SCHEMA_PARTS[key] = (args, returns)
+
+    def _validate(self) -> None:
         if (
             not self.name.name.inplace
             and not any(a.annotation is not None for a in self.arguments._flats()[3])
@@ -1299,6 +1316,32 @@ class FunctionSchema:
             elif base_name.endswith("_scatter"):
                 base_name = base_name.replace("scatter", "inverse")
 
+        args = self.arguments
+        if keep_return_names:
+            returns = self._signature_returns(True)
+        else:
+            # the returns part depends on the (shared) argument list and returns objects only
+            key = (id(args), id(self.returns))
+            hit = _SIGNATURE_RETURNS.get(key)
+            if hit is None:
+                hit = _SIGNATURE_RETURNS[key] = (self._signature_returns(False), args, self.returns)
+            returns = hit[0]
+
+        args_sig = args.signature(strip_default=strip_default)
+        # See Note [bernoulli.p schema] in torchgen
+        if str(self.name) == "bernoulli.p":
+            args_sig = Arguments.parse(str(args_sig).replace("float p", "float p=0.5"))
+
+        r = FunctionSchema(
+            name=_signature_name(base_name, self.name.name.dunder_method),
+            arguments=args_sig,
+            returns=returns,
+        )
+        if default:
+            object.__setattr__(self, "_signature", r)
+        return r
+
+    def _signature_returns(self, keep_return_names: bool) -> tuple[Return, ...]:
         if keep_return_names:
             original_returns = tuple(
                 r if r.annotation is None else Return(name=r.name, type=r.type, annotation=None)
@@ -1326,21 +1369,7 @@ class FunctionSchema:
                         if keep_return_names
                         else _plain_return(a.type)
                     )
-        returns = original_returns + tuple(returns_from_mutable_inputs)
-
-        args_sig = args.signature(strip_default=strip_default)
-        # See Note [bernoulli.p schema] in torchgen
-        if str(self.name) == "bernoulli.p":
-            args_sig = Arguments.parse(str(args_sig).replace("float p", "float p=0.5"))
-
-        r = FunctionSchema(
-            name=_signature_name(base_name, self.name.name.dunder_method),
-            arguments=args_sig,
-            returns=returns,
-        )
-        if default:
-            object.__setattr__(self, "_signature", r)
-        return r
+        return original_returns + tuple(returns_from_mutable_inputs)
 
     def view_signature(self) -> FunctionSchema:
         cached = self._view_signature
