@@ -1036,6 +1036,12 @@ def generate_function(f: NativeFunction, k: SchemaKind) -> NativeFunction:
 def add_generated_native_functions(rs: list[NativeFunction]) -> None:
     """torchgen.native_function_generation.add_generated_native_functions (appends to rs)."""
     for d in pre_group_native_functions(rs).values():
+        if len(d) == 1 and SchemaKind.functional in d:
+            # The usual group, a lone functional op: torchgen generates nothing for it unless
+            # `autogen:` asks, and (below) only complains if it has no tensor-like return.
+            f = d[SchemaKind.functional]
+            if not f.autogen and any(r.type.is_tensor_like() for r in f.func.returns):
+                continue
         has_functional = SchemaKind.functional in d
         has_inplace = SchemaKind.inplace in d
         has_mutable = SchemaKind.mutable in d
