@@ -65,6 +65,7 @@ class KeyResult:
     kind: str  # "backward" | "forward" | "non_differentiable" | "invalid"
     derivative: Derivative | None = None
     forward: ForwardDerivative | None = None
+    backward_intended: bool = False  # an invalid item that was meant as a backward formula
 
 
 @frozen_dataclass
@@ -77,6 +78,12 @@ class SectionResult:
     @property
     def has_derivatives(self) -> bool:
         return self.info is not None and self.info.has_derivatives
+
+    @property
+    def intends_derivatives(self) -> bool:
+        """Has a backward formula, or would have but for an error in one: node numbering stays put
+        while a formula is being typed."""
+        return self.has_derivatives or any(k.backward_intended for k in self.keys)
 
 
 @frozen_dataclass
@@ -100,7 +107,7 @@ class EntryResult:
             return ()
         base = create_op_prefix(self.defn_name)
         if self.canonical is not None:
-            counted = [(s.dispatch_key, s.has_derivatives) for s in self.sections]
+            counted = [(s.dispatch_key, s.intends_derivatives) for s in self.sections]
         else:
             counted = [
                 (s.key.value, self.guessed_has_derivatives)
@@ -438,7 +445,15 @@ class EntryAnalyser:
         # Forward results were rewritten by postprocessing; point the key results at the final ones.
         final_forward = {id(item): fw for (_, item), fw in zip(forward, forward_derivatives)}
         results = [
-            KeyResult(r.item, section.key.value, r.var_names, r.kind, r.derivative, final_forward.get(id(r.item), r.forward))
+            KeyResult(
+                r.item,
+                section.key.value,
+                r.var_names,
+                r.kind,
+                r.derivative,
+                final_forward.get(id(r.item), r.forward),
+                backward_intended=r.kind == "invalid" and _is_backward_key(r, all_arg_names),
+            )
             for r in results
         ]
         return SectionResult(section.key.value, section.key, info, tuple(results))
@@ -787,6 +802,12 @@ def _saved_variable_diagnostic(item: FormulaItem, e: SavedVariableError) -> Diag
     if e.fix is not None and span != item.value.span:
         fixes = (Fix(f"Use '{e.fix}'", (Edit(span, e.fix),), True),)
     return error(span, e.code, f"{e} (in the formula for '{item.key.value}')", fixes=fixes)
+
+
+def _is_backward_key(result: KeyResult, arg_names: Sequence[str]) -> bool:
+    formula = result.item.value.value
+    non_differentiable = isinstance(formula, str) and formula.lower().strip() == "non_differentiable"
+    return bool(result.var_names) and result.var_names[0] in arg_names and not non_differentiable
 
 
 def _literal_spans(scalar: Scalar, needle: str) -> list[Span]:

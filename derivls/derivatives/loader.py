@@ -17,7 +17,7 @@ from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
 from derivls.derivatives import profiles
 from derivls.derivatives.analysis import EntryResult
-from derivls.derivatives.document import Entry, parse_chunk, split_entries
+from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.diagnostics import Diagnostic, Related, warning
 from derivls.frozen import frozen_dataclass
@@ -114,14 +114,21 @@ class DocumentAnalysis:
             lines[copy.info.func.func] = None
         return lines
 
+    @cached_property
+    def _entry_lines(self) -> list[int]:
+        return [e.line for e in self.entries]
+
     def entry_at(self, line: int) -> PlacedEntry | None:
         """The entry whose lines (up to the next entry) hold `line` (0-based)."""
-        i = bisect.bisect_right([e.line for e in self.entries], line) - 1
+        i = bisect.bisect_right(self._entry_lines, line) - 1
         return self.entries[i] if i >= 0 else None
 
     @property
     def has_errors(self) -> bool:
         return any(d.severity == 1 for d in self.diagnostics)
+
+
+_ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
 
 
 class DocumentAnalyzer:
@@ -133,18 +140,31 @@ class DocumentAnalyzer:
         self.profile = profile
         self._analyser = profiles.entry_analyser(profile, index, native_path) if index is not None else None
         self._numbering = profiles.op_numbering(profile)
-        self._cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
+        self._cache: dict[str, _ChunkResult] = {}
         self._placed: dict[tuple[int, int], PlacedEntry] = {}
+        self._last: tuple[list[Chunk], DocumentAnalysis] | None = None
 
     def analyse(self, text: str) -> DocumentAnalysis:
-        cache: dict[str, tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]] = {}
+        chunks = split_entries(text)
+        analysis = self._edit_in_place(chunks)
+        if analysis is None:
+            analysis = self._full_pass(chunks)
+        self._last = (chunks, analysis)
+        return analysis
+
+    def _chunk_result(self, chunk: Chunk) -> _ChunkResult:
+        hit = self._cache.get(chunk.text)
+        if hit is None:
+            entries, diagnostics = parse_chunk(chunk.text)
+            hit = (tuple(self._analyse_entry(e) for e in entries), diagnostics)
+        return hit
+
+    def _full_pass(self, chunks: list[Chunk]) -> DocumentAnalysis:
+        cache: dict[str, _ChunkResult] = {}
         placed: list[tuple[int, EntryResult]] = []
         loose: list[Diagnostic] = []
-        for chunk in split_entries(text):
-            hit = cache.get(chunk.text) or self._cache.get(chunk.text)
-            if hit is None:
-                entries, diagnostics = parse_chunk(chunk.text)
-                hit = (tuple(self._analyse_entry(e) for e in entries), diagnostics)
+        for chunk in chunks:
+            hit = cache.get(chunk.text) or self._chunk_result(chunk)
             cache[chunk.text] = hit
             results, diagnostics = hit
             if diagnostics:
@@ -153,6 +173,58 @@ class DocumentAnalyzer:
                 placed.append((chunk.start_line, result))
         self._cache = cache  # only the current chunks stay cached: memory follows the file
         return self._file_pass(placed, loose)
+
+    def _edit_in_place(self, chunks: list[Chunk]) -> DocumentAnalysis | None:
+        """The common keystroke: one entry's text changed, no line moved, and nothing the file pass
+        derives from that entry (node names, canonical function, dispatch keys) changed. Then the
+        previous analysis is reused with that one entry swapped: no pass over all entries."""
+        if self._last is None:
+            return None
+        old_chunks, old = self._last
+        if len(old_chunks) != len(chunks):
+            return None
+        changed = [
+            i for i, (a, b) in enumerate(zip(old_chunks, chunks)) if a.text != b.text or a.start_line != b.start_line
+        ]
+        if len(changed) != 1:
+            return None
+        before, after = old_chunks[changed[0]], chunks[changed[0]]
+        if before.start_line != after.start_line or before.text.count("\n") != after.text.count("\n"):
+            return None
+        previous = self._cache.get(before.text)
+        if previous is None:
+            return None
+        (old_results, old_loose), (new_results, new_loose) = previous, self._chunk_result(after)
+        if old_loose or new_loose or len(old_results) != 1 or len(new_results) != 1:
+            return None
+        old_result, new_result = old_results[0], new_results[0]
+        if (
+            new_result.op_plan != old_result.op_plan
+            or new_result.canonical is not old_result.canonical
+            or new_result.dispatch_keys != old_result.dispatch_keys
+            or new_result.entry.span.line != old_result.entry.span.line
+        ):
+            return None
+        position = next((i for i, e in enumerate(old.entries) if e.result is old_result), None)
+        if position is None:
+            return None
+        old_entry = old.entries[position]
+        first, last = after.start_line, after.start_line + after.text.count("\n")
+        if any(d.code == "duplicate-entry" and first <= d.span.line <= last for d in old.diagnostics):
+            return None  # its warning points at this entry's name, which may have moved
+        entry = PlacedEntry(after.start_line, new_result, old_entry.ops)
+        diagnostics = list(old.diagnostics)
+        if old_result.diagnostics or new_result.diagnostics:
+            stale = set(old_entry.diagnostics)
+            diagnostics = [d for d in diagnostics if d not in stale] + entry.diagnostics
+            diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+        if not any(c.text == before.text for c in chunks):  # identical entries share a cache slot
+            del self._cache[before.text]
+        self._cache[after.text] = (new_results, new_loose)
+        self._placed.pop((old_entry.start_line, id(old_result)), None)
+        self._placed[(entry.start_line, id(new_result))] = entry
+        entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
+        return DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index)
 
     def _analyse_entry(self, entry: Entry) -> EntryResult:
         if self._analyser is None:

@@ -130,3 +130,15 @@ def test_auto_linear_expands_to_the_method_call_with_symint(analyzer):
 def test_no_native_index_still_reports_yaml_problems():
     analysis = DocumentAnalyzer(None).analyse("- name: abs(Tensor self) -> Tensor\n  self: [grad\n")
     assert [d.code for d in analysis.diagnostics] == ["yaml-syntax"]
+
+
+def test_a_formula_with_an_error_keeps_its_node_and_the_numbering_after_it(analyzer):
+    text = (
+        "- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n"
+        "  self: grad.expand(self.sizes())\n"
+        "- name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n"
+        "  self: grad\n"
+    )
+    analysis = analyzer.analyse(text)
+    assert [e.ops for e in analysis.entries] == [(("Default", "AddBackward0"),), (("Default", "AddBackward1"),)]
+    assert [d.code for d in analysis.diagnostics] == ["sizes-not-supported"]

@@ -66,3 +66,27 @@ def test_inserting_lines_shifts_later_positions(index, text):
     after = analyzer.analyse("# new first line\n# and another\n" + text)
     assert [e.line + 2 for e in before.entries] == [e.line for e in after.entries]
     assert [e.ops for e in before.entries] == [e.ops for e in after.entries]
+
+
+def test_a_keystroke_inside_a_formula_takes_the_in_place_path(index, text, monkeypatch):
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    full_passes = []
+    original = analyzer._full_pass
+    monkeypatch.setattr(analyzer, "_full_pass", lambda chunks: full_passes.append(1) or original(chunks))
+    edited = text.replace("self: grad * self.sgn()", "self: grad * self.sizes()", 1)
+    analysis = analyzer.analyse(edited)
+    assert full_passes == []
+    assert [d.code for d in analysis.diagnostics] == ["sizes-not-supported"]
+    assert fingerprint(analysis) == fingerprint(DocumentAnalyzer(index).analyse(edited))
+    # Renaming the entry changes its node name: every later number may move, so the full pass runs.
+    analyzer.analyse(edited.replace("- name: abs(Tensor self)", "- name: absolute(Tensor self)", 1))
+    assert full_passes == [1]
+
+
+def test_identical_entries_keep_working_after_in_place_edits(index):
+    entry = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(entry + entry)
+    for edited in (entry + entry.replace("sgn", "sgn2"), entry.replace("sgn", "sgn3") + entry.replace("sgn", "sgn2")):
+        assert fingerprint(analyzer.analyse(edited)) == fingerprint(DocumentAnalyzer(index).analyse(edited))
