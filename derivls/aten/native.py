@@ -27,8 +27,6 @@ from enum import Enum, auto
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from derivls.aten import cpp
 from derivls.aten.schema import (
     Annotation,
@@ -42,6 +40,7 @@ from derivls.aten.schema import (
     SchemaKind,
 )
 from derivls.frozen import frozen_dataclass
+from derivls.yamlsubset import Unsupported, resolve_plain, scan_tags
 
 __all__ = [
     "Location",
@@ -55,7 +54,12 @@ __all__ = [
     "get_view_copy_name",
 ]
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _yaml_loader() -> Any:
+    # PyYAML is imported only for files outside the YAML subset the scanners read
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class NativeIndexError(ValueError):
@@ -343,7 +347,6 @@ class _NotSimple(Exception):
     """The text uses YAML beyond the subset the scanner handles: use PyYAML."""
 
 
-_RESOLVER = yaml.resolver.Resolver()
 _BOOL_TRUE = {"yes", "true", "on"}
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*")
 _SPECIAL_START = set("'\"[]{}&*!|>%@`#,?:-")
@@ -375,7 +378,7 @@ def _plain(value: str) -> Any:
             raise _NotSimple
     if ": " in value or value.endswith(":"):
         raise _NotSimple
-    tag = _RESOLVER.resolve(yaml.nodes.ScalarNode, value, (True, False))
+    tag = resolve_plain(value)  # PyYAML's implicit resolution (None: maybe a number, …)
     if tag == "tag:yaml.org,2002:str":
         return value
     if tag == "tag:yaml.org,2002:bool":
@@ -528,8 +531,10 @@ def _make_line_loader(base: Any) -> Any:
 
 
 def _yaml_entries(text: str, path: str) -> list[_Entry]:
+    import yaml
+
     try:
-        es = yaml.load(text, Loader=_make_line_loader(_Loader))
+        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -566,7 +571,13 @@ def _read_entries(text: str, path: str) -> list[_Entry]:
 
 def _parse_tags(text: str, path: str) -> set[str]:
     try:
-        es = yaml.load(text, Loader=_make_line_loader(_Loader))
+        return set(scan_tags(text))
+    except Unsupported:  # outside the subset, or a mistake: PyYAML reads it (and reports it)
+        pass
+    import yaml
+
+    try:
+        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise NativeIndexError(

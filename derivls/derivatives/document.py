@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Any
-
-import yaml
-from yaml.constructor import ConstructorError, SafeConstructor
+from typing import TYPE_CHECKING, Any
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.frozen import frozen_dataclass
+from derivls.yamlsubset import Node as SubsetNode
+from derivls.yamlsubset import Unsupported, compose_entry_chunk
 
-try:  # the C composer is ~10x faster; marks are identical
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+if TYPE_CHECKING:
+    import yaml
+    from yaml.constructor import SafeConstructor
+
+# Entries are composed by derivls.yamlsubset when they keep to the YAML subset the file is
+# written in, by PyYAML (imported then) otherwise; the nodes, and so the entries, are the same.
 
 _STR_TAG = "tag:yaml.org,2002:str"
 
@@ -125,7 +126,7 @@ class Entry:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def _span(node: yaml.Node) -> Span:
+def _span(node: yaml.Node | SubsetNode) -> Span:
     return Span(node.start_mark.line, node.start_mark.column, node.end_mark.line, node.end_mark.column)
 
 
@@ -136,31 +137,39 @@ def _constructor() -> SafeConstructor:
     # Building a constructor costs more than parsing a small entry; one per thread is reused.
     constructor = getattr(_constructors, "value", None)
     if constructor is None:
+        from yaml.constructor import SafeConstructor
+
         constructor = _constructors.value = SafeConstructor()
     return constructor
 
 
 class _Builder:
+    """Entries from composed nodes: PyYAML's, or derivls.yamlsubset's (which mimic them)."""
+
     def __init__(self, text: str) -> None:
         self.text = text
-        self.constructor = _constructor()
         self.diagnostics: list[Diagnostic] = []
 
-    def scalar(self, node: yaml.Node) -> Scalar:
+    def scalar(self, node: yaml.Node | SubsetNode) -> Scalar:
         source = self.text[node.start_mark.index : node.end_mark.index]
-        if node.tag == _STR_TAG and isinstance(node, yaml.ScalarNode):
+        if node.tag == _STR_TAG and node.id == "scalar":
             return Scalar(node.value, _span(node), source)  # the common case, without the constructor
+        if isinstance(node, SubsetNode):
+            return Scalar(node.construct(), _span(node), source)
+        from yaml.constructor import ConstructorError
+
+        constructor = _constructor()
         try:
-            value = self.constructor.construct_object(node, deep=True)
+            value = constructor.construct_object(node, deep=True)
         except ConstructorError as e:
             self.diagnostics.append(error(_span(node), "yaml-value", f"Cannot read this value: {e.problem}"))
             value = None
         finally:
-            self.constructor.constructed_objects.clear()
-            self.constructor.recursive_objects.clear()
+            constructor.constructed_objects.clear()
+            constructor.recursive_objects.clear()
         return Scalar(value, _span(node), source)
 
-    def pairs(self, node: yaml.MappingNode, what: str) -> list[tuple[Scalar, yaml.Node]]:
+    def pairs(self, node: yaml.MappingNode | SubsetNode, what: str) -> list[tuple[Scalar, yaml.Node | SubsetNode]]:
         seen: dict[Any, Span] = {}
         result = []
         for key_node, value_node in node.value:
@@ -184,9 +193,9 @@ class _Builder:
             result.append((key, value_node))
         return result
 
-    def entry(self, node: yaml.Node) -> Entry:
+    def entry(self, node: yaml.Node | SubsetNode) -> Entry:
         span = _span(node)
-        if not isinstance(node, yaml.MappingNode):
+        if node.id != "mapping":
             self.diagnostics.append(
                 error(span, "entry-not-mapping", "An entry must be a mapping starting with 'name: <schema>'.")
             )
@@ -194,14 +203,14 @@ class _Builder:
         name: Scalar | None = None
         output_diff: Scalar | None = None
         output_items: tuple[Scalar, ...] = ()
-        dispatch_node: tuple[Scalar, yaml.Node] | None = None
+        dispatch_node: tuple[Scalar, yaml.Node | SubsetNode] | None = None
         plain_items: list[FormulaItem] = []
         for key, value_node in self.pairs(node, "this entry"):
             if key.value == "name":
                 name = self.scalar(value_node)
             elif key.value == "output_differentiability":
                 output_diff = self.scalar(value_node)
-                if isinstance(value_node, yaml.SequenceNode):
+                if value_node.id == "sequence":
                     output_items = tuple(self.scalar(item) for item in value_node.value)
             elif key.value == "dispatch":
                 dispatch_node = (key, value_node)
@@ -219,9 +228,9 @@ class _Builder:
                         "dispatch key (e.g. 'Default:').",
                     )
                 )
-            if isinstance(dispatch_value, yaml.MappingNode):
+            if dispatch_value.id == "mapping":
                 for section_key, section_value in self.pairs(dispatch_value, "'dispatch'"):
-                    if isinstance(section_value, yaml.MappingNode):
+                    if section_value.id == "mapping":
                         items = tuple(self.formula(k, v) for k, v in self.pairs(section_value, "this section"))
                     else:
                         self.diagnostics.append(
@@ -246,7 +255,7 @@ class _Builder:
             sections.append(Section(default_key, tuple(plain_items), explicit=False))
         return Entry(span, name, output_diff, output_items, tuple(sections), tuple(self.diagnostics))
 
-    def formula(self, key: Scalar, value_node: yaml.Node) -> FormulaItem:
+    def formula(self, key: Scalar, value_node: yaml.Node | SubsetNode) -> FormulaItem:
         return FormulaItem(key, self.scalar(value_node))
 
 
@@ -262,6 +271,8 @@ def _yaml_error_span(e: yaml.MarkedYAMLError, text: str) -> Span:
 
 
 def _yaml_message(e: yaml.YAMLError) -> str:
+    import yaml
+
     if isinstance(e, yaml.MarkedYAMLError):
         parts = [p for p in (e.context, e.problem) if p]
         return "YAML syntax error: " + (", ".join(parts) if parts else str(e))
@@ -272,13 +283,31 @@ def _yaml_message(e: yaml.YAMLError) -> str:
 def parse_chunk(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, ...]]:
     """Parse one chunk (spans relative to its first line); cached by text, so unchanged entries cost nothing."""
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = compose_entry_chunk(text)
+    except Unsupported:
+        return _parse_with_pyyaml(text)
+    return _entries(root, text)
+
+
+def _parse_with_pyyaml(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, ...]]:
+    import yaml
+
+    try:  # the C composer is ~10x faster; marks are identical
+        loader = yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+        loader = yaml.SafeLoader  # type: ignore[assignment]
+    try:
+        root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as e:
         span = _yaml_error_span(e, text) if isinstance(e, yaml.MarkedYAMLError) else Span(0, 0, 0, 1)
         return (), (error(span, "yaml-syntax", _yaml_message(e)),)
+    return _entries(root, text)
+
+
+def _entries(root: yaml.Node | SubsetNode | None, text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, ...]]:
     if root is None:
         return (), ()
-    if not isinstance(root, yaml.SequenceNode):
+    if root.id != "sequence":
         return (), (
             error(
                 _span(root),
