@@ -233,8 +233,14 @@ class NamedCType:
     def cpp_type_registration_declarations(self) -> str:
         return self.type.cpp_type_registration_declarations()
 
+    _without_const_ref = None  # lazily filled cache (not a field)
+
     def remove_const_ref(self) -> NamedCType:
-        return NamedCType(self.name, self.type.remove_const_ref())
+        r = self._without_const_ref
+        if r is None:
+            r = NamedCType(self.name, self.type.remove_const_ref())
+            object.__setattr__(self, "_without_const_ref", r)
+        return r
 
     def with_name(self, name: str) -> NamedCType:
         return NamedCType(name, self.type)
@@ -703,6 +709,10 @@ def default_expr(d: str, t: Type, *, symint: bool) -> str:
     return JIT_TO_CPP_DEFAULT.get(d, d)
 
 
+# (id(argument), symint, has TensorOptions, default dropped, const ref, ilistref) -> (argument, binding)
+_ARGUMENT_BINDINGS: dict[tuple[int, bool, bool, bool, bool, bool], tuple[Argument, Binding]] = {}
+
+
 def argument(
     a: Argument | TensorOptionsArguments | SelfArgument,
     *,
@@ -730,6 +740,21 @@ def argument(
         )
 
     if isinstance(a, Argument):
+        # Arguments are shared objects (schema.Argument.parse), and with both settings given
+        # (not read from `parametrize`) the binding depends on these alone.
+        key = None
+        if use_const_ref_for_mutable_tensors is not None and use_ilistref_for_tensor_lists is not None:
+            key = (
+                id(a),
+                symint,
+                has_tensor_options,
+                a.name in cpp_no_default_args,
+                use_const_ref_for_mutable_tensors,
+                use_ilistref_for_tensor_lists,
+            )
+            hit = _ARGUMENT_BINDINGS.get(key)
+            if hit is not None:
+                return [hit[1]]
         binds: ArgName
         if a.name == "memory_format" and has_tensor_options:
             binds = SpecialArgName.possibly_redundant_memory_format
@@ -738,20 +763,21 @@ def argument(
         default: str | None = None
         if a.name not in cpp_no_default_args and a.default is not None:
             default = default_expr(a.default, a.type, symint=symint)
-        return [
-            Binding(
-                nctype=argument_type(
-                    a,
-                    binds=binds,
-                    symint=symint,
-                    use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors,
-                    use_ilistref_for_tensor_lists=use_ilistref_for_tensor_lists,
-                ),
-                name=a.name,
-                default=default,
-                argument=a,
-            )
-        ]
+        binding = Binding(
+            nctype=argument_type(
+                a,
+                binds=binds,
+                symint=symint,
+                use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors,
+                use_ilistref_for_tensor_lists=use_ilistref_for_tensor_lists,
+            ),
+            name=a.name,
+            default=default,
+            argument=a,
+        )
+        if key is not None:
+            _ARGUMENT_BINDINGS[key] = (a, binding)  # the argument kept alive: its id stays its own
+        return [binding]
     if isinstance(a, TensorOptionsArguments):
         if faithful:
             return (
@@ -964,8 +990,16 @@ class CppSignatureGroup:
 
 def cpp_arguments(f: NativeFunction) -> Sequence[Binding]:
     """Exactly torchgen/packaged/autograd/load_derivatives.py's cpp_arguments: the
-    non-method, non-faithful C++ signature, the SymInt one when the schema has SymInts."""
-    sigs = CppSignatureGroup.from_native_function(f, method=False)
-    if sigs.symint_signature is not None:
-        return sigs.symint_signature.arguments()
-    return sigs.signature.arguments()
+    non-method, non-faithful C++ signature, the SymInt one when the schema has SymInts.
+
+    That is ``CppSignatureGroup.from_native_function(f, method=False)``'s symint_signature
+    (else its signature) ``.arguments()``, computed without building the group."""
+    return arguments(
+        f.func.arguments,
+        faithful=False,
+        symint=f.func.has_symint(),
+        method=False,
+        cpp_no_default_args=frozenset(f.cpp_no_default_args),
+        use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+        use_ilistref_for_tensor_lists=f.part_of_structured_group,
+    )
