@@ -7,6 +7,7 @@ saved whole. The rule tables follow torchgen's `saved_variables`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -214,13 +215,19 @@ def saved_variables(
     """Rewrite `formula` to use saved attributes; return it with what must be saved, in torchgen's order."""
     check_unsupported_calls(formula)
     saved: list[SavedAttribute] = []
+    # indices of the rules whose marker the formula contains (most formulas: none); after a
+    # substitution changes the formula they are found again, and the scan goes on after the
+    # rule that changed it: the rules are tried in order, on the current formula, as before
+    candidates = [i for i, rule in enumerate(replacements) if rule.marker in formula]
     for nctype in nctypes:
         name = plain_name(nctype)
         if name not in formula:
             continue
-        for rule in replacements:
-            if rule.marker not in formula:
-                continue
+        k = 0
+        while k < len(candidates):
+            i = candidates[k]
+            k += 1
+            rule = replacements[i]
             pattern = _rule_pattern(rule.pattern, name)
 
             def substitute(m: re.Match[str], rule: Replacement = rule, name: str = name) -> str:
@@ -229,7 +236,11 @@ def saved_variables(
                 saved.append(SavedAttribute(nctype=NamedCType(new_name, rule.ctype()), expr=expr))
                 return rule.result(name) if rule.result else new_name
 
-            formula = pattern.sub(substitute, formula)
+            rewritten = pattern.sub(substitute, formula)
+            if rewritten != formula:
+                formula = rewritten
+                candidates = [j for j, r in enumerate(replacements) if r.marker in formula]
+                k = bisect.bisect_right(candidates, i)
 
         if nctype.type == _OPTIONAL_STRING:
             # Saved std::optional<std::string> must reach the formula as std::optional<std::string_view>.
@@ -238,6 +249,7 @@ def saved_variables(
                 f"{name}.has_value() ? std::optional<std::string_view>({name}.value()) : std::nullopt",
                 formula,
             )
+            candidates = [j for j, r in enumerate(replacements) if r.marker in formula]
 
         if uses_ident(formula, name):
             saved.append(SavedAttribute(nctype=nctype, expr=name))
