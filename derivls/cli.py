@@ -11,12 +11,15 @@ import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
 
 from derivls import __version__
 from derivls.diagnostics import Diagnostic, Severity
 from derivls.frozen import frozen_dataclass
 from derivls.workspace import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 

@@ -31,11 +31,14 @@ import dataclasses
 import inspect
 from dataclasses import MISSING, FrozenInstanceError, Field
 from operator import attrgetter
-from typing import Any, TypeVar
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T", bound=type)
 
 __all__ = ["frozen_dataclass"]
-
-T = TypeVar("T", bound=type)
 
 _SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args"})
 
@@ -98,9 +101,26 @@ def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool) -> T:
     _set(cls, "__setattr__", _make_setattr(cls, names))
     _set(cls, "__delattr__", _make_delattr(cls, names))
     if not had_doc:  # as dataclass does: the class documented by its __init__ signature
-        cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        cls.__doc__ = cls.__name__ + _signature_text(cls, fields).replace(" -> None", "")
     abc.update_abstractmethods(cls)
     return cls
+
+
+def _signature_text(cls: type, fields: list[Field[Any]]) -> str:
+    """str(inspect.signature(cls)), formatted here for string annotations (all of derivls's)."""
+    params = []
+    for f in fields:
+        if not f.init:
+            continue
+        if not isinstance(f.type, str):
+            return str(inspect.signature(cls))
+        text = f"{f.name}: {f.type!r}"
+        if f.default is not MISSING:
+            text += f" = {f.default!r}"
+        elif f.default_factory is not MISSING:
+            text += f" = {dataclasses._HAS_DEFAULT_FACTORY!r}"  # type: ignore[attr-defined]
+        params.append(text)
+    return "(" + ", ".join(params) + ") -> None"
 
 
 def _qualify(cls: type, fn: Any) -> Any:

@@ -11,7 +11,10 @@ the others (native pulls in PyYAML).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
     "FunctionSchema": "schema",

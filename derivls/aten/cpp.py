@@ -17,7 +17,6 @@ import contextlib
 import contextvars
 from collections.abc import Iterator, Sequence
 from enum import Enum, auto
-from typing import TYPE_CHECKING, Union
 
 from derivls.aten.schema import (
     Argument,
@@ -34,6 +33,8 @@ from derivls.aten.schema import (
     Type,
 )
 from derivls.frozen import frozen_dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 
 if TYPE_CHECKING:
     from derivls.aten.native import NativeFunction
@@ -82,7 +83,7 @@ class SpecialArgName(Enum):
     possibly_redundant_memory_format = auto()
 
 
-ArgName = Union[str, SpecialArgName]
+ArgName = str | SpecialArgName
 
 
 @frozen_dataclass

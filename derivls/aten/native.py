@@ -25,7 +25,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
 from pathlib import Path
-from typing import Any
 
 from derivls.aten import cpp
 from derivls.aten.schema import (
@@ -41,6 +40,10 @@ from derivls.aten.schema import (
 )
 from derivls.frozen import frozen_dataclass
 from derivls.yamlsubset import Unsupported, resolve_plain, scan_tags
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Location",

@@ -19,9 +19,12 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from enum import Enum, auto
-from typing import Any
 
 from derivls.frozen import frozen_dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AUGMENTED_ASSIGNMENT_NAMES",

@@ -13,14 +13,18 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-# (derivatives_path, native_path, tags_path) -> {FunctionSchema: {dispatch key: info}}
-Loader = Callable[[str, str, str | None], Any]
+if TYPE_CHECKING:
+    # (derivatives_path, native_path, tags_path) -> {FunctionSchema: {dispatch key: info}}
+    Loader = Callable[[str, str, str | None], Any]
 
 
 def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from derivls.aten import cpp
 from derivls.aten.cpp import Binding, NamedCType
@@ -29,6 +28,10 @@ from derivls.derivatives.saved import (
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 from derivls.frozen import frozen_dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 AUTOGRAD_KEYS = (
     "AutogradNestedTensor",

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.frozen import frozen_dataclass
 from derivls.yamlsubset import Node as SubsetNode
 from derivls.yamlsubset import Unsupported, compose_entry_chunk
 
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+
 if TYPE_CHECKING:
+    from typing import Any
+
     import yaml
     from yaml.constructor import SafeConstructor
 

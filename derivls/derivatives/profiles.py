@@ -23,10 +23,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.analysis import EntryAnalyser, EntryResult
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 
 if TYPE_CHECKING:  # imported when the legacy profile is used: torchgen-only runs skip it
     from derivls.derivatives.legacy import LegacyEntryAnalyser

@@ -220,3 +220,26 @@ def test_inheritance_rules_like_dataclass() -> None:
 
             def __setattr__(self, name: str, value: object) -> None:
                 pass
+
+
+def test_derivls_classes_are_documented_as_dataclass_would() -> None:
+    import importlib
+    import sys
+
+    for name in ("derivls.cli", "derivls.derivatives.query", "derivls.derivatives.legacy", "derivls.codegen.nodes"):
+        importlib.import_module(name)
+    checked = 0
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("derivls"):
+            continue
+        for cls in vars(module).values():
+            if not (isinstance(cls, type) and cls.__module__ == module_name and dataclasses.is_dataclass(cls)):
+                continue
+            init = cls.__dict__.get("__init__")
+            if init is None or not getattr(init, "__code__", None) or "frozen_dataclass" not in init.__code__.co_filename:
+                continue
+            expected = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+            if cls.__doc__.startswith(cls.__name__ + "("):  # a generated doc (not a docstring)
+                assert cls.__doc__ == expected
+            checked += 1
+    assert checked > 40
