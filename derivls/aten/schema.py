@@ -772,7 +772,8 @@ class Arguments:
         n = len(_TO_TYPES)
         i = 0
         while i < len(kwarg_only):
-            if i <= len(kwarg_only) - n and all(
+            # (a group can only start at an argument named dtype: the cheap test first)
+            if kwarg_only[i].name == "dtype" and i <= len(kwarg_only) - n and all(
                 _is_tensor_options_arg(a, name, ty)
                 for (name, ty), a in zip(_TO_TYPES, kwarg_only[i : i + n])
             ):
