@@ -976,12 +976,12 @@ def serve_pipes(server: DerivlsServer, stdin: Any, stdout: Any) -> bool:
     started = threading.Event()
     try:
         asyncio.run(run())
+    except BrokenPipeError:  # before OSError, of which it is one
+        log.error("the client is gone; stopping")
     except (ValueError, OSError):
         if started.is_set():
             raise
         return False  # not a pipe (a file, a terminal): let pygls read it
-    except BrokenPipeError:
-        log.error("the client is gone; stopping")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
