@@ -1042,6 +1042,13 @@ def _parse_returns(return_decl: str, legacy: bool) -> tuple[Return, ...]:
     return tuple(Return.parse(arg, legacy=legacy) for arg in return_decl.split(", "))
 
 
+def _returns_text(returns: tuple[Return, ...]) -> str:
+    """How a schema prints its returns: one without parentheses, else a parenthesized list."""
+    if len(returns) == 1:
+        return str(returns[0])
+    return "(" + ", ".join(map(str, returns)) + ")"
+
+
 _PLAIN_RETURNS: dict[Type, Return] = {}
 # (id(arguments), id(returns), inplace, 'functional' in overload) -> (arguments, returns) that
 # FunctionSchema.validate accepted; the values keep the keyed objects alive
@@ -1133,7 +1140,16 @@ class FunctionSchema:
             arguments = Arguments.parse(args, legacy=legacy)
             returns = parse_returns(return_decl, legacy=legacy)
             r = FunctionSchema(name=name, arguments=arguments, returns=returns)
-            if str(r) != func:
+            # The printed form is name(args) -> returns from the parts' printed forms. The name's
+            # equals `ops` (OperatorName.parse checks); when the others equal their text too and
+            # the three cover `func`, it is `func` itself, which need not be printed again.
+            if (
+                len(ops) + len(args) + len(return_decl) + 6 == len(func)
+                and arguments._str == args
+                and _returns_text(returns) == return_decl
+            ):
+                object.__setattr__(r, "_str", func)
+            elif str(r) != func:
                 raise ValueError(f"schema does not round-trip: '{func}' was read as '{r}'")
             if not legacy:
                 r.validate()
@@ -1414,11 +1430,6 @@ class FunctionSchema:
     def __str__(self) -> str:
         s = self._str
         if s is None:
-            all_arguments_str = str(self.arguments)
-            if len(self.returns) == 1:
-                returns = str(self.returns[0])  # omit parentheses
-            else:
-                returns = "(" + ", ".join(map(str, self.returns)) + ")"
-            s = f"{self.name}({all_arguments_str}) -> {returns}"
+            s = f"{self.name}({self.arguments}) -> {_returns_text(self.returns)}"
             object.__setattr__(self, "_str", s)
         return s
