@@ -437,8 +437,14 @@ _KV_LINE_RE = re.compile(
 
 def _fast_value(raw: str) -> Any:
     # the common case (a schema, a name, a list of names) without the general path
-    if raw and raw[0] in _PLAIN_STR_START and "#" not in raw and ": " not in raw and raw[-1] != ":":
-        return raw.rstrip(" ")
+    if raw and "#" not in raw and ": " not in raw and raw[-1] != ":":
+        first = raw[0]
+        if first in _PLAIN_STR_START:
+            return raw.rstrip(" ")
+        if first in "yYnNtTfFoO":  # a string unless a bool or null word (what _plain decides)
+            value = raw.rstrip(" ")
+            if resolve_plain(value) == "tag:yaml.org,2002:str":
+                return value
     return _value(raw)
 
 
@@ -642,6 +648,7 @@ _BOOL_KEYS = (
     ("structured", False),
 )
 _STR_KEYS = ("device_check", "structured_delegate", "structured_inherits", "python_module", "category_override")
+_TYPED_KEYS = frozenset(k for k, _ in _BOOL_KEYS) | frozenset(_STR_KEYS)
 _IMPLICIT_ONLY = (
     frozenset({_COMPOSITE_IMPLICIT}),
     frozenset({_COMPOSITE_IMPLICIT_NT}),
@@ -682,14 +689,15 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
         k = sorted(set(e) - _KNOWN_KEYS, key=lambda k: ent.key_lines.get(k, 0))[0]
         raise _entry_error(ent, path, f"unknown key '{k}' in native function entry", k)
 
-    for key, default in _BOOL_KEYS:
-        v = get(key, default)
-        if v is not True and v is not False:
-            raise _entry_error(ent, path, f"'{key}' must be True or False, not {v!r}", key)
-    for key in _STR_KEYS:
-        v = get(key)
-        if v is not None and not isinstance(v, str):
-            raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
+    if not _TYPED_KEYS.isdisjoint(e):  # (absent keys take their defaults, which are valid)
+        for key, default in _BOOL_KEYS:
+            v = get(key, default)
+            if v is not True and v is not False:
+                raise _entry_error(ent, path, f"'{key}' must be True or False, not {v!r}", key)
+        for key in _STR_KEYS:
+            v = get(key)
+            if v is not None and not isinstance(v, str):
+                raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
     use_const_ref = get("use_const_ref_for_mutable_tensors", False)
     structured = get("structured", False)
     if use_const_ref and func.arguments.out and not legacy:
