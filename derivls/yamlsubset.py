@@ -95,17 +95,34 @@ class Mark:
 
 class Node:
     """Like yaml.ScalarNode / SequenceNode / MappingNode (``id`` says which); ``python`` is
-    the constructed value of a non-string scalar or of a sequence."""
+    the constructed value of a non-string scalar. ``start`` and ``end`` are (line, column,
+    index) tuples, which ``start_mark`` and ``end_mark`` present as marks."""
 
-    __slots__ = ("id", "tag", "value", "start_mark", "end_mark", "python")
+    __slots__ = ("id", "tag", "value", "start", "end", "python")
 
-    def __init__(self, id: str, tag: str, value: object, start_mark: Mark, end_mark: Mark, python: object = None) -> None:
+    def __init__(
+        self,
+        id: str,
+        tag: str,
+        value: object,
+        start: tuple[int, int, int],
+        end: tuple[int, int, int],
+        python: object = None,
+    ) -> None:
         self.id = id
         self.tag = tag
         self.value = value
-        self.start_mark = start_mark
-        self.end_mark = end_mark
+        self.start = start
+        self.end = end
         self.python = python
+
+    @property
+    def start_mark(self) -> Mark:
+        return Mark(*self.start)
+
+    @property
+    def end_mark(self) -> Mark:
+        return Mark(*self.end)
 
     def construct(self) -> object:
         """What yaml's SafeConstructor makes of the node (a new list / dict each time)."""
@@ -116,7 +133,7 @@ class Node:
         return {key.construct(): value.construct() for key, value in self.value}  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        return f"Node({self.id}, {self.value!r}, {self.start_mark}, {self.end_mark})"
+        return f"Node({self.id}, {self.value!r}, {self.start}, {self.end})"
 
 
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -148,15 +165,15 @@ class _Composer:
         self.eof_line = len(self.lines) - 1
         self.eof_column = len(self.lines[-1])
 
-    def end_for(self, indent: int) -> Mark:
+    def end_for(self, indent: int) -> tuple[int, int, int]:
         """Where libyaml ends a block collection at `indent` that lasts to the end of the text:
         where the text ends if that is left of the indentation, else on a forced new line."""
         if self.eof_column < indent:
-            return Mark(self.eof_line, self.eof_column, len(self.text))
-        return Mark(self.eof_line + (1 if self.eof_column else 0), 0, len(self.text))
+            return (self.eof_line, self.eof_column, len(self.text))
+        return (self.eof_line + (1 if self.eof_column else 0), 0, len(self.text))
 
-    def mark(self, line: int, column: int) -> Mark:
-        return Mark(line, column, self.starts[line] + column)
+    def mark(self, line: int, column: int) -> tuple[int, int, int]:
+        return (line, column, self.starts[line] + column)
 
     def next_significant(self, i: int) -> int:
         lines = self.lines

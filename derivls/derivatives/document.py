@@ -130,6 +130,9 @@ class Entry:
 
 
 def _span(node: yaml.Node | SubsetNode) -> Span:
+    if type(node) is SubsetNode:
+        start, end = node.start, node.end
+        return Span(start[0], start[1], end[0], end[1])
     return Span(node.start_mark.line, node.start_mark.column, node.end_mark.line, node.end_mark.column)
 
 
@@ -154,11 +157,16 @@ class _Builder:
         self.diagnostics: list[Diagnostic] = []
 
     def scalar(self, node: yaml.Node | SubsetNode) -> Scalar:
+        if type(node) is SubsetNode:
+            start, end = node.start, node.end
+            span = Span(start[0], start[1], end[0], end[1])
+            source = self.text[start[2] : end[2]]
+            if node.tag == _STR_TAG and node.id == "scalar":
+                return Scalar(node.value, span, source)
+            return Scalar(node.construct(), span, source)
         source = self.text[node.start_mark.index : node.end_mark.index]
         if node.tag == _STR_TAG and node.id == "scalar":
             return Scalar(node.value, _span(node), source)  # the common case, without the constructor
-        if isinstance(node, SubsetNode):
-            return Scalar(node.construct(), _span(node), source)
         from yaml.constructor import ConstructorError
 
         constructor = _constructor()
