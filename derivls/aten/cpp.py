@@ -820,6 +820,51 @@ def arguments(
     use_ilistref_for_tensor_lists: bool | None = None,
 ) -> list[Binding]:
     """All C++ bindings: faithful = schema order, no defaults; otherwise out arguments first."""
+    # Argument lists are shared objects (schema.Arguments.parse); with both settings given (not
+    # read from `parametrize`) the bindings depend on these alone: computed once per key.
+    key = None
+    if use_const_ref_for_mutable_tensors is not None and use_ilistref_for_tensor_lists is not None:
+        key = (
+            id(arguments),
+            faithful,
+            symint,
+            method,
+            frozenset(cpp_no_default_args),
+            use_const_ref_for_mutable_tensors,
+            use_ilistref_for_tensor_lists,
+        )
+        hit = _ARGUMENTS_BINDINGS.get(key)
+        if hit is not None:
+            return list(hit[1])
+    bindings = _arguments(
+        arguments,
+        faithful=faithful,
+        symint=symint,
+        method=method,
+        cpp_no_default_args=cpp_no_default_args,
+        use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors,
+        use_ilistref_for_tensor_lists=use_ilistref_for_tensor_lists,
+    )
+    if key is not None:
+        _ARGUMENTS_BINDINGS[key] = (arguments, tuple(bindings))  # the list kept alive: its id stays its own
+    return bindings
+
+
+# (id(arguments), faithful, symint, method, cpp_no_default_args, const ref, ilistref) ->
+# (arguments, their bindings)
+_ARGUMENTS_BINDINGS: dict[tuple[int, bool, bool, bool, frozenset[str], bool, bool], tuple[Arguments, tuple[Binding, ...]]] = {}
+
+
+def _arguments(
+    arguments: Arguments,
+    *,
+    faithful: bool,
+    symint: bool,
+    method: bool,
+    cpp_no_default_args: set[str] | frozenset[str],
+    use_const_ref_for_mutable_tensors: bool | None,
+    use_ilistref_for_tensor_lists: bool | None,
+) -> list[Binding]:
     args: list[Argument | TensorOptionsArguments | SelfArgument] = []
     if faithful:
         args.extend(arguments.non_out)
