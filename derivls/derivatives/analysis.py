@@ -144,6 +144,8 @@ def create_op_prefix(name: str) -> str:
 
 
 def used_gradient_indices(formula: str) -> list[int]:
+    if "grads[" not in formula:  # what every match contains: skip the regex
+        return []
     return [int(i) for i in _GRAD_INDEX.findall(formula)]
 
 
@@ -712,9 +714,11 @@ class EntryAnalyser:
     def _check_grad_usage(
         self, defn_name: str, derivatives: Sequence[tuple[Derivative, FormulaItem]], context: _SectionContext
     ) -> None:
-        grad_items = [item for d, item in derivatives if ident_pattern("grad").search(d.formula)]
-        grads_items = [item for d, item in derivatives if ident_pattern("grads").search(d.formula)]
-        num_grads_uses = sum(len(ident_pattern("grads").findall(d.formula)) for d, _ in derivatives)
+        grad, grads = ident_pattern("grad"), ident_pattern("grads")
+        grad_items = [item for d, item in derivatives if grad.search(d.formula)]
+        # (every match of `grads` contains the word: most formulas skip its regex)
+        grads_items = [item for d, item in derivatives if "grads" in d.formula and grads.search(d.formula)]
+        num_grads_uses = sum(len(grads.findall(d.formula)) for d, _ in derivatives if "grads" in d.formula)
         indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
         named_items = [item for d, item in derivatives if d.named_gradients]
         only_indexed = num_grads_uses == len(indices)

@@ -166,7 +166,8 @@ _STRIDES = re.compile(r"(\.|->)strides\(\)")
 
 def check_unsupported_calls(formula: str) -> None:
     """torchgen refuses the non-SymInt size accessors; say which symbolic form to use."""
-    m = _SIZES.search(formula)
+    # (each pattern matches only text containing its literal tail: the regexes run rarely)
+    m = _SIZES.search(formula) if "sizes()" in formula else None
     if m:
         raise SavedVariableError(
             "sizes-not-supported",
@@ -175,7 +176,7 @@ def check_unsupported_calls(formula: str) -> None:
             m.group(0),
             f"{m.group(1)}sym_sizes()",
         )
-    m = _SIZE_N.search(formula)
+    m = _SIZE_N.search(formula) if "size(" in formula else None
     if m:
         raise SavedVariableError(
             "size-not-supported",
@@ -183,7 +184,7 @@ def check_unsupported_calls(formula: str) -> None:
             m.group(0),
             m.group(0).replace("size(", "sym_size(", 1),
         )
-    m = _STRIDES.search(formula)
+    m = _STRIDES.search(formula) if "strides()" in formula else None
     if m:
         raise SavedVariableError(
             "strides-not-supported",
