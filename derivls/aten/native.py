@@ -1068,14 +1068,17 @@ def add_generated_native_functions(rs: list[NativeFunction]) -> None:
         has_inplace = SchemaKind.inplace in d
         has_mutable = SchemaKind.mutable in d
         has_out = SchemaKind.out in d
-        is_core = any("core" in variant.tags for variant in d.values())
-
         if not (has_mutable or has_inplace or has_out or has_functional):
             continue
-        are_manual = all(f.manual_cpp_binding for f in d.values())
-        # set_ is an inplace_view but treated as a normal inplace op here
-        has_view_ops = any(f.is_view_op and str(f.func.name.name) != "set_" for f in d.values())
-        are_composite_implicit = all(f.has_composite_implicit_autograd_kernel for f in d.values())
+        # (one pass over the variants for torchgen's four any/all tests)
+        is_core = has_view_ops = False
+        are_manual = are_composite_implicit = True
+        for variant in d.values():
+            is_core = is_core or "core" in variant.tags
+            are_manual = are_manual and variant.manual_cpp_binding
+            # set_ is an inplace_view but treated as a normal inplace op here
+            has_view_ops = has_view_ops or (variant.is_view_op and str(variant.func.name.name) != "set_")
+            are_composite_implicit = are_composite_implicit and variant.has_composite_implicit_autograd_kernel
         if are_manual or has_view_ops or (are_composite_implicit and not is_core):
             continue
         if has_out and len(d) == 1:
