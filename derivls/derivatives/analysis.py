@@ -714,8 +714,8 @@ class EntryAnalyser:
     def _check_grad_usage(
         self, defn_name: str, derivatives: Sequence[tuple[Derivative, FormulaItem]], context: _SectionContext
     ) -> None:
-        grad, grads = ident_pattern("grad"), ident_pattern("grads")
-        grad_items = [item for d, item in derivatives if grad.search(d.formula)]
+        grads = ident_pattern("grads")
+        grad_items = [item for d, item in derivatives if uses_ident(d.formula, "grad")]
         # (every match of `grads` contains the word: most formulas skip its regex)
         grads_items = [item for d, item in derivatives if "grads" in d.formula and grads.search(d.formula)]
         num_grads_uses = sum(len(grads.findall(d.formula)) for d, _ in derivatives if "grads" in d.formula)
