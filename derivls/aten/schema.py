@@ -104,6 +104,7 @@ class SchemaKind(Enum):
 # Annotations
 # --------------------------------------------------------------------------------------
 
+_ANNOTATION_CACHE: dict[str, Annotation] = {}
 _ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?$")
 
 
@@ -116,6 +117,13 @@ class Annotation:
 
     @staticmethod
     def parse(ann: str) -> Annotation:
+        r = _ANNOTATION_CACHE.get(ann)  # immutable: one object per annotation text
+        if r is None:
+            r = _ANNOTATION_CACHE[ann] = Annotation._parse(ann)
+        return r
+
+    @staticmethod
+    def _parse(ann: str) -> Annotation:
         m = _ANNOTATION_RE.match(ann)
         if m is None:
             raise ValueError(f"unrecognized alias annotation '{ann}'")
