@@ -142,6 +142,7 @@ _MAP_TAG = "tag:yaml.org,2002:map"
 _OUTSIDE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*")
 _FLOW_ITEM = re.compile(r"[A-Za-z0-9_]+")
+_KEYS_OK: dict[str, bool] = {}  # key text -> whether it is a plain string key of the subset
 # a plain scalar cannot start with an indicator ('-' is handled apart)
 _INDICATORS = frozenset("?:,[]{}#&*!|>'\"%@`")
 
@@ -211,7 +212,12 @@ class _Composer:
                 raise Unsupported
             key_text = content[:colon]
             rest = content[colon + 1 :]
-            if not _KEY.fullmatch(key_text) or resolve_plain(key_text) != STR_TAG or (rest and rest[0] != " "):
+            ok = _KEYS_OK.get(key_text)
+            if ok is None:  # keys repeat (self, result, name, …): decided once each
+                if len(_KEYS_OK) > 50_000:  # (a long-lived server sees whatever is typed)
+                    _KEYS_OK.clear()
+                ok = _KEYS_OK[key_text] = _KEY.fullmatch(key_text) is not None and resolve_plain(key_text) == STR_TAG
+            if not ok or (rest and rest[0] != " "):
                 raise Unsupported
             key = Node("scalar", STR_TAG, key_text, self.mark(i, column), self.mark(i, column + colon))
             value_text = rest.lstrip(" ")
