@@ -7,7 +7,7 @@ broken entry and an edit re-parses only the entry it touched.
 
 from __future__ import annotations
 
-import threading
+from _thread import _local as _thread_local  # threading.local itself, without importing threading
 from functools import lru_cache
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
@@ -136,7 +136,7 @@ def _span(node: yaml.Node | SubsetNode) -> Span:
     return Span(node.start_mark.line, node.start_mark.column, node.end_mark.line, node.end_mark.column)
 
 
-_constructors = threading.local()
+_constructors = _thread_local()
 
 
 def _constructor() -> SafeConstructor:
