@@ -23,6 +23,7 @@ import string
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import Enum, auto
 from pathlib import Path
 
@@ -186,20 +187,16 @@ class NativeFunction:
             and self.has_composite_implicit_autograd_nested_tensor_kernel
         )
 
-    _is_view_op = None  # lazily filled cache (not a field)
-
-    @property
+    # cached_property: computed once, then read from the instance dict like a field (the
+    # grouping passes ask for it ~10k times)
+    @cached_property
     def is_view_op(self) -> bool:
-        r = self._is_view_op
-        if r is None:
-            r = self.func.is_view_op or (  # aliased non-mutable return / Tensor(a -> *) input
-                # See Note [resize_ in Functionalization]
-                "inplace_view" in self.tags
-                and str(self.func.name) != "resize_"
-                and str(self.func.name) != "resize_as_"
-            )
-            object.__setattr__(self, "_is_view_op", r)
-        return r
+        return self.func.is_view_op or (  # aliased non-mutable return / Tensor(a -> *) input
+            # See Note [resize_ in Functionalization]
+            "inplace_view" in self.tags
+            and str(self.func.name) != "resize_"
+            and str(self.func.name) != "resize_as_"
+        )
 
     @property
     def view_schema_kind(self) -> ViewSchemaKind:
@@ -471,7 +468,7 @@ def _scan_entries(text: str) -> list[_Entry]:
                 if indent != 0:
                     raise _NotSimple  # mappings inside nested sequences
                 key_indent = len(dash)
-                cur = _Entry(data={}, line=ln, key_lines={})
+                cur = _Entry({}, ln, {})  # data, line, key_lines
                 entries.append(cur)
                 indent = key_indent
             elif cur is None:
