@@ -1357,7 +1357,7 @@ class FunctionSchema:
 
         args_sig = args.signature(strip_default=strip_default)
         # See Note [bernoulli.p schema] in torchgen
-        if str(self.name) == "bernoulli.p":
+        if self.name.overload_name == "p" and str(self.name) == "bernoulli.p":
             args_sig = Arguments.parse(str(args_sig).replace("float p", "float p=0.5"))
 
         r = FunctionSchema(
