@@ -903,8 +903,8 @@ class BaseOperatorName:
             r = BaseOperatorName(
                 base=base, inplace=inplace, dunder_method=False, functional_overload=functional_overload
             )
-            if str(r) != op:
-                raise ValueError(f"operator name '{op}' does not round-trip (got '{r}')")
+            # base + ('_' | '_functional' | '') is `op` by construction: it prints as `op`
+            object.__setattr__(r, "_str", op)
             return r
         match = _NS_RE.match(op)
         namespace = match.group(1) if match else ""
@@ -990,7 +990,10 @@ class OperatorName:
             name = op_name
             overload_name = ""
         r = OperatorName(name=BaseOperatorName.parse(name), overload_name=overload_name)
-        if str(r) != op_name:
+        if overload_name or "." not in op_name:
+            # the name prints as `name` (BaseOperatorName.parse checks), so `r` as `op_name`
+            object.__setattr__(r, "_str", op_name)
+        elif str(r) != op_name:  # a trailing '.': printed without it
             raise ValueError(f"operator name '{op_name}' does not round-trip (got '{r}')")
         return r
 
