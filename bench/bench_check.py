@@ -98,10 +98,16 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"derivls check   median {result['derivls_median_s'] * 1000:7.0f} ms   peak RSS {result['derivls_peak_rss_mib']:6.1f} MiB")
-    print(f"torchgen loader median {result['torchgen_median_s'] * 1000:7.0f} ms   peak RSS {result['torchgen_peak_rss_mib']:6.1f} MiB")
+    print(
+        f"derivls check   median {result['derivls_median_s'] * 1000:7.0f} ms   peak RSS {result['derivls_peak_rss_mib']:6.1f} MiB"
+    )
+    print(
+        f"torchgen loader median {result['torchgen_median_s'] * 1000:7.0f} ms   peak RSS {result['torchgen_peak_rss_mib']:6.1f} MiB"
+    )
     verdict = "meets" if result["median_ratio"] <= 0.2 else "MISSES"
-    print(f"median ratio derivls/torchgen: {result['median_ratio']:.3f} ({verdict} the 0.2 target) over {args.runs} alternating runs")
+    print(
+        f"median ratio derivls/torchgen: {result['median_ratio']:.3f} ({verdict} the 0.2 target) over {args.runs} alternating runs"
+    )
 
 
 if __name__ == "__main__":

@@ -198,9 +198,7 @@ def did_open(uri: str, text: str) -> dict[str, Any]:
     return {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}
 
 
-async def open_to_diagnostics(
-    root: Path, path: Path, text: str, server_args: list[str]
-) -> tuple[float, float, Client]:
+async def open_to_diagnostics(root: Path, path: Path, text: str, server_args: list[str]) -> tuple[float, float, Client]:
     """(didOpen → diagnostics, process start → diagnostics, the client)."""
     spawned = time.perf_counter()
     client = await Client.start(*server_args)
@@ -284,12 +282,18 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         version += 1
         # append " " to a formula, then take it away again: the text stays valid
         if i % 2 == 0:
-            change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column}}, "text": " "}
+            change = {
+                "range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column}},
+                "text": " ",
+            }
             current[line] += " "
             last_edit = (line, column)
         else:
             line, column = last_edit
-            change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}}, "text": ""}
+            change = {
+                "range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}},
+                "text": "",
+            }
             current[line] = current[line][:column]
         since = client.published_count()
         sent = await client.notify(
@@ -308,7 +312,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     hovers = []
     for _ in range(args.requests):
         line, column = names[rng.randrange(len(names))]
-        seconds, result = await client.request("textDocument/hover", {"textDocument": doc, "position": {"line": line, "character": column}})
+        seconds, result = await client.request(
+            "textDocument/hover", {"textDocument": doc, "position": {"line": line, "character": column}}
+        )
         assert result is not None, (line, column)
         hovers.append(seconds)
     results["hover_name_ms"] = summary(hovers)
@@ -319,7 +325,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         start = rng.randrange(max(1, line_count - 100))
         seconds, result = await client.request(
             "textDocument/inlayHint",
-            {"textDocument": doc, "range": {"start": {"line": start, "character": 0}, "end": {"line": start + 100, "character": 0}}},
+            {
+                "textDocument": doc,
+                "range": {"start": {"line": start, "character": 0}, "end": {"line": start + 100, "character": 0}},
+            },
         )
         inlays.append(seconds)
     results["inlay_hints_100_lines_ms"] = summary(inlays)
@@ -356,7 +365,9 @@ def report(results: dict[str, Any]) -> None:
         r = results[key]
         print(f"{label:38} {r['median']:9.1f}ms {r['p99']:9.1f}ms {r['min']:9.1f}ms {r['n']:5d}")
     print(f"{'open → diagnostics / torchgen':38} {results['open_ratio_to_torchgen']:10.3f}   (target <= 0.2)")
-    print(f"{'server RSS (end / peak)':38} {results['server_rss_mb']:8.1f}MB {results['server_peak_rss_mb']:8.1f}MB   (target <= 150 MB)")
+    print(
+        f"{'server RSS (end / peak)':38} {results['server_rss_mb']:8.1f}MB {results['server_peak_rss_mb']:8.1f}MB   (target <= 150 MB)"
+    )
     edit = results["edit_to_diagnostics_ms"]
     hover = results["hover_name_ms"]
     checks = {

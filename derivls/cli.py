@@ -25,7 +25,9 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
 def _add_native_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--native", type=Path, metavar="FILE", help="native_functions.yaml (default: found next to PATH)")
+    parser.add_argument(
+        "--native", type=Path, metavar="FILE", help="native_functions.yaml (default: found next to PATH)"
+    )
     parser.add_argument("--tags", type=Path, metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
     parser.add_argument(
         "--profile",
@@ -154,7 +156,9 @@ def run_dump(args: argparse.Namespace, out: TextIO) -> int:
     problems = [d for d in (*extra, *(analysis.diagnostics if analysis else ())) if d.severity == Severity.ERROR]
     if analysis is None or problems:
         for d in problems or extra:
-            sys.stderr.write(f"{args.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {d.message} [{d.code}]\n")
+            sys.stderr.write(
+                f"{args.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {d.message} [{d.code}]\n"
+            )
         if analysis is None:
             return EXIT_ERRORS
     import json

@@ -29,7 +29,7 @@ import _thread
 import abc
 import dataclasses
 import inspect
-from dataclasses import MISSING, FrozenInstanceError, Field
+from dataclasses import MISSING, Field, FrozenInstanceError
 from operator import attrgetter
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -220,12 +220,13 @@ def _make_repr(names: list[str]) -> Any:
             return "..."
         running.add(key)
         try:
-            return self.__class__.__qualname__ + "(" + ", ".join(label + repr(get(self)) for label, get in getters) + ")"
+            return (
+                self.__class__.__qualname__ + "(" + ", ".join(label + repr(get(self)) for label, get in getters) + ")"
+            )
         finally:
             running.discard(key)
 
     return __repr__
-
 
 
 def _make_setattr(cls: type, names: tuple[str, ...]) -> Any:

@@ -45,9 +45,7 @@ class Unsupported(Exception):
 
 # -- implicit resolution of plain scalars (yaml.resolver.Resolver) ----------------------------
 
-_BOOL_WORDS = frozenset(
-    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF".split()
-)
+_BOOL_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
 _NULL_WORDS = frozenset({"~", "null", "Null", "NULL"})
 # The first characters for which PyYAML registers implicit resolvers other than bool and null
 # (int, float, timestamp, merge, value, and the `!`/`&`/`*` one), and every character their
@@ -421,7 +419,14 @@ def scan_tags(text: str) -> list[str]:
             entry[key] = True
             i = j
             continue
-        if not value or value[0] in _INDICATORS or value[0] == "-" or " #" in value or ": " in value or value[-1] == ":":
+        if (
+            not value
+            or value[0] in _INDICATORS
+            or value[0] == "-"
+            or " #" in value
+            or ": " in value
+            or value[-1] == ":"
+        ):
             raise Unsupported
         if resolve_plain(value) != STR_TAG:
             raise Unsupported

@@ -53,9 +53,7 @@ _USE_ILISTREF_FOR_TENSOR_LISTS: contextvars.ContextVar[bool] = contextvars.Conte
 
 
 @contextlib.contextmanager
-def parametrize(
-    *, use_const_ref_for_mutable_tensors: bool, use_ilistref_for_tensor_lists: bool
-) -> Iterator[None]:
+def parametrize(*, use_const_ref_for_mutable_tensors: bool, use_ilistref_for_tensor_lists: bool) -> Iterator[None]:
     """Like torchgen.local.parametrize: the defaults for calls that don't pass the flags."""
     t1 = _USE_CONST_REF_FOR_MUTABLE_TENSORS.set(use_const_ref_for_mutable_tensors)
     t2 = _USE_ILISTREF_FOR_TENSOR_LISTS.set(use_ilistref_for_tensor_lists)
@@ -443,9 +441,7 @@ def name(
     return n
 
 
-def valuetype_type(
-    t: Type, *, binds: ArgName, mutable: bool = True, symint: bool = False
-) -> NamedCType | None:
+def valuetype_type(t: Type, *, binds: ArgName, mutable: bool = True, symint: bool = False) -> NamedCType | None:
     """Translation of value types (same for arguments and returns); None if not one."""
     if isinstance(t, BaseType):
         if t.name in (BaseTy.Tensor, BaseTy.Scalar):
@@ -508,9 +504,7 @@ def argumenttype_type(
         if isinstance(t.elem, ListType) and str(t.elem.elem) == "int":
             return NamedCType(binds, BaseCType(optionalIntArrayRefT))
         if isinstance(t.elem, ListType) and str(t.elem.elem) == "SymInt":
-            return NamedCType(
-                binds, BaseCType(optionalSymIntArrayRefT if symint else optionalIntArrayRefT)
-            )
+            return NamedCType(binds, BaseCType(optionalSymIntArrayRefT if symint else optionalIntArrayRefT))
         elem = argumenttype_type(
             t.elem,
             mutable=mutable,
@@ -594,9 +588,7 @@ def returntype_type(
             return BaseCType(scalarT)
     elif isinstance(t, ListType):
         if mutable:
-            raise ValueError(
-                "native functions should never return a mutable tensor list; they should return void"
-            )
+            raise ValueError("native functions should never return a mutable tensor list; they should return void")
         elem = returntype_type(
             t.elem, mutable=False, use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors
         )
@@ -612,9 +604,7 @@ def returntype_type(
     raise ValueError(f"unrecognized return type {t}")
 
 
-def return_type(
-    r: Return, *, symint: bool = False, use_const_ref_for_mutable_tensors: bool | None = None
-) -> CType:
+def return_type(r: Return, *, symint: bool = False, use_const_ref_for_mutable_tensors: bool | None = None) -> CType:
     return returntype_type(
         r.type,
         mutable=r.is_write,
@@ -632,14 +622,10 @@ def returns_type(
     if len(rs) == 0:
         return BaseCType(voidT)
     if len(rs) == 1:
-        return return_type(
-            rs[0], symint=symint, use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors
-        )
+        return return_type(rs[0], symint=symint, use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors)
     return TupleCType(
         tuple(
-            return_type(
-                r, symint=symint, use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors
-            )
+            return_type(r, symint=symint, use_const_ref_for_mutable_tensors=use_const_ref_for_mutable_tensors)
             for r in rs
         )
     )
@@ -781,12 +767,7 @@ def argument(
         return [binding]
     if isinstance(a, TensorOptionsArguments):
         if faithful:
-            return (
-                sub_argument(a.dtype)
-                + sub_argument(a.layout)
-                + sub_argument(a.device)
-                + sub_argument(a.pin_memory)
-            )
+            return sub_argument(a.dtype) + sub_argument(a.layout) + sub_argument(a.device) + sub_argument(a.pin_memory)
         default = None
         if "options" in cpp_no_default_args:
             raise ValueError("'options' should not be in cpp_no_default_args")
@@ -852,7 +833,9 @@ def arguments(
 
 # (id(arguments), faithful, symint, method, cpp_no_default_args, const ref, ilistref) ->
 # (arguments, their bindings)
-_ARGUMENTS_BINDINGS: dict[tuple[int, bool, bool, bool, frozenset[str], bool, bool], tuple[Arguments, tuple[Binding, ...]]] = {}
+_ARGUMENTS_BINDINGS: dict[
+    tuple[int, bool, bool, bool, frozenset[str], bool, bool], tuple[Arguments, tuple[Binding, ...]]
+] = {}
 
 
 def _arguments(
@@ -952,9 +935,7 @@ class CppSignature:
             name = prefix + self.name(suppress_symint_suffix=suppress_symint_suffix)
         return f"{self._returns_type()} {name}({', '.join(cpp_args)})"
 
-    def defn(
-        self, *, name: str | None = None, prefix: str = "", is_redispatching_fn: bool = False
-    ) -> str:
+    def defn(self, *, name: str | None = None, prefix: str = "", is_redispatching_fn: bool = False) -> str:
         cpp_args = [a.defn() for a in self.arguments()]
         if is_redispatching_fn:
             cpp_args = ["c10::DispatchKeySet dispatchKeySet"] + cpp_args
@@ -996,9 +977,7 @@ class CppSignatureGroup:
                 yield self.symint_faithful_signature
 
     @staticmethod
-    def from_native_function(
-        f: NativeFunction, *, method: bool, fallback_binding: bool = False
-    ) -> CppSignatureGroup:
+    def from_native_function(f: NativeFunction, *, method: bool, fallback_binding: bool = False) -> CppSignatureGroup:
         func = f.func
 
         def make_sig(*, faithful: bool, symint: bool) -> CppSignature:

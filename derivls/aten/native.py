@@ -23,8 +23,8 @@ import string
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from enum import Enum, auto
+from functools import cached_property
 from pathlib import Path
 
 from derivls.aten import cpp
@@ -182,10 +182,7 @@ class NativeFunction:
             self.has_composite_implicit_autograd_kernel
             or self.has_composite_explicit_autograd_kernel
             or self.has_composite_explicit_autograd_non_functional_kernel
-        ) or (
-            self.has_composite_implicit_autograd_kernel
-            and self.has_composite_implicit_autograd_nested_tensor_kernel
-        )
+        ) or (self.has_composite_implicit_autograd_kernel and self.has_composite_implicit_autograd_nested_tensor_kernel)
 
     # cached_property: computed once, then read from the instance dict like a field (the
     # grouping passes ask for it ~10k times)
@@ -193,9 +190,7 @@ class NativeFunction:
     def is_view_op(self) -> bool:
         return self.func.is_view_op or (  # aliased non-mutable return / Tensor(a -> *) input
             # See Note [resize_ in Functionalization]
-            "inplace_view" in self.tags
-            and str(self.func.name) != "resize_"
-            and str(self.func.name) != "resize_as_"
+            "inplace_view" in self.tags and str(self.func.name) != "resize_" and str(self.func.name) != "resize_as_"
         )
 
     @property
@@ -281,8 +276,7 @@ class NativeFunctionsViewGroup:
             vi = self.view_inplace
             if v.func.signature() != vi.func.signature():
                 raise err(
-                    f"view and view_inplace signatures don't match: {v.func.signature()} != "
-                    f"{vi.func.signature()}",
+                    f"view and view_inplace signatures don't match: {v.func.signature()} != {vi.func.signature()}",
                     vi,
                 )
             if v.has_composite_implicit_autograd_kernel and not vi.has_composite_implicit_autograd_kernel:
@@ -352,9 +346,7 @@ _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*")
 _SPECIAL_START = set("'\"[]{}&*!|>%@`#,?:-")
 # first characters of plain scalars the YAML 1.1 resolver can only read as strings
 # (bool/null/int/float start with one of yYnNtTfFoO~+-.0-9)
-_PLAIN_STR_START = frozenset(
-    set(string.ascii_letters + "_(") - set("yYnNtTfFoO")
-)
+_PLAIN_STR_START = frozenset(set(string.ascii_letters + "_(") - set("yYnNtTfFoO"))
 
 
 def _plain(value: str) -> Any:
@@ -427,9 +419,7 @@ def _split_kv(s: str) -> tuple[str, str] | None:
 
 # `[- ]key: value` / `[- ]key:` lines; keys as native_functions.yaml writes them (dispatch
 # keys may be comma-separated lists)
-_KV_LINE_RE = re.compile(
-    r"( *)(- +)?([A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*):(?:( +)(.*))?"
-)
+_KV_LINE_RE = re.compile(r"( *)(- +)?([A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*):(?:( +)(.*))?")
 
 
 def _fast_value(raw: str) -> Any:
@@ -736,9 +726,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     structured_delegate: OperatorName | None = None
     if structured_delegate_s is not None:
         if "::" in structured_delegate_s:
-            raise _entry_error(
-                ent, path, "namespaces are not supported in structured_delegate", "structured_delegate"
-            )
+            raise _entry_error(ent, path, "namespaces are not supported in structured_delegate", "structured_delegate")
         try:
             structured_delegate = OperatorName.parse(structured_delegate_s)
         except ValueError as ex:
@@ -800,8 +788,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
         raise _entry_error(
             ent,
             path,
-            "native functions with out arguments MUST be declared with only the function "
-            "variant (variants: function)",
+            "native functions with out arguments MUST be declared with only the function variant (variants: function)",
             "variants",
         )
 
@@ -920,9 +907,7 @@ def self_to_out_signature(func: FunctionSchema) -> FunctionSchema:
     """inplace schema -> out= schema (self's annotation moves to a new `out` argument)."""
     assert func.arguments.self_arg is not None
     return FunctionSchema(
-        name=func.name.remove_inplace().with_overload(
-            get_expected_out_variant_overload_name(func.name.overload_name)
-        ),
+        name=func.name.remove_inplace().with_overload(get_expected_out_variant_overload_name(func.name.overload_name)),
         arguments=func.arguments.remove_self_annotation().with_out_args(
             [
                 Argument(
@@ -952,9 +937,7 @@ def generate_out_args_from_schema(func: FunctionSchema) -> tuple[list[Return], l
     tensorlike_rets = [r for r in func.returns if r.type.is_tensor_like()]
     if len(tensorlike_rets) == 0:
         raise ValueError("expected at least one tensor-like return")
-    used_annotations = [
-        x for a in func.arguments.flat_all if a.annotation is not None for x in a.annotation.alias_set
-    ]
+    used_annotations = [x for a in func.arguments.flat_all if a.annotation is not None for x in a.annotation.alias_set]
     valid_annotations = [x for x in string.ascii_lowercase if x not in used_annotations]
     all_rets_are_tensors = all(r.type == BaseType(BaseTy.Tensor) for r in func.returns)
     new_out_args: list[Argument] = []
@@ -979,9 +962,7 @@ def generate_out_args_from_schema(func: FunctionSchema) -> tuple[list[Return], l
 def mutable_to_out_signature(func: FunctionSchema) -> FunctionSchema:
     new_returns, new_out_args = generate_out_args_from_schema(func)
     return FunctionSchema(
-        name=func.name.remove_inplace().with_overload(
-            get_expected_out_variant_overload_name(func.name.overload_name)
-        ),
+        name=func.name.remove_inplace().with_overload(get_expected_out_variant_overload_name(func.name.overload_name)),
         arguments=func.arguments.with_out_args(new_out_args),
         returns=tuple(new_returns),
     )

@@ -135,8 +135,7 @@ class Annotation:
         after_set = tuple(m.group(5).split("|")) if m.group(5) else ()
         if len(before_alias) > 1 and len(after_set) > 1:
             raise ValueError(
-                "before alias set and after alias set cannot be larger than 1 at the same "
-                f"time, got '{ann}' instead"
+                f"before alias set and after alias set cannot be larger than 1 at the same time, got '{ann}' instead"
             )
         r = Annotation(alias_set=alias_set, is_write=is_write, alias_set_after=after_set)
         if str(r) != ann:
@@ -354,9 +353,7 @@ def _split_annotation(type_and_annot: str, legacy: bool) -> tuple[Type, Annotati
                 f"unrecognized alias analysis form with Tensor: '{type_and_annot}' "
                 "(only Tensor(a), Tensor(a)? and Tensor(a)[] are allowed)"
             )
-        return Type.parse("Tensor" + match.group(2), legacy=legacy), Annotation.parse(
-            match.group(1)
-        )
+        return Type.parse("Tensor" + match.group(2), legacy=legacy), Annotation.parse(match.group(1))
     return Type.parse(type_and_annot, legacy=legacy), None
 
 
@@ -505,9 +502,7 @@ class TensorOptionsArguments:
 def _strip_arg_annotation(a: Argument, strip_default: bool) -> Argument:
     if a.annotation is None and (not strip_default or a.default is None):
         return a  # already stripped: share the object (and its cached hash)
-    return Argument(
-        name=a.name, type=a.type, default=None if strip_default else a.default, annotation=None
-    )
+    return Argument(name=a.name, type=a.type, default=None if strip_default else a.default, annotation=None)
 
 
 _TO_TYPES = (
@@ -662,26 +657,19 @@ class Arguments:
             ):
                 return self  # nothing to strip: share the object (and its cached hash)
         return Arguments(
-            pre_self_positional=tuple(
-                _strip_arg_annotation(a, strip_default) for a in self.pre_self_positional
-            ),
+            pre_self_positional=tuple(_strip_arg_annotation(a, strip_default) for a in self.pre_self_positional),
             self_arg=(
                 SelfArgument(_strip_arg_annotation(self.self_arg.argument, strip_default))
                 if self.self_arg is not None
                 else None
             ),
-            post_self_positional=tuple(
-                _strip_arg_annotation(a, strip_default) for a in self.post_self_positional
-            ),
+            post_self_positional=tuple(_strip_arg_annotation(a, strip_default) for a in self.post_self_positional),
             # TensorOptions are dropped (so factory functions pair with their out=
             # variants); what followed them joins what preceded them.
             pre_tensor_options_kwarg_only=tuple(
                 _strip_arg_annotation(a, strip_default) for a in self.pre_tensor_options_kwarg_only
             )
-            + tuple(
-                _strip_arg_annotation(a, strip_default)
-                for a in self.post_tensor_options_kwarg_only
-            ),
+            + tuple(_strip_arg_annotation(a, strip_default) for a in self.post_tensor_options_kwarg_only),
             tensor_options=None,
             post_tensor_options_kwarg_only=(),
             out=(),
@@ -715,9 +703,7 @@ class Arguments:
         )
 
     @staticmethod
-    def _preparse(
-        args: str, legacy: bool = False
-    ) -> tuple[list[Argument], list[Argument], list[Argument]]:
+    def _preparse(args: str, legacy: bool = False) -> tuple[list[Argument], list[Argument], list[Argument]]:
         positional: list[Argument] = []
         kwarg_only: list[Argument] = []
         out: list[Argument] = []
@@ -737,9 +723,7 @@ class Arguments:
                 if arguments_acc is kwarg_only:
                     arguments_acc = out
             elif arguments_acc is out:
-                raise ValueError(
-                    f"non-mutable argument '{parg.name}' cannot follow mutable out arguments"
-                )
+                raise ValueError(f"non-mutable argument '{parg.name}' cannot follow mutable out arguments")
             arguments_acc.append(parg)
         return positional, kwarg_only, out
 
@@ -781,9 +765,10 @@ class Arguments:
         i = 0
         while i < len(kwarg_only):
             # (a group can only start at an argument named dtype: the cheap test first)
-            if kwarg_only[i].name == "dtype" and i <= len(kwarg_only) - n and all(
-                _is_tensor_options_arg(a, name, ty)
-                for (name, ty), a in zip(_TO_TYPES, kwarg_only[i : i + n])
+            if (
+                kwarg_only[i].name == "dtype"
+                and i <= len(kwarg_only) - n
+                and all(_is_tensor_options_arg(a, name, ty) for (name, ty), a in zip(_TO_TYPES, kwarg_only[i : i + n]))
             ):
                 if kwarg_only_acc is not pre_tensor_options_kwarg_only:
                     raise ValueError("tensor options arguments can only appear once")
@@ -812,8 +797,7 @@ class Arguments:
             mutable_pre_self = [a for a in r.pre_self_positional if a.is_write]
             if mutable_pre_self:
                 raise ValueError(
-                    "mutable arguments before self are not supported: "
-                    + ", ".join(str(a) for a in mutable_pre_self)
+                    "mutable arguments before self are not supported: " + ", ".join(str(a) for a in mutable_pre_self)
                 )
         # The printed form, computed from the parts we already have (cheaper than __str__).
         parts = [str(a) for a in positional]
@@ -1013,17 +997,13 @@ class OperatorName:
 
     def remove_inplace(self) -> OperatorName:
         return OperatorName(
-            name=BaseOperatorName(
-                base=self.name.base, inplace=False, dunder_method=self.name.dunder_method
-            ),
+            name=BaseOperatorName(base=self.name.base, inplace=False, dunder_method=self.name.dunder_method),
             overload_name=self.overload_name,
         )
 
     def with_overload(self, overload: str) -> OperatorName:
         return OperatorName(
-            name=BaseOperatorName(
-                base=self.name.base, inplace=False, dunder_method=self.name.dunder_method
-            ),
+            name=BaseOperatorName(base=self.name.base, inplace=False, dunder_method=self.name.dunder_method),
             overload_name=overload,
         )
 
@@ -1129,9 +1109,7 @@ class FunctionSchema:
         return _CallableBool(any(a.is_write for a in self.arguments._flats()[3]))
 
     def schema_order_arguments(self) -> Iterator[Argument]:
-        return itertools.chain(
-            self.arguments.flat_positional, self.arguments.flat_kwarg_only, self.arguments.out
-        )
+        return itertools.chain(self.arguments.flat_positional, self.arguments.flat_kwarg_only, self.arguments.out)
 
     @staticmethod
     def parse(func: str, *, legacy: bool = False) -> FunctionSchema:
@@ -1143,9 +1121,7 @@ class FunctionSchema:
         try:
             decls = _DECL_RE.findall(func)
             if len(decls) != 1:
-                raise ValueError(
-                    f"invalid function schema: '{func}' (expected 'name(args) -> returns')"
-                )
+                raise ValueError(f"invalid function schema: '{func}' (expected 'name(args) -> returns')")
             ops, args, return_decl = decls[0]
             name = OperatorName.parse(ops)
             arguments = Arguments.parse(args, legacy=legacy)
@@ -1201,19 +1177,13 @@ class FunctionSchema:
                 )
         for a in self.arguments.post_self_positional_mutable:
             if any(a.annotation == r.annotation for r in self.returns):
-                raise ValueError(
-                    "a schema with mutable positional arguments must not return them: "
-                    f"'{a}' in {self}"
-                )
-        out_and_self = list(self.arguments.out) + [
-            arg for arg in self.arguments.flat_positional if arg.name == "self"
-        ]
+                raise ValueError(f"a schema with mutable positional arguments must not return them: '{a}' in {self}")
+        out_and_self = list(self.arguments.out) + [arg for arg in self.arguments.flat_positional if arg.name == "self"]
         mutable_returns = [r for r in self.returns if r.is_write]
         immutable_returns = [r for r in self.returns if not r.is_write]
         if mutable_returns and immutable_returns:
             raise ValueError(
-                "native functions must have either only mutable returns, or only immutable "
-                f"returns: {self}"
+                f"native functions must have either only mutable returns, or only immutable returns: {self}"
             )
         for ret in mutable_returns:
             if not any(ret.annotation == arg.annotation for arg in out_and_self):
@@ -1229,9 +1199,7 @@ class FunctionSchema:
                         "have no return type (since you can't do method chaining on them)"
                     )
             else:
-                non_scratch = len(
-                    [a for a in self.arguments.out if not a.name.startswith("_scratch_")]
-                )
+                non_scratch = len([a for a in self.arguments.out if not a.name.startswith("_scratch_")])
                 if non_scratch != len(self.returns):
                     raise ValueError(
                         "must return as many arguments as there are out arguments, or no "
@@ -1242,14 +1210,10 @@ class FunctionSchema:
             self_a = self.arguments.self_arg
             if not (self_a and self_a.argument.annotation and self_a.argument.annotation.is_write):
                 raise ValueError(
-                    f"inplace op {self.name} must have a self argument with a mutable "
-                    "annotation, e.g. Tensor(a!) self"
+                    f"inplace op {self.name} must have a self argument with a mutable annotation, e.g. Tensor(a!) self"
                 )
             if self_a.argument.type == _TENSOR:
-                if not (
-                    len(self.returns) == 1
-                    and self.returns[0].annotation == self_a.argument.annotation
-                ):
+                if not (len(self.returns) == 1 and self.returns[0].annotation == self_a.argument.annotation):
                     raise ValueError(f"inplace op {self.name} with Tensor self must return self")
             elif len(self.returns) != 0:
                 raise ValueError(f"inplace op {self.name} with non-Tensor self must have no returns")
@@ -1259,10 +1223,7 @@ class FunctionSchema:
                 f"on functional (factory) operators: {self}"
             )
         if self.is_functional_fn() and self.kind() != SchemaKind.functional:
-            raise ValueError(
-                "overload names containing 'functional' are reserved for functional "
-                f"operators: {self}"
-            )
+            raise ValueError(f"overload names containing 'functional' are reserved for functional operators: {self}")
 
     def returns_are_aliased(self) -> bool:
         return any(r for r in self.returns if r.annotation is not None and r.annotation.is_write)
@@ -1309,9 +1270,7 @@ class FunctionSchema:
         outs: list[str | None] = []
         for r in self.returns:
             aliased_args = [
-                a
-                for a in self.arguments.flat_all
-                if a.annotation is not None and a.annotation == r.annotation
+                a for a in self.arguments.flat_all if a.annotation is not None and a.annotation == r.annotation
             ]
             if len(aliased_args) == 0:
                 outs.append(None)
@@ -1375,13 +1334,11 @@ class FunctionSchema:
     def _signature_returns(self, keep_return_names: bool) -> tuple[Return, ...]:
         if keep_return_names:
             original_returns = tuple(
-                r if r.annotation is None else Return(name=r.name, type=r.type, annotation=None)
-                for r in self.returns
+                r if r.annotation is None else Return(name=r.name, type=r.type, annotation=None) for r in self.returns
             )
         else:
             original_returns = tuple(
-                r if r.annotation is None and r.name is None else _plain_return(r.type)
-                for r in self.returns
+                r if r.annotation is None and r.name is None else _plain_return(r.type) for r in self.returns
             )
         # mutable inputs that are not returned become (trailing) returns; order matters:
         # inplace-with-mutable-args and out=-with-mutable-args variants must agree
@@ -1418,9 +1375,7 @@ class FunctionSchema:
 
     @property
     def modifies_arguments(self) -> _CallableBool:
-        return _CallableBool(
-            self.kind() in (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
-        )
+        return _CallableBool(self.kind() in (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable))
 
     def has_symint(self) -> bool:
         return self.arguments.has_symint_arg()

@@ -165,10 +165,7 @@ def process_function(info: Any, template: CodeTemplate) -> str:
         uses_cpp_saved_variable_cls = False
         unpacked_ref_type = None
 
-        if (
-            type_str in (TENSOR, OPTIONAL_TENSOR, MUTREF_OPTIONAL_TENSOR)
-            or (type_str == SCALAR and is_output)
-        ):
+        if type_str in (TENSOR, OPTIONAL_TENSOR, MUTREF_OPTIONAL_TENSOR) or (type_str == SCALAR and is_output):
             uses_cpp_saved_variable_cls = True
             saved_variables.append(f"SavedVariable {name}_;")
             release_variables.append(f"{name}_.reset_data();")
@@ -187,9 +184,7 @@ def process_function(info: Any, template: CodeTemplate) -> str:
             # See torchgen's note [nuanced return type of out-of-place foreach functions]:
             # only a foreach function's output may be saved as std::vector<Tensor>.
             if type_str == VECTOR_TENSOR and not (_is_foreach(info) and is_output):
-                raise AssertionError(
-                    "VectorCType(BaseCType(tensorT)) requires foreach function and is_output"
-                )
+                raise AssertionError("VectorCType(BaseCType(tensorT)) requires foreach function and is_output")
             uses_cpp_saved_variable_cls = True
             saved_variables.append(f"std::vector<SavedVariable> {name}_;")
             saved_variables.append(f"bool {name}_released_ = false;")
@@ -202,9 +197,7 @@ def process_function(info: Any, template: CodeTemplate) -> str:
                 GETTER_DEFINITION_VEC_SAVEDVAR.substitute(op=info.op, name=name, body=GETTER_BODY_VEC_SAVEDVAR)
             )
             getter_definitions.append(
-                GETTER_DEFINITION_RAW_VEC_SAVEDVAR.substitute(
-                    op=info.op, name=name, body=GETTER_BODY_RAW_VEC_SAVEDVAR
-                )
+                GETTER_DEFINITION_RAW_VEC_SAVEDVAR.substitute(op=info.op, name=name, body=GETTER_BODY_RAW_VEC_SAVEDVAR)
             )
             should_append_raw_getsetdef = True
             visit_name = f"{name}_"
@@ -221,9 +214,7 @@ def process_function(info: Any, template: CodeTemplate) -> str:
                 GETTER_DEFINITION_VEC_SAVEDVAR.substitute(op=info.op, name=name, body=GETTER_BODY_VEC_SAVEDVAR)
             )
             getter_definitions.append(
-                GETTER_DEFINITION_RAW_VEC_SAVEDVAR.substitute(
-                    op=info.op, name=name, body=GETTER_BODY_RAW_VEC_SAVEDVAR
-                )
+                GETTER_DEFINITION_RAW_VEC_SAVEDVAR.substitute(op=info.op, name=name, body=GETTER_BODY_RAW_VEC_SAVEDVAR)
             )
             should_append_raw_getsetdef = True
             visit_name = f"{name}_"
@@ -255,24 +246,16 @@ def process_function(info: Any, template: CodeTemplate) -> str:
             )
         elif type_str == LONG:
             saved_variables.append(f"{type_str} {name} = 0;")
-            getter_definitions.append(
-                GETTER_DEFINITION.substitute(op=info.op, name=name, body=GETTER_BODY_INT64_T)
-            )
+            getter_definitions.append(GETTER_DEFINITION.substitute(op=info.op, name=name, body=GETTER_BODY_INT64_T))
         elif type_str == SYMINT:
             saved_variables.append(f"c10::SymInt {name};")
-            getter_definitions.append(
-                GETTER_DEFINITION.substitute(op=info.op, name=name, body=GETTER_BODY_SYMINT)
-            )
+            getter_definitions.append(GETTER_DEFINITION.substitute(op=info.op, name=name, body=GETTER_BODY_SYMINT))
         elif type_str == STRING:
             saved_variables.append(f"std::string {name};")
-            getter_definitions.append(
-                GETTER_DEFINITION.substitute(op=info.op, name=name, body=GETTER_BODY_STRING)
-            )
+            getter_definitions.append(GETTER_DEFINITION.substitute(op=info.op, name=name, body=GETTER_BODY_STRING))
         elif type_str == OPTIONAL_STRING:
             saved_variables.append(f"std::optional<std::string> {name};")
-            getter_definitions.append(
-                GETTER_DEFINITION_OPT.substitute(op=info.op, name=name, body=GETTER_BODY_STRING)
-            )
+            getter_definitions.append(GETTER_DEFINITION_OPT.substitute(op=info.op, name=name, body=GETTER_BODY_STRING))
         elif type_str == SCALAR_ARRAY_REF:
             saved_variables.append(f"std::vector<at::Scalar> {name};")
             unpacked_ref_type = "std::vector<at::Scalar>&"
@@ -344,8 +327,7 @@ def process_function(info: Any, template: CodeTemplate) -> str:
         # Aliases for the gradients named after returned values.
         available = list(info.available_named_gradients)
         body.extend(
-            f"const auto& {name} = grads[{available.index(name)}];"
-            for name in sorted(info.used_named_gradients)
+            f"const auto& {name} = grads[{available.index(name)}];" for name in sorted(info.used_named_gradients)
         )
 
     def emit_derivative(derivative: Any, args_with_derivatives: Sequence[Any]) -> tuple[bool, str]:

@@ -14,7 +14,6 @@ import re
 import textwrap
 from collections.abc import Mapping, Sequence
 
-
 # match $identifier or ${identifier} and replace with value in env
 # If this identifier is at the beginning of whitespace on a line
 # and its value is a list then it is treated as
@@ -530,7 +529,6 @@ for (auto i: c10::irange(prop.size())) {
 }
 return tup;
 """
-
 
 
 # The inline template process_function uses for saved ``ArrayRef<Scalar>`` values

@@ -236,7 +236,11 @@ class EntryAnalyser:
             return EntryResult(entry, None, None, None, (), tuple(diagnostics), guess)
         if not isinstance(name.value, str):
             diagnostics.append(
-                error(name.span, "name-not-string", "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.")
+                error(
+                    name.span,
+                    "name-not-string",
+                    "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
+                )
             )
             return EntryResult(entry, None, None, None, (), tuple(diagnostics), guess)
         specification = name.value
@@ -312,7 +316,8 @@ class EntryAnalyser:
                         f"Invalid dispatch key '{key}' for {specification}: expected 'Default' or one of "
                         f"{', '.join(AUTOGRAD_KEYS)}.",
                         fixes=tuple(
-                            Fix(f"Replace with '{c}'", (Edit(section.key.span, c),), i == 0) for i, c in enumerate(close)
+                            Fix(f"Replace with '{c}'", (Edit(section.key.span, c),), i == 0)
+                            for i, c in enumerate(close)
                         ),
                     )
                 )
@@ -345,7 +350,11 @@ class EntryAnalyser:
         bad = [item for item in entry.output_differentiability_items if not isinstance(item.value, (bool, str))]
         for item in bad:
             diagnostics.append(
-                error(item.span, "output-differentiability-item", f"Expected True, False or a condition string, not {item.value!r}.")
+                error(
+                    item.span,
+                    "output-differentiability-item",
+                    f"Expected True, False or a condition string, not {item.value!r}.",
+                )
             )
         if bad:
             return None, None
@@ -394,7 +403,9 @@ class EntryAnalyser:
             if isinstance(item.key.value, str):
                 keyed.append((item.key.value, item))
             else:
-                context.error(item.key.span, "key-not-string", f"Expected argument or output names, not {item.key.value!r}.")
+                context.error(
+                    item.key.span, "key-not-string", f"Expected argument or output names, not {item.key.value!r}."
+                )
                 results.append(KeyResult(item, section.key.value, (), "invalid"))
 
         derivatives: list[tuple[Derivative, FormulaItem]] = []
@@ -520,9 +531,7 @@ class EntryAnalyser:
             context.diagnostics.append(_saved_variable_diagnostic(item, e))
             return invalid
 
-        used_named_gradients = frozenset(
-            name for name in available_named_gradients if uses_ident(formula_out, name)
-        )
+        used_named_gradients = frozenset(name for name in available_named_gradients if uses_ident(formula_out, name))
         for i in used_gradient_indices(formula_out):
             if i >= len(f.func.returns):
                 context.error(
@@ -562,7 +571,8 @@ class EntryAnalyser:
                         item.key.span,
                         "result-multi-output",
                         f"'result' names the only output, but {f.func.name} has {len(returns)} outputs; use "
-                        + ", ".join(_output_names(f)) + ".",
+                        + ", ".join(_output_names(f))
+                        + ".",
                     )
                     return invalid
                 var_types = (returns[0].type,)
@@ -732,11 +742,7 @@ class EntryAnalyser:
                 fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
             )
         elif only_indexed and indices and set(indices) == {0}:
-            edits = tuple(
-                Edit(s, "grad")
-                for item in grads_items
-                for s in _literal_spans(item.value, "grads[0]")
-            )
+            edits = tuple(Edit(s, "grad") for item in grads_items for s in _literal_spans(item.value, "grads[0]"))
             context.error(
                 grads_items[0].value.locate("grads[0]"),
                 "grads-solely-zero",
@@ -776,9 +782,7 @@ def schema_not_found(
             f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
         )
     related = tuple(
-        Related(native_path, line - 1, schema)
-        for schema in ranked[:20]
-        if (line := index.line_of(schema)) is not None
+        Related(native_path, line - 1, schema) for schema in ranked[:20] if (line := index.line_of(schema)) is not None
     )
     return error(
         name.span,

@@ -246,7 +246,11 @@ class LegacyEntryAnalyser:
             return done()
         if not isinstance(name.value, str):
             diagnostics.append(
-                error(name.span, "name-not-string", "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.")
+                error(
+                    name.span,
+                    "name-not-string",
+                    "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
+                )
             )
             return done()
         specification = name.value
@@ -443,7 +447,9 @@ class LegacyEntryAnalyser:
             formula_in, saved_inputs = legacy_saved_variables(formula, facts.arguments, names)
             formula_out, saved_outputs = legacy_saved_variables(formula_in, facts.returns, names)
         except SavedVariableError as e:
-            diagnostics.append(error(item.value.locate(e.token), e.code, f"{e} (in the formula for '{item.key.value}')"))
+            diagnostics.append(
+                error(item.value.locate(e.token), e.code, f"{e} (in the formula for '{item.key.value}')")
+            )
             return invalid
         n_returns = len(f.func.returns)
         for i in used_gradient_indices(formula_out):

@@ -22,6 +22,7 @@ from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.diagnostics import Diagnostic, Related, warning
 from derivls.frozen import frozen_dataclass
 
+
 @frozen_dataclass
 class PlacedEntry:
     """An entry's cached result and where it stands now; `ops` are its node names per dispatch key."""

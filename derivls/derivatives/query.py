@@ -136,9 +136,7 @@ def target_at(analysis: DocumentAnalysis, line: int, column: int) -> Target | No
     rel = line - placed.start_line
     entry = placed.entry
     name = entry.name
-    if name is not None and (
-        name.span.contains(rel, column) or (rel == name.span.line and column < name.span.column)
-    ):
+    if name is not None and (name.span.contains(rel, column) or (rel == name.span.line and column < name.span.column)):
         return Target("name", placed, span=name.span.shifted(placed.start_line))
     od = entry.output_differentiability
     if od is not None and od.span.contains(rel, column):

@@ -10,14 +10,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cache
 
 from derivls.aten.cpp import (
     BaseCType,
     NamedCType,
     OptionalCType,
-    VectorCType,
     SymIntT,
+    VectorCType,
     boolT,
     layoutT,
     longT,
@@ -34,7 +34,7 @@ from derivls.frozen import frozen_dataclass
 IDENT_REGEX = r"(^|\W){}($|\W)"
 
 
-@lru_cache(maxsize=None)
+@cache
 def ident_pattern(name: str) -> re.Pattern[str]:
     return re.compile(IDENT_REGEX.format(name))
 
@@ -113,7 +113,9 @@ TORCHGEN_REPLACEMENTS: tuple[Replacement, ...] = (
         r"{}->sym_sizes\(\)",
         "_sym_sizes_opt",
         lambda: OptionalCType(BaseCType(symIntArrayRefT)),
-        expr=lambda name, _: f"{name}.has_value() ? std::optional<c10::SymIntArrayRef>({name}->sym_sizes()) : std::nullopt",
+        expr=lambda name, _: (
+            f"{name}.has_value() ? std::optional<c10::SymIntArrayRef>({name}->sym_sizes()) : std::nullopt"
+        ),
     ),
     Replacement(
         r"{}.sym_blocksize\(\)",
@@ -195,7 +197,7 @@ def check_unsupported_calls(formula: str) -> None:
         )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rule_pattern(template: str, name: str) -> re.Pattern[str]:
     return re.compile(template.format(name))
 

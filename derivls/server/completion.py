@@ -45,8 +45,13 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
     needs_colon = ":" not in rest
     items: list[types.CompletionItem] = []
 
-    def add(label: str, kind: types.CompletionItemKind, detail: str | None = None, insert: str | None = None,
-            sort: str = "1") -> None:
+    def add(
+        label: str,
+        kind: types.CompletionItemKind,
+        detail: str | None = None,
+        insert: str | None = None,
+        sort: str = "1",
+    ) -> None:
         if ctx.prefix and not label.startswith(ctx.prefix) and ctx.prefix.lower() not in label.lower():
             return
         items.append(
@@ -74,8 +79,13 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
                     add(a.name, types.CompletionItemKind.Field, _arg_detail(a), a.name + colon)
             for o in query.output_facts(f, profile) if not legacy else ():
                 if o.name not in used:
-                    add(o.name, types.CompletionItemKind.Field, f"output: {o.schema_type} (forward formula)",
-                        o.name + colon, sort="2")
+                    add(
+                        o.name,
+                        types.CompletionItemKind.Field,
+                        f"output: {o.schema_type} (forward formula)",
+                        o.name + colon,
+                        sort="2",
+                    )
         elif "result" not in used and not legacy:
             add("result", types.CompletionItemKind.Field, "the output (forward formula)", "result" + colon, sort="2")
         if ctx.kind == "entry_key":
@@ -95,7 +105,9 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
             add("grad", types.CompletionItemKind.Variable, "gradient of the (first) output")
             if len(outputs) > 1:
                 for o in outputs:
-                    add(f"grads[{o.index}]", types.CompletionItemKind.Variable, f"gradient of {o.name}: {o.schema_type}")
+                    add(
+                        f"grads[{o.index}]", types.CompletionItemKind.Variable, f"gradient of {o.name}: {o.schema_type}"
+                    )
             for o in outputs if not legacy else ():
                 if o.schema_name is not None and o.schema_type.startswith("Tensor"):
                     add(f"grad_{o.schema_name}", types.CompletionItemKind.Variable, f"gradient of {o.name}")
@@ -141,12 +153,16 @@ def _function(index: NativeIndex | None, ctx: TextContext, profile: str = "torch
     return canonical or f
 
 
-def _schemas(ls: DerivlsServer, doc, index: NativeIndex, ctx: TextContext, line: int, column: int) -> types.CompletionList:
+def _schemas(
+    ls: DerivlsServer, doc, index: NativeIndex, ctx: TextContext, line: int, column: int
+) -> types.CompletionList:
     lines = doc.lines
     typed = ctx.prefix.lstrip("'\"")
     text = lines.line(line)
     end_column = len(text.split(" #")[0].rstrip())
-    edit_range = types.Range(start=lines.position(line, ctx.value_start), end=lines.position(line, max(end_column, column)))
+    edit_range = types.Range(
+        start=lines.position(line, ctx.value_start), end=lines.position(line, max(end_column, column))
+    )
     covered: set[str] = set()
     if doc.analysis is not None:
         for placed in doc.analysis.entries:

@@ -18,7 +18,9 @@ def file_uri(path: str) -> str:
 
 
 def point(line: int) -> types.Range:
-    return types.Range(start=types.Position(line=max(line, 0), character=0), end=types.Position(line=max(line, 0), character=0))
+    return types.Range(
+        start=types.Position(line=max(line, 0), character=0), end=types.Position(line=max(line, 0), character=0)
+    )
 
 
 def to_lsp(d: Diagnostic, lines: LineIndex, uri: str) -> types.Diagnostic:

@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 MANUAL = Path("torch/csrc/autograd")
 MANUAL_FILES = ("FunctionsManual.cpp", "FunctionsManual.h")
 # a top-level C++ function definition/declaration: `Tensor foo(`, `TORCH_API std::tuple<…> foo(`, `foo(`
-_DEFINITION = re.compile(r"^(?![\s/#}])(?!(?:return|namespace|using|if|for|while|switch)\b)[^;=(]*?\b([A-Za-z_]\w*)\s*\(")
+_DEFINITION = re.compile(
+    r"^(?![\s/#}])(?!(?:return|namespace|using|if|for|while|switch)\b)[^;=(]*?\b([A-Za-z_]\w*)\s*\("
+)
 
 
 # -- FunctionsManual ------------------------------------------------------------------------------

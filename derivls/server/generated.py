@@ -1,4 +1,4 @@
-""""Show generated code": the C++ autograd node(s) torchgen would write for an entry.
+""" "Show generated code": the C++ autograd node(s) torchgen would write for an entry.
 
 - a code lens on every entry that has a node runs `derivls.showGeneratedCode [uri, line]`;
 - the command answers `{"uri": "derivls-generated:/add.Tensor.cpp?source=…", "content": "…"}`
@@ -206,4 +206,11 @@ def on_analysis(ls: DerivlsServer, doc: DerivDocument) -> None:
                 log.exception("textDocumentContent/refresh failed")
 
 
-__all__ = ["code_lenses", "generated_uri", "parse_generated_uri", "render", "show_generated_code", "text_document_content"]
+__all__ = [
+    "code_lenses",
+    "generated_uri",
+    "parse_generated_uri",
+    "render",
+    "show_generated_code",
+    "text_document_content",
+]

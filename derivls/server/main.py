@@ -178,17 +178,13 @@ class DerivlsProtocol(LanguageServerProtocol):
             log.exception("cannot advertise textDocumentContent")
         return result
 
-
     def _send_response(self, msg_id, result=None, error=None):  # type: ignore[override]
         """Answers that are already JSON (raw.RawJSON) are written as they are."""
         if error is None and isinstance(result, RawJSON):
             body = '{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id), result.text)
             if self.writer is None:
                 return
-            header = (
-                f"Content-Length: {len(body)}\r\n"
-                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            )
+            header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             try:
                 written = self.writer.write((header + body).encode(self.CHARSET))
                 if inspect.isawaitable(written):
@@ -401,8 +397,11 @@ class DerivlsServer(LanguageServer):
                 # An unsaved buffer that does not parse yet: keep checking against the last good index.
                 self.publish_native_problem(loaded)
                 continue
-            if old is not None and old.index is not None and loaded.index is not None and (
-                old.native_digest == loaded.native_digest and old.tags_digest == loaded.tags_digest
+            if (
+                old is not None
+                and old.index is not None
+                and loaded.index is not None
+                and (old.native_digest == loaded.native_digest and old.tags_digest == loaded.tags_digest)
             ):
                 self.publish_native_problem(loaded)
                 continue  # same text as what is indexed: nothing changes

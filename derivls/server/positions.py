@@ -115,7 +115,9 @@ class LineIndex:
         return types.Position(line=line, character=to_client_column(self.lines[line], column, self.encoding))
 
     def range(self, span: Span) -> types.Range:
-        return types.Range(start=self.position(span.line, span.column), end=self.position(span.end_line, span.end_column))
+        return types.Range(
+            start=self.position(span.line, span.column), end=self.position(span.end_line, span.end_column)
+        )
 
     def line_range(self, line: int) -> types.Range:
         """The whole of one line."""

@@ -150,8 +150,10 @@ def resolve_key(files: NativeFiles) -> IndexKey | None:
     if files.native is None:
         return None
     native = str(files.native.resolve()) if files.native.exists() else str(files.native)
-    tags = str(files.tags.resolve()) if files.tags is not None and files.tags.exists() else (
-        str(files.tags) if files.tags is not None else None
+    tags = (
+        str(files.tags.resolve())
+        if files.tags is not None and files.tags.exists()
+        else (str(files.tags) if files.tags is not None else None)
     )
     return native, tags
 

@@ -170,7 +170,9 @@ async def workspace_symbols(ls: DerivlsServer, params: types.WorkspaceSymbolPara
             found.extend(_symbols_of(uri, analysis, lines, query_text))
     q = query_text.lower()
     # exact and prefix matches first
-    found.sort(key=lambda s: (s.name.lower() != q, not s.name.lower().startswith(q), q not in s.name.lower(), len(s.name)))
+    found.sort(
+        key=lambda s: (s.name.lower() != q, not s.name.lower().startswith(q), q not in s.name.lower(), len(s.name))
+    )
     return found[:MAX_WORKSPACE_SYMBOLS]
 
 

@@ -159,12 +159,17 @@ async def test_hover_nothing(client: LanguageClient):
 
 async def test_inlay_hints(client: LanguageClient):
     hints = await client.text_document_inlay_hint_async(
-        types.InlayHintParams(text_document=ID, range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=10, character=0)))
+        types.InlayHintParams(
+            text_document=ID,
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=10, character=0)),
+        )
     )
     labels = {h.position.line: h.label for h in hints}
     add_line = at("add.Tensor").line
     assert labels[add_line] == "AddBackward0"
-    assert hints[[h.position.line for h in hints].index(add_line)].position.character == len(TEXT.splitlines()[add_line])
+    assert hints[[h.position.line for h in hints].index(add_line)].position.character == len(
+        TEXT.splitlines()[add_line]
+    )
     assert labels[add_line + 1] == "saves self_scalar_type: at::ScalarType"
     assert labels[add_line + 2] == "saves other_scalar_type: at::ScalarType, alpha: at::Scalar"
     assert all(h.position.line <= 10 for h in hints)
@@ -299,7 +304,9 @@ async def actions(client: LanguageClient, doc: str, line: int) -> list[types.Cod
     return await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=doc),
-            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=200)),
+            range=types.Range(
+                start=types.Position(line=line, character=0), end=types.Position(line=line, character=200)
+            ),
             context=types.CodeActionContext(diagnostics=[]),
         )
     )
@@ -426,6 +433,8 @@ async def test_language_id_derivatives_yaml(client: LanguageClient):
     """A buffer with language id `derivatives-yaml` is analysed whatever its name."""
     docs = Documents(client)
     path = CHECKOUT / "tools" / "autograd" / "scratch.yaml"
-    doc = docs.open(path, "- name: sin(Tensor self) -> Tensor\n  self: grad * self.sizes()\n", language_id="derivatives-yaml")
+    doc = docs.open(
+        path, "- name: sin(Tensor self) -> Tensor\n  self: grad * self.sizes()\n", language_id="derivatives-yaml"
+    )
     assert [d.code for d in await diagnostics(client, doc)] == ["sizes-not-supported"]
     docs.close(doc)

@@ -78,7 +78,9 @@ edit = st.tuples(
     st.one_of(st.sampled_from(SNIPPETS), st.text(max_size=6)),
 )
 request = st.tuples(
-    st.sampled_from(["hover", "completion", "definition", "inlay", "symbols", "actions", "lens", "references", "generated"]),
+    st.sampled_from(
+        ["hover", "completion", "definition", "inlay", "symbols", "actions", "lens", "references", "generated"]
+    ),
     st.floats(0, 1),
 )
 
@@ -155,7 +157,9 @@ async def _request(client, doc: str, kind: str, position: types.Position) -> Non
         await client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=identifier))
     elif kind == "actions":
         await client.text_document_code_action_async(
-            types.CodeActionParams(text_document=identifier, range=window, context=types.CodeActionContext(diagnostics=[]))
+            types.CodeActionParams(
+                text_document=identifier, range=window, context=types.CodeActionContext(diagnostics=[])
+            )
         )
     elif kind == "lens":
         await client.text_document_code_lens_async(types.CodeLensParams(text_document=identifier))

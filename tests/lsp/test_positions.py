@@ -59,7 +59,10 @@ def test_apply_change_follows_the_lsp_rules(text, start, end, new, encoding):
     assert apply_change(text, change, encoding) == text[:a] + new + text[b:]
 
 
-@given(line=st.lists(st.sampled_from(["a", "é", "\U0001f600", "\u20ac"]), max_size=12).map("".join), encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+@given(
+    line=st.lists(st.sampled_from(["a", "é", "\U0001f600", "\u20ac"]), max_size=12).map("".join),
+    encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+)
 def test_columns_round_trip(line, encoding):
     for column in range(len(line) + 1):
         client = to_client_column(line, column, encoding)

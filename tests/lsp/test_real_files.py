@@ -78,7 +78,9 @@ async def test_inlay_hints_for_100_lines(client: LanguageClient, doc, text):
     hints = await client.text_document_inlay_hint_async(
         types.InlayHintParams(
             text_document=doc,
-            range=types.Range(start=types.Position(line=start, character=0), end=types.Position(line=start + 100, character=0)),
+            range=types.Range(
+                start=types.Position(line=start, character=0), end=types.Position(line=start + 100, character=0)
+            ),
         )
     )
     assert all(start <= h.position.line <= start + 100 for h in hints)

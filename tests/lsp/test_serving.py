@@ -180,7 +180,9 @@ async def test_watched_files(client: LanguageClient, tmp_path: Path):
     doc = docs.open(path)
     assert await diagnostics(client, doc) == []
     native = root / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
-    native.write_text(native.read_text().replace("- func: sin(Tensor self) -> Tensor\n", "- func: sinus(Tensor self) -> Tensor\n"))
+    native.write_text(
+        native.read_text().replace("- func: sin(Tensor self) -> Tensor\n", "- func: sinus(Tensor self) -> Tensor\n")
+    )
     client.diagnostics.pop(doc, None)
     client.workspace_did_change_watched_files(
         types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri(native), type=types.FileChangeType.Changed)])
@@ -202,7 +204,9 @@ async def test_native_functions_appears(client: LanguageClient, tmp_path: Path):
     client.diagnostics.pop(doc, None)
     created = tmp_path / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri(created), type=types.FileChangeType.Created)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri(created), type=types.FileChangeType.Created)]
+        )
     )
     assert await diagnostics(client, doc, timeout=30) == []
 
@@ -272,7 +276,9 @@ async def test_requests_on_unknown_documents_and_positions(client: LanguageClien
         )
         await client.text_document_code_action_async(
             types.CodeActionParams(
-                text_document=identifier, range=types.Range(start=far, end=far), context=types.CodeActionContext(diagnostics=[])
+                text_document=identifier,
+                range=types.Range(start=far, end=far),
+                context=types.CodeActionContext(diagnostics=[]),
             )
         )
     for arguments in ([], [None], ["file:///nowhere/derivatives.yaml", 3], [{"uri": doc, "line": "x"}], [doc, 10_000]):
@@ -285,7 +291,9 @@ async def test_requests_on_unknown_documents_and_positions(client: LanguageClien
 async def test_odd_notifications_show_no_errors(client: LanguageClient):
     await initialize(client, CHECKOUT)
     unknown = "file:///nowhere/derivatives.yaml"
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=unknown)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=unknown))
+    )
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=unknown, version=3),
@@ -335,7 +343,12 @@ def _frame(message: dict) -> bytes:
 
 def test_stdout_carries_only_json_rpc():
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "processId": None, "rootUri": None}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"capabilities": {}, "processId": None, "rootUri": None},
+        },
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {
             "jsonrpc": "2.0",

@@ -64,7 +64,10 @@ def test_node_count_and_order(torchgen_list, derivls_infos):
 
 @pytest.mark.parametrize("what", ["declaration", "definition"])
 def test_byte_for_byte(torchgen_list, derivls_infos, what):
-    template = {"declaration": torchgen_functions.FUNCTION_DECLARATION, "definition": torchgen_functions.FUNCTION_DEFINITION}[what]
+    template = {
+        "declaration": torchgen_functions.FUNCTION_DECLARATION,
+        "definition": torchgen_functions.FUNCTION_DEFINITION,
+    }[what]
     nodes = generate_nodes(derivls_infos)
     assert len(nodes) == len(torchgen_list) == EXPECTED_NODES
     mismatches = []

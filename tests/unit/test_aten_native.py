@@ -129,9 +129,7 @@ def test_view_groups_and_loader_order_match_torchgen(index, torchgen_grouped):
     assert [str(f.func) for f in index.loader_functions] == theirs
     assert len(index.view_groups) == sum(isinstance(g, TViewGroup) for g in torchgen_grouped)
     vg = index.view_groups[0]
-    assert list(vg.functions(include_copy=False)) == [
-        f for f in vg.functions() if f is not vg.view_copy
-    ]
+    assert list(vg.functions(include_copy=False)) == [f for f in vg.functions() if f is not vg.view_copy]
 
 
 def test_lookups_match_load_derivatives(index, torchgen_grouped):
@@ -162,7 +160,9 @@ def test_lines_and_columns(index, real_files):
 
 
 def test_generated_functions(index):
-    f = index.by_schema["_fused_moving_avg_obs_fq_helper.out(Tensor self, Tensor observer_on, Tensor fake_quant_on, Tensor(a!) running_min, Tensor(b!) running_max, Tensor(c!) scale, Tensor(d!) zero_point, float averaging_const, int quant_min, int quant_max, int ch_axis, bool per_row_fake_quant=False, bool symmetric_quant=False, *, Tensor(e!) out0, Tensor(f!) out1) -> (Tensor(e!), Tensor(f!))"]  # noqa: E501
+    f = index.by_schema[
+        "_fused_moving_avg_obs_fq_helper.out(Tensor self, Tensor observer_on, Tensor fake_quant_on, Tensor(a!) running_min, Tensor(b!) running_max, Tensor(c!) scale, Tensor(d!) zero_point, float averaging_const, int quant_min, int quant_max, int ch_axis, bool per_row_fake_quant=False, bool symmetric_quant=False, *, Tensor(e!) out0, Tensor(f!) out1) -> (Tensor(e!), Tensor(f!))"
+    ]  # noqa: E501
     assert f.line is None and f.is_generated and "out" in f.tags
     assert f.generated_from is not None and f.generated_from.line is not None
     assert f.loc.line == f.generated_from.line

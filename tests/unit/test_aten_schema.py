@@ -77,9 +77,7 @@ def test_parse_agrees_with_torchgen_on_every_213_schema(funcs_213):
         ours, theirs = FunctionSchema.parse(s), TFunctionSchema.parse(s)
         assert str(ours.signature()) == str(theirs.signature()), s
         assert str(ours.signature(strip_default=True)) == str(theirs.signature(strip_default=True)), s
-        assert str(ours.signature(keep_return_names=True)) == str(
-            theirs.signature(keep_return_names=True)
-        ), s
+        assert str(ours.signature(keep_return_names=True)) == str(theirs.signature(keep_return_names=True)), s
         assert str(ours.view_signature()) == str(theirs.view_signature()), s
         assert ours.kind().name == theirs.kind().name, s
         assert ours.is_out_fn() == theirs.is_out_fn()
@@ -91,9 +89,7 @@ def test_parse_agrees_with_torchgen_on_every_213_schema(funcs_213):
         assert ours.arguments.mutable_arg_names() == theirs.arguments.mutable_arg_names()
         assert ours.arguments.has_tensor_arg() == theirs.arguments.has_tensor_arg()
         assert ours.arguments.has_generator_arg() == theirs.arguments.has_generator_arg()
-        assert [a.name for a in ours.schema_order_arguments()] == [
-            a.name for a in theirs.schema_order_arguments()
-        ]
+        assert [a.name for a in ours.schema_order_arguments()] == [a.name for a in theirs.schema_order_arguments()]
         assert ours.name.unambiguous_name() == theirs.name.unambiguous_name()
         assert str(ours.name.remove_inplace()) == str(theirs.name.remove_inplace())
         a, b = ours.arguments, theirs.arguments
@@ -120,9 +116,7 @@ def test_optional_and_list_types():
     assert Type.parse("int[]?") == OptionalType(ListType(BaseType(BaseTy.int), None))
     assert Type.parse("Tensor?[]") == ListType(OptionalType(BaseType(BaseTy.Tensor)), None)
     t = Type.parse("SymInt[]?")
-    assert t.is_symint_like() and t.is_nullable() and t.is_list_like() == ListType(
-        BaseType(BaseTy.SymInt), None
-    )
+    assert t.is_symint_like() and t.is_nullable() and t.is_list_like() == ListType(BaseType(BaseTy.SymInt), None)
     assert Type.parse("Tensor?[]").is_nullable()  # as torchgen: a list is nullable if its elements are
     assert Type.parse("Tensor[]").is_tensor_like()
     assert not Type.parse("Scalar").is_tensor_like()
@@ -250,10 +244,7 @@ def test_kinds():
     assert k("abs_(Tensor(a!) self) -> Tensor(a!)") == SchemaKind.inplace
     assert k("abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)") == SchemaKind.out
     assert k("bn(Tensor self, Tensor(a!) running_mean) -> Tensor") == SchemaKind.mutable
-    assert (
-        k("f.out(Tensor self, *, Tensor(a!) out, Tensor(b!) _scratch_x) -> Tensor(a!)")
-        == SchemaKind.scratch
-    )
+    assert k("f.out(Tensor self, *, Tensor(a!) out, Tensor(b!) _scratch_x) -> Tensor(a!)") == SchemaKind.scratch
 
 
 def test_signature_turns_mutable_inputs_into_returns():
@@ -263,13 +254,9 @@ def test_signature_turns_mutable_inputs_into_returns():
     assert str(f.signature()) == (
         "_fused_moving_avg_obs_fq_helper(Tensor self, Tensor running_min, float c) -> (Tensor, Tensor, Tensor)"
     )
-    assert str(f.signature(keep_return_names=True)).endswith(
-        "-> (Tensor output, Tensor mask, Tensor running_min_out)"
-    )
+    assert str(f.signature(keep_return_names=True)).endswith("-> (Tensor output, Tensor mask, Tensor running_min_out)")
     inplace = FunctionSchema.parse("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
-    out = FunctionSchema.parse(
-        "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
-    )
+    out = FunctionSchema.parse("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
     func = FunctionSchema.parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
     assert inplace.signature() == out.signature() == func.signature()
     assert len({inplace.signature(), out.signature(), func.signature()}) == 1
@@ -289,7 +276,9 @@ def test_view_signature_strips_copy_and_scatter():
 def test_bernoulli_p_special_case():
     # bernoulli.p has no default for p, bernoulli_.float does: torchgen pairs them anyway
     f = FunctionSchema.parse("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor")
-    g = FunctionSchema.parse("bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)")
+    g = FunctionSchema.parse(
+        "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"
+    )
     assert f.signature() == g.signature()
 
 

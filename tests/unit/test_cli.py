@@ -19,7 +19,9 @@ BAD = GOOD + "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: g
 
 
 def derivls(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "derivls", *args], capture_output=True, text=True, cwd=cwd, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "derivls", *args], capture_output=True, text=True, cwd=cwd, check=False
+    )
 
 
 @pytest.fixture
@@ -42,7 +44,9 @@ def test_text_format_reports_every_error_with_position_and_code(checkout):
         "SymInt version .sym_sizes(), which returns a c10::SymIntArrayRef. (in the formula for 'self') "
         "[sizes-not-supported]"
     )
-    assert lines[1].startswith("tools/autograd/derivatives.yaml:5:3: error: 'othr' is neither an argument nor an output")
+    assert lines[1].startswith(
+        "tools/autograd/derivatives.yaml:5:3: error: 'othr' is neither an argument nor an output"
+    )
     assert lines[-1] == "checked tools/autograd/derivatives.yaml: 2 error(s), 0 warning(s)"
 
 

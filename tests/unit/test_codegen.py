@@ -78,7 +78,9 @@ def test_optional_tensors_clamp(nodes):
     # Tensor? inputs are saved as SavedVariables, passed as Tensor&, sorted by name.
     assert "std::array<bool,3> needs_input_grad, Tensor& max, Tensor& min, Tensor& self)\n" in node.definition
     # The two-variable formula (min, max) gets a grad_input_mask and copies std::get<i>.
-    assert block(node.definition, "  if (needs_input_grad[1] || needs_input_grad[2]) {", "  }") == """\
+    assert (
+        block(node.definition, "  if (needs_input_grad[1] || needs_input_grad[2]) {", "  }")
+        == """\
   if (needs_input_grad[1] || needs_input_grad[2]) {
       auto grad_input_mask = std::array<bool, 2>{
         needs_input_grad[1],
@@ -92,10 +94,17 @@ def test_optional_tensors_clamp(nodes):
         copy_range(grad_inputs, max_ix, std::get<1>(grad_result));
       }
   }"""
+    )
     # The single-variable formula for the Tensor input checks for undefined grads.
-    assert "    auto grad_result = any_grad_defined ? (clamp_backward(grad, self, min, max)) : Tensor();\n" in node.definition
+    assert (
+        "    auto grad_result = any_grad_defined ? (clamp_backward(grad, self, min, max)) : Tensor();\n"
+        in node.definition
+    )
     assert node.definition.count("bool any_grad_defined = any_variable_defined(grads);") == 1
-    assert "    args.collect(max_, false);\n    args.collect(min_, false);\n    args.collect(self_, false);\n" in node.definition
+    assert (
+        "    args.collect(max_, false);\n    args.collect(min_, false);\n    args.collect(self_, false);\n"
+        in node.definition
+    )
 
 
 # --- output_differentiability: topk returns (values, indices), indices not differentiable -----
@@ -133,7 +142,10 @@ def test_output_differentiability_topk(by_op, nodes):
     assert "  auto indices = indices_.unpack(getptr());\n" in node.definition
     assert "    args.collect(indices_, true);\n" in node.definition
     assert "    args.collect(dim);\n" in node.definition
-    assert "  std::array<bool,1> needs_input_grad, int64_t& dim, std::vector<c10::SymInt>& self_sym_sizes, Tensor& indices)\n" in node.definition
+    assert (
+        "  std::array<bool,1> needs_input_grad, int64_t& dim, std::vector<c10::SymInt>& self_sym_sizes, Tensor& indices)\n"
+        in node.definition
+    )
     assert "      torch::dynamo::autograd::IValuePacker<std::vector<c10::SymInt>>::packed_type(),\n" in node.definition
 
 
@@ -143,16 +155,25 @@ def test_output_differentiability_topk(by_op, nodes):
 def test_multi_output_slogdet(nodes):
     node = nodes["LinalgSlogdetBackward0"]
     # Named gradients alias grads[i] in sorted name order; no plain `grad`.
-    assert block(node.definition, "  variable_list grad_inputs(gen.size());", "  if (needs_input_grad[/*A*/0]) {") == """\
+    assert (
+        block(node.definition, "  variable_list grad_inputs(gen.size());", "  if (needs_input_grad[/*A*/0]) {")
+        == """\
   variable_list grad_inputs(gen.size());
   const auto& grad_logabsdet = grads[1];
   const auto& grad_sign = grads[0];
   bool any_grad_defined = any_variable_defined(grads);
   if (needs_input_grad[/*A*/0]) {"""
+    )
     assert "const auto& grad = grads[0];" not in node.definition
     # The input A is saved plainly, the outputs LU, pivots and sign with getptr().
-    assert "  auto A = A_.unpack();\n  auto LU = LU_.unpack(getptr());\n  auto pivots = pivots_.unpack(getptr());\n  auto sign = sign_.unpack(getptr());\n" in node.definition
-    assert "  SavedVariable A_;\n  SavedVariable LU_;\n  SavedVariable pivots_;\n  SavedVariable sign_;\n" in node.declaration
+    assert (
+        "  auto A = A_.unpack();\n  auto LU = LU_.unpack(getptr());\n  auto pivots = pivots_.unpack(getptr());\n  auto sign = sign_.unpack(getptr());\n"
+        in node.definition
+    )
+    assert (
+        "  SavedVariable A_;\n  SavedVariable LU_;\n  SavedVariable pivots_;\n  SavedVariable sign_;\n"
+        in node.declaration
+    )
 
 
 # --- TensorList saved: _foreach_div.List(Tensor[] self, Tensor[] other) ----------------------
@@ -160,7 +181,9 @@ def test_multi_output_slogdet(nodes):
 
 def test_tensor_list_saved_foreach_div(nodes):
     node = nodes["ForeachDivBackward0"]
-    assert block(node.declaration, "  void release_variables() override {", "  }") == """\
+    assert (
+        block(node.declaration, "  void release_variables() override {", "  }")
+        == """\
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
     other_.clear();
@@ -168,6 +191,7 @@ def test_tensor_list_saved_foreach_div(nodes):
     self_.clear();
     self_released_ = true;
   }"""
+    )
     assert node.declaration.endswith(
         "  std::vector<SavedVariable> other_;\n"
         "  bool other_released_ = false;\n"
@@ -177,21 +201,36 @@ def test_tensor_list_saved_foreach_div(nodes):
         "  size_t other_size_;\n"
         "};\n"
     )
-    assert "  std::array<bool,2> needs_input_grad, size_t self_size_, size_t other_size_, std::vector<Tensor>& other, std::vector<Tensor>& self)\n" in node.definition
+    assert (
+        "  std::array<bool,2> needs_input_grad, size_t self_size_, size_t other_size_, std::vector<Tensor>& other, std::vector<Tensor>& self)\n"
+        in node.definition
+    )
     assert "  auto self_ix = gen.range(self_size_);\n  auto other_ix = gen.range(other_size_);\n" in node.definition
-    assert "  TORCH_CHECK(!other_released_, ERR_BACKWARD_TWICE);\n  TORCH_CHECK(!self_released_, ERR_BACKWARD_TWICE);\n  auto other = unpack_list(other_, nullptr);\n" in node.definition
+    assert (
+        "  TORCH_CHECK(!other_released_, ERR_BACKWARD_TWICE);\n  TORCH_CHECK(!self_released_, ERR_BACKWARD_TWICE);\n  auto other = unpack_list(other_, nullptr);\n"
+        in node.definition
+    )
     # foreach nodes loop over grads; TensorList inputs get no any_grad_defined check.
     assert "  if (needs_input_grad[/*self*/0]) {  // self\n    std::vector<Tensor> grad_result;\n" in node.definition
-    assert "grad_result.emplace_back(div_tensor_self_backward(grads[i], other[i], self[i].scalar_type()));" in node.definition
+    assert (
+        "grad_result.emplace_back(div_tensor_self_backward(grads[i], other[i], self[i].scalar_type()));"
+        in node.definition
+    )
     assert "any_grad_defined" not in node.definition
 
 
 def test_list_of_optional_tensors_saved_index(nodes):
     node = nodes["IndexBackward0"]
-    assert "  std::vector<SavedVariable> indices_;\n  bool indices_released_ = false;\n  at::TensorOptions self_options;\n" in node.declaration
+    assert (
+        "  std::vector<SavedVariable> indices_;\n  bool indices_released_ = false;\n  at::TensorOptions self_options;\n"
+        in node.declaration
+    )
     assert "  auto indices = unpack_opt_list(indices_);\n" in node.definition
     assert "torch::List<std::optional<Tensor>>& indices, at::TensorOptions& self_options" in node.definition
-    assert "      torch::dynamo::autograd::IValuePacker<torch::List<std::optional<Tensor>>>::packed_type(),\n" in node.definition
+    assert (
+        "      torch::dynamo::autograd::IValuePacker<torch::List<std::optional<Tensor>>>::packed_type(),\n"
+        in node.definition
+    )
 
 
 def test_view_function_derives_from_node(nodes):
@@ -204,7 +243,10 @@ def test_retain_variables(by_op, nodes):
     ops = [op for op, info in by_op.items() if any("retain_variables" in d.formula for d in info.derivatives)]
     assert ops
     node = nodes[ops[0]]
-    assert "  bool retain_variables = true;\n  void will_release_variables() override {\n    retain_variables = false;\n  }\n" in node.declaration
+    assert (
+        "  bool retain_variables = true;\n  void will_release_variables() override {\n    retain_variables = false;\n  }\n"
+        in node.declaration
+    )
     assert ", bool retain_variables)\n" in node.definition
 
 

@@ -41,14 +41,26 @@ def run(argv, load):
 def test_text_one_op(real_files, loader):
     code, out, err = run([str(real_files.derivatives), "--op", "TopkBackward0"], loader)
     assert (code, err) == (0, "")
-    assert out.startswith("// ===== TopkBackward0 =====\n#ifdef _WIN32\nstruct TopkBackward0 : public TraceableFunction {\n")
+    assert out.startswith(
+        "// ===== TopkBackward0 =====\n#ifdef _WIN32\nstruct TopkBackward0 : public TraceableFunction {\n"
+    )
     assert "\nvariable_list TopkBackward0::apply(variable_list&& grads) {\n" in out
     assert out.count("// ===== ") == 1
 
 
 def test_json_two_ops_in_codegen_order(real_files, loader):
     code, out, err = run(
-        [str(real_files.derivatives), "--native", str(real_files.native), "--op", "MulBackward0", "--op", "AbsBackward0", "--format", "json"],
+        [
+            str(real_files.derivatives),
+            "--native",
+            str(real_files.native),
+            "--op",
+            "MulBackward0",
+            "--op",
+            "AbsBackward0",
+            "--format",
+            "json",
+        ],
         loader,
     )
     assert (code, err) == (0, "")
@@ -88,7 +100,9 @@ def test_missing_files(tmp_path, real_files, loader):
     code, _, err = run([str(lone)], loader)
     assert code == 2 and "--native" in err
 
-    code, _, err = run([str(real_files.derivatives), "--native", str(real_files.native), "--tags", str(tmp_path / "tags.yaml")], loader)
+    code, _, err = run(
+        [str(real_files.derivatives), "--native", str(real_files.native), "--tags", str(tmp_path / "tags.yaml")], loader
+    )
     assert code == 2 and "tags.yaml" in err
 
 
@@ -103,7 +117,17 @@ def test_loader_error_is_reported(real_files):
 
 def test_through_the_cli(real_files):
     run = subprocess.run(
-        [sys.executable, "-m", "derivls", "codegen", str(real_files.derivatives), "--op", "MulBackward0", "--format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "derivls",
+            "codegen",
+            str(real_files.derivatives),
+            "--op",
+            "MulBackward0",
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -121,4 +145,7 @@ def test_discovers_native_in_checkout_layout(tmp_path):
     native = tmp_path / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
     for p in (derivatives, native, native.with_name("tags.yaml")):
         p.write_text("")
-    assert command._native_and_tags(derivatives, None, None) == (native.resolve(), native.resolve().with_name("tags.yaml"))
+    assert command._native_and_tags(derivatives, None, None) == (
+        native.resolve(),
+        native.resolve().with_name("tags.yaml"),
+    )

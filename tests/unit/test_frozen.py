@@ -236,7 +236,11 @@ def test_derivls_classes_are_documented_as_dataclass_would() -> None:
             if not (isinstance(cls, type) and cls.__module__ == module_name and dataclasses.is_dataclass(cls)):
                 continue
             init = cls.__dict__.get("__init__")
-            if init is None or not getattr(init, "__code__", None) or "frozen_dataclass" not in init.__code__.co_filename:
+            if (
+                init is None
+                or not getattr(init, "__code__", None)
+                or "frozen_dataclass" not in init.__code__.co_filename
+            ):
                 continue
             expected = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
             if cls.__doc__.startswith(cls.__name__ + "("):  # a generated doc (not a docstring)

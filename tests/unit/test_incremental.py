@@ -10,7 +10,19 @@ from derivls.aten.native import NativeIndex
 from derivls.derivatives.dump import dump
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 
-SNIPPETS = ["", "x", "\n", "- ", "  self: grad\n", ".sizes()", "grads[0]", ":", "'", "#", "\n- name: abs(Tensor self) -> Tensor\n"]
+SNIPPETS = [
+    "",
+    "x",
+    "\n",
+    "- ",
+    "  self: grad\n",
+    ".sizes()",
+    "grads[0]",
+    ":",
+    "'",
+    "#",
+    "\n- name: abs(Tensor self) -> Tensor\n",
+]
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +41,7 @@ def fingerprint(analysis: DocumentAnalysis):
     return diagnostics, entries, dump(analysis)
 
 
-edits = st.lists(
-    st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)), min_size=1, max_size=4
-)
+edits = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)), min_size=1, max_size=4)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

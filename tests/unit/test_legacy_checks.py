@@ -113,7 +113,10 @@ def test_schema_not_found(analyzer, original) -> None:
 
 def test_argument_named_grad_input_mask(analyzer, original) -> None:
     s = seed(
-        analyzer, original, None, "- name: legacy_mask_op(Tensor self, bool[3] grad_input_mask) -> Tensor\n  self: grad\n"
+        analyzer,
+        original,
+        None,
+        "- name: legacy_mask_op(Tensor self, bool[3] grad_input_mask) -> Tensor\n  self: grad\n",
     )
     assert_located(s, "reserved-argument-grad-input-mask", "grad_input_mask")
 
@@ -215,6 +218,8 @@ def test_edits_elsewhere_do_not_move_other_ops(analyzer, original) -> None:
     s = seed(analyzer, original, ABS, ABS.replace("Tensor self)", "Tensor input)"))
     ops_before = {e.result.schema_string: e.ops for e in before.entries}
     ops_after = {e.result.schema_string: e.ops for e in s.analysis.entries}
-    assert ops_after["add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"] == (("Default", "AddBackward0"),)
+    assert ops_after["add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"] == (
+        ("Default", "AddBackward0"),
+    )
     assert ops_before["abs(Tensor self) -> Tensor"] == (("Default", "AbsBackward"),)
     assert ops_after["abs(Tensor input) -> Tensor"] == (("Default", "AbsBackward"),)  # guessed from the formula

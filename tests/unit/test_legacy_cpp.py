@@ -58,7 +58,9 @@ def schema(text: str) -> FunctionSchema:
 
 
 def test_arguments_out_first_and_tensor_options_grouped() -> None:
-    out = legacy_cpp.cpp_arguments(schema("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"))
+    out = legacy_cpp.cpp_arguments(
+        schema("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
+    )
     assert [(b.name, b.type, b.default) for b in out] == [
         ("out", "Tensor &", None),
         ("self", "const Tensor &", None),

@@ -30,7 +30,10 @@ ODDITIES = {
     "flow mapping": ("- {name: 'abs(Tensor self) -> Tensor', self: grad}\n", None),
     "int key": (ABS + "  1: grad\n", "key-not-string"),
     "bool key": (ABS + "  true: grad\n", "key-not-string"),
-    "int output_differentiability": (ABS + "  output_differentiability: [1]\n  self: grad\n", "output-differentiability-item"),
+    "int output_differentiability": (
+        ABS + "  output_differentiability: [1]\n  self: grad\n",
+        "output-differentiability-item",
+    ),
     "empty output_differentiability": (ABS + "  output_differentiability: []\n  self: grad\n", None),
     "dispatch list": (ABS + "  dispatch: [Default]\n", "dispatch-not-mapping"),
     "section scalar": (ABS + "  dispatch:\n    Default: grad\n", "section-not-mapping"),
@@ -42,9 +45,15 @@ ODDITIES = {
     "document marker": ("---\n" + ABS + "  self: grad\n", None),
     "two documents": (ABS + "  self: grad\n---\n- name: x\n", "yaml-syntax"),
     "bare dash": ("-\n", "entry-not-mapping"),
-    "huge grads index": ("- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  self: grads[99999999999999999999]\n", "grads-out-of-bounds"),
+    "huge grads index": (
+        "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  self: grads[99999999999999999999]\n",
+        "grads-out-of-bounds",
+    ),
     "unicode": (ABS + "  self: grad * é.sgn()  # ünïcödé\n", None),
-    "result of nothing": ("- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  result: x\n", "result-multi-output"),
+    "result of nothing": (
+        "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n  result: x\n",
+        "result-multi-output",
+    ),
 }
 
 

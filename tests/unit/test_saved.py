@@ -24,7 +24,9 @@ def test_sym_sizes_is_saved_as_a_symint_array():
 
 
 def test_sym_size_with_negative_dim():
-    assert saved("grad.unsqueeze(self.sym_size(-1))")[1] == [("self_sym_argsize_minus_1", "c10::SymInt", "self.sym_size(-1)")]
+    assert saved("grad.unsqueeze(self.sym_size(-1))")[1] == [
+        ("self_sym_argsize_minus_1", "c10::SymInt", "self.sym_size(-1)")
+    ]
 
 
 def test_zeros_like_saves_type_and_size_and_rewrites_the_call():
@@ -79,7 +81,19 @@ def test_non_symint_accessors_are_refused_with_the_symint_form(formula, code, fi
 
 @pytest.mark.parametrize(
     "formula",
-    ["self", "grad*self", "self_t", "myself", "self.x", "(self)", "selfself self", "f(other_self)", "x.self_", "é self", "selfé"],
+    [
+        "self",
+        "grad*self",
+        "self_t",
+        "myself",
+        "self.x",
+        "(self)",
+        "selfself self",
+        "f(other_self)",
+        "x.self_",
+        "é self",
+        "selfé",
+    ],
 )
 def test_uses_ident_agrees_with_torchgens_regex(formula):
     import re
