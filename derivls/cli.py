@@ -7,7 +7,6 @@ so `derivls check` starts fast.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -180,18 +179,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0].startswith("--") and argv[0] not in ("--help", "--version"):
         argv = ["serve", *argv]  # `derivls` alone, or `derivls --tcp`, serves
     args = parser.parse_args(argv)
-    if args.command != "serve":
-        # One-shot commands build tens of thousands of small immutable objects and free them at
-        # exit; the cyclic GC's repeated full scans of them cost more than the analysis itself.
-        gc.disable()
-    try:
+    if args.command == "serve":
         return _run_command(args, parser)
-    finally:
-        if args.command != "serve":
-            # Interpreter shutdown runs one full collection even with the GC disabled, over
-            # every object made since (all still in the youngest generation): 0.1-0.3 s.
-            # Frozen objects are outside its reach; they are freed by reference counting.
-            gc.freeze()
+    from derivls.gcpolicy import one_shot
+
+    with one_shot():
+        return _run_command(args, parser)
 
 
 def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

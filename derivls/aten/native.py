@@ -16,7 +16,6 @@ view groups and the C++ signatures need is parsed (dispatch keys are kept for ho
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import string
@@ -40,6 +39,7 @@ from derivls.aten.schema import (
     SchemaKind,
 )
 from derivls.frozen import frozen_dataclass
+from derivls.gcpolicy import paused_gc
 from derivls.yamlsubset import Unsupported, resolve_plain, scan_tags
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -1255,13 +1255,8 @@ class NativeIndex:
         """Build from text (e.g. an unsaved editor buffer). See load() for `legacy`."""
         # The load allocates ~100k small objects and no cycles: pausing the cyclic GC
         # meanwhile saves a third of the time.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with paused_gc():
             return NativeIndex._from_text(native_text, tags_text, path, tags_path, legacy)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     @staticmethod
     def _from_text(

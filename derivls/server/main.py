@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
-import gc
 import inspect
 import json
 import logging
@@ -22,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from derivls import __version__
+from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
 from derivls.server import convert
 from derivls.server.positions import UTF16, LineIndex, apply_change
 from derivls.server.raw import RawJSON
@@ -84,53 +83,6 @@ def resolved(path: Path | str) -> str:
         return str(Path(path).resolve())
     except (OSError, RuntimeError):
         return str(path)
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic GC while a cold load builds its hundreds of thousands of objects.
-
-    Each full collection would walk all of them again; the build runs 10-40% faster without.
-    """
-    global _gc_pauses
-    with _gc_lock:
-        _gc_pauses += 1
-        if _gc_pauses == 1:
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0:
-                gc.enable()
-
-
-_replaced_frozen = False  # an index that was frozen has been replaced: its objects may be garbage now
-
-
-def freeze_heap(collect: bool = True) -> None:
-    """Move what exists now (the index, cached entry results) out of the cyclic GC's reach.
-
-    Full collections otherwise walk every object of the index and the analysis: pauses of
-    100-400 ms in the middle of typing. Objects made later are collected as usual.
-    """
-    global _replaced_frozen
-    if collect:
-        if _replaced_frozen:
-            gc.unfreeze()  # what an earlier freeze kept and is garbage now (a replaced index) goes too
-            _replaced_frozen = False
-        gc.collect()
-    gc.freeze()
-
-
-def mark_replaced() -> None:
-    global _replaced_frozen
-    _replaced_frozen = True
 
 
 def guarded(default: Any = None) -> Callable[[F], F]:
