@@ -1,0 +1,150 @@
+"""A small persistent cache of pickled values, keyed by content hashes and the derivls version.
+
+It lives in the user's cache directory (never in a workspace): `$DERIVLS_CACHE_DIR`, else
+`$XDG_CACHE_HOME/derivls`, else `~/.cache/derivls`. Entries are written atomically (a temporary
+file in the same folder, then `os.replace`), so concurrent processes never read half a file; the
+last writer wins, and both wrote the same value. An entry that cannot be read or unpickled, or that
+was written by another derivls version or Python, is ignored and removed (the caller rebuilds it
+and writes it again). The folder is kept under a size bound by removing the least recently used
+entries. Setting `DERIVLS_NO_CACHE=1` (or `--no-cache`) turns it off.
+
+Values are pickled: anything cached must pickle without per-process state (e.g. an object must not
+keep a `hash()` of a str in its instance dict; string hashes change between processes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+from derivls import __version__
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+SUFFIX = ".pickle"
+# Part of every key: a cache written by another derivls or another Python is never read.
+_SALT = f"derivls {__version__} python {sys.version_info[0]}.{sys.version_info[1]} pickle {pickle.HIGHEST_PROTOCOL}"
+
+
+def default_directory() -> Path:
+    explicit = os.environ.get("DERIVLS_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg and os.path.isabs(os.path.expanduser(xdg)) else Path.home() / ".cache"
+    return base / "derivls"
+
+
+def disabled_by_environment() -> bool:
+    return os.environ.get("DERIVLS_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def content_key(kind: str, *parts: str | bytes | None) -> str:
+    """A file-name-safe key over `kind`, the derivls/Python version and every part (None counts too)."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in (_SALT, kind, *parts):
+        if part is None:
+            h.update(b"\x00none\x00")
+            continue
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return f"{kind}-{h.hexdigest()}"
+
+
+class DiskCache:
+    """get/put pickled values by key; every failure is logged and treated as a miss."""
+
+    def __init__(
+        self, directory: Path | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES, enabled: bool = True
+    ) -> None:
+        self.directory = directory if directory is not None else default_directory()
+        self.max_bytes = max_bytes
+        self.enabled = enabled and not disabled_by_environment()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}{SUFFIX}"
+
+    def get(self, key: str) -> object | None:
+        if not self.enabled:
+            return None
+        path = self._path(key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            log.info("cache: cannot read %s: %r", path, e)
+            return None
+        try:
+            value = pickle.loads(data)
+        except Exception as e:  # a truncated, corrupted or foreign file: drop it, the caller rebuilds
+            log.info("cache: dropping unreadable %s: %r", path, e)
+            self._remove(path)
+            return None
+        try:
+            os.utime(path)  # least recently used goes first when the folder is pruned
+        except OSError:
+            pass
+        return value
+
+    def put(self, key: str, value: object) -> bool:
+        """Store `value`; False (and logged) when it cannot be pickled or written."""
+        if not self.enabled:
+            return False
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:
+            log.info("cache: cannot pickle %s: %r", key, e)
+            return False
+        if len(data) > self.max_bytes:
+            return False
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, self._path(key))
+            except BaseException:
+                self._remove(Path(tmp))
+                raise
+        except OSError as e:
+            log.info("cache: cannot write %s: %r", key, e)
+            return False
+        self.prune()
+        return True
+
+    def prune(self) -> None:
+        """Remove least recently used entries until the folder holds at most max_bytes."""
+        try:
+            entries = []
+            for entry in os.scandir(self.directory):
+                if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                    stat = entry.stat(follow_symlinks=False)
+                    entries.append((stat.st_mtime_ns, stat.st_size, entry.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            self._remove(Path(path))
+            total -= size
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+__all__ = ["DiskCache", "content_key", "default_directory", "disabled_by_environment"]

@@ -1,0 +1,134 @@
+"""The persistent cache: content-keyed, atomic, bounded, and a miss whenever anything is off."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from derivls import diskcache
+from derivls.diskcache import DiskCache, content_key
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> DiskCache:
+    return DiskCache(tmp_path / "cache")
+
+
+def test_a_stored_value_is_read_back(cache: DiskCache) -> None:
+    key = content_key("index", "native text", None)
+    assert cache.put(key, {"functions": [1, 2, 3]})
+    assert cache.get(key) == {"functions": [1, 2, 3]}
+
+
+def test_keys_differ_when_any_input_differs() -> None:
+    base = content_key("index", "a", "b")
+    assert content_key("index", "a", "c") != base
+    assert content_key("other", "a", "b") != base
+    assert content_key("index", "a", None) != content_key("index", "a", "")
+    assert content_key("index", "ab", "") != content_key("index", "a", "b")  # parts are length-prefixed
+    assert content_key("index", "a", "b") == base
+
+
+def test_keys_depend_on_the_derivls_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = content_key("index", "x")
+    monkeypatch.setattr(diskcache, "_SALT", diskcache._SALT + " next")
+    assert content_key("index", "x") != before
+
+
+def test_an_unknown_key_is_a_miss(cache: DiskCache) -> None:
+    assert cache.get(content_key("index", "never stored")) is None
+
+
+def test_a_corrupted_entry_is_a_miss_and_is_removed(cache: DiskCache) -> None:
+    key = content_key("index", "x")
+    cache.put(key, list(range(100)))
+    path = cache.directory / f"{key}.pickle"
+    path.write_bytes(path.read_bytes()[:10])
+    assert cache.get(key) is None
+    assert not path.exists()
+
+
+def test_a_value_that_cannot_be_pickled_is_not_stored(cache: DiskCache) -> None:
+    key = content_key("index", "lambda")
+    assert not cache.put(key, lambda: None)
+    assert cache.get(key) is None
+
+
+def test_writes_leave_no_temporary_files(cache: DiskCache) -> None:
+    for i in range(5):
+        cache.put(content_key("index", str(i)), i)
+    assert sorted(p.suffix for p in cache.directory.iterdir()) == [".pickle"] * 5
+
+
+def test_the_folder_is_pruned_least_recently_used_first(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path, max_bytes=4 * 1200)  # four entries fit, a fifth does not
+    keys = [content_key("blob", str(i)) for i in range(4)]
+    for i, key in enumerate(keys):
+        path = tmp_path / f"{key}.pickle"
+        cache.put(key, b"x" * 1000)
+        os.utime(path, ns=(i * 10**9, i * 10**9))  # oldest first
+    cache.get(keys[0])  # used again: now the most recent
+    cache.put(content_key("blob", "new"), b"y" * 1000)
+    assert cache.get(keys[0]) is not None
+    assert cache.get(keys[1]) is None  # the least recently used went
+
+
+def test_disabled_cache_reads_and_writes_nothing(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path / "c", enabled=False)
+    assert not cache.put("k", 1)
+    assert cache.get("k") is None
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_environment_can_turn_the_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DERIVLS_NO_CACHE", "1")
+    assert not DiskCache(tmp_path).enabled
+    monkeypatch.setenv("DERIVLS_NO_CACHE", "0")
+    assert DiskCache(tmp_path).enabled
+
+
+def test_the_default_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DERIVLS_CACHE_DIR", str(tmp_path / "explicit"))
+    assert diskcache.default_directory() == tmp_path / "explicit"
+    monkeypatch.delenv("DERIVLS_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert diskcache.default_directory() == tmp_path / "xdg" / "derivls"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/is/ignored")
+    assert diskcache.default_directory() == Path.home() / ".cache" / "derivls"
+
+
+def test_an_unwritable_folder_is_a_logged_miss(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    cache = DiskCache(blocker / "cache")
+    assert not cache.put("k", 1)
+    assert cache.get("k") is None
+
+
+def _writer(directory: str, key: str, n: int) -> None:
+    cache = DiskCache(Path(directory))
+    for _ in range(n):
+        cache.put(key, list(range(20000)))
+
+
+def test_concurrent_writers_never_leave_a_torn_entry(tmp_path: Path) -> None:
+    key = content_key("index", "shared")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), key, 20)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    reader = DiskCache(tmp_path)
+    seen = 0
+    while any(p.is_alive() for p in procs):
+        value = reader.get(key)
+        if value is not None:
+            assert value == list(range(20000))
+            seen += 1
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    assert pickle.loads((tmp_path / f"{key}.pickle").read_bytes()) == list(range(20000))
