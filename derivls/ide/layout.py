@@ -58,8 +58,8 @@ def derivatives_for_native(native: Path) -> list[Path]:
         candidate = parents[4] / "tools" / "autograd" / "derivatives.yaml"
         if candidate.is_file():
             found.append(candidate)
-    if len(parents) > 1:
-        candidate = parents[1] / "autograd" / "derivatives.yaml"  # packaged: ATen/native → autograd
+    if len(parents) > 2:
+        candidate = parents[2] / "autograd" / "derivatives.yaml"  # packaged: <packaged>/ATen/native → autograd
         if candidate.is_file():
             found.append(candidate)
     return found
