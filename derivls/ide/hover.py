@@ -257,8 +257,8 @@ def describe_formula(target: Target) -> str | None:
     if m:
         i = int(m.group(1))
         if i < len(outputs):
-            o = outputs[i]
-            return f"`grads[{i}]`: the gradient of output {i} `{o.name}`: `{o.schema_type}` (C++ `{o.cpp_type}`)"
+            out = outputs[i]
+            return f"`grads[{i}]`: the gradient of output {i} `{out.name}`: `{out.schema_type}` (C++ `{out.cpp_type}`)"
         return f"`grads[{i}]` is out of bounds: {f.func.name} has {len(outputs)} output(s)."
     if word.startswith("grad_"):
         output_name = word[len("grad_") :]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from derivls.derivatives.loader import DocumentAnalysis
 from derivls.ide import layout, navigation
 from derivls.server import indexes
 from derivls.server.app import DerivlsServer, resolved, uri_path
 from derivls.server.convert import file_uri
+from derivls.server.indexes import ClosedAnalysis
 from derivls.server.pipeline import current
 from derivls.server.positions import LineIndex
 
@@ -64,11 +64,11 @@ async def references(ls: DerivlsServer, params: types.ReferenceParams) -> list[t
     return locations
 
 
-async def _analyses_of(ls: DerivlsServer, native_uri: str) -> list[tuple[str, DocumentAnalysis, LineIndex, object]]:
+async def _analyses_of(ls: DerivlsServer, native_uri: str) -> list[ClosedAnalysis]:
     """Analyses of the derivatives.yaml files that read this native_functions.yaml: open ones, then its own."""
     path = uri_path(native_uri)
     native = resolved(path) if path is not None else None
-    analyses: list[tuple[str, DocumentAnalysis, LineIndex, object]] = []
+    analyses: list[ClosedAnalysis] = []
     seen: set[str] = set()
     for doc in list(ls.docs.values()):
         if doc.key is None or doc.key[0] != native:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
 from derivls.ide import layout, manual
@@ -45,7 +46,7 @@ WATCHED = (
     "**/FunctionsManual.h",
 )
 
-ClosedAnalysis = tuple[str, DocumentAnalysis, LineIndex, object]  # (uri, analysis, lines, native index)
+ClosedAnalysis = tuple[str, DocumentAnalysis, LineIndex, NativeIndex]  # (uri, analysis, lines, native index)
 
 
 def native_kind(uri: str) -> str | None:
@@ -291,7 +292,7 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
     except (OSError, UnicodeDecodeError):
         return None
     analysis = make_analyzer(loaded, ls.settings.profile, Path(key)).analyse(text)
-    result = (convert.file_uri(key), analysis, LineIndex(text, ls.encoding), loaded.index)
+    result: ClosedAnalysis = (convert.file_uri(key), analysis, LineIndex(text, ls.encoding), loaded.index)
     ls.closed[key] = (stamp, result)
     return result
 
