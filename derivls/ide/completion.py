@@ -101,7 +101,7 @@ def _key_completions(
     profile: str,
     needs_colon: bool,
 ) -> None:
-    legacy = profile == "legacy"  # 2021: no forward formulas, dispatch sections or named gradients
+    legacy = not facts.has_forward_formulas(profile)  # 2021: no forward formulas, dispatch sections, named grads
     used = used_keys(lines, ctx.entry_line or 0, line, ctx.in_dispatch)
     colon = ": " if needs_colon else ""
     if ctx.kind == "dispatch_key":
@@ -131,7 +131,7 @@ def _formula_completions(
     profile: str,
     manual_functions: Callable[[], Iterable[str]] | None,
 ) -> bool:
-    legacy = profile == "legacy"
+    legacy = not facts.has_forward_formulas(profile)
     add = items.add
     forward = False
     if ctx.formula_key and f is not None and not legacy:

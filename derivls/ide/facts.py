@@ -33,6 +33,11 @@ def analyzer_profile(analyzer: object | None) -> str:
     return str(getattr(analyzer, "profile", "torchgen"))
 
 
+def has_forward_formulas(profile: str) -> bool:
+    """Whether the loader knows forward-mode formulas, dispatch sections and named gradients (2021's did not)."""
+    return profile != "legacy"
+
+
 def substitution_names_and_rules(placed: PlacedEntry, f: NativeFunction) -> tuple[list[str], Sequence[Replacement]]:
     """The names a formula may apply a saved-variable substitution to (`self.sym_sizes()`), and the rules."""
     if profile_of(placed) == "legacy":
@@ -219,6 +224,7 @@ __all__ = [
     "derivative_saves",
     "entries_for_function",
     "entry_function_name",
+    "has_forward_formulas",
     "node_names",
     "output_facts",
     "overload_group",
