@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
+from derivls.diagnostics import Diagnostic
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
 from derivls.ide import layout, manual
 from derivls.server import convert
@@ -32,6 +33,7 @@ from derivls.server.state import (
     build_index,
     discover,
     resolve_key,
+    setup_diagnostics,
 )
 
 log = logging.getLogger("derivls.server")
@@ -72,6 +74,11 @@ def make_analyzer(loaded: LoadedIndex | None, profile: str, path: Path | None) -
         profile,
         path,
     )
+
+
+def setup_problems(doc: DerivDocument, loaded: LoadedIndex | None) -> list[Diagnostic]:
+    """What is wrong with finding or reading the document's native_functions.yaml (shown on line 1)."""
+    return setup_diagnostics(doc.files, loaded)
 
 
 def forget_all(ls: DerivlsServer) -> None:
@@ -320,5 +327,6 @@ __all__ = [
     "rediscover",
     "schedule_reindex",
     "set_overlay",
+    "setup_problems",
     "workspace_derivatives",
 ]

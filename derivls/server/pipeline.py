@@ -25,7 +25,7 @@ from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.positions import LineIndex
 from derivls.server.settings import SECTION, Settings
-from derivls.server.state import DerivDocument, IndexKey, setup_diagnostics
+from derivls.server.state import DerivDocument, IndexKey
 
 log = logging.getLogger("derivls.server")
 
@@ -173,7 +173,7 @@ def refresh(ls: DerivlsServer, doc: DerivDocument) -> bool:
         doc.analyzer = indexes.make_analyzer(loaded, profile, doc.path)
         doc.index_version = index_version
         doc.analyzer_profile = profile
-        doc.setup = setup_diagnostics(doc.files, loaded)
+        doc.setup = indexes.setup_problems(doc, loaded)
         doc.text = None
     text = text_document.source
     encoding = ls.encoding
