@@ -1,15 +1,13 @@
-"""Code actions: the quick fixes the analysis attaches to its diagnostics."""
+"""Code actions → LSP: ide.actions's quick fixes as workspace edits."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
+from derivls.ide.actions import quick_fixes
 from derivls.server import convert
-
-if TYPE_CHECKING:
-    from derivls.server.main import DerivlsServer
+from derivls.server.app import DerivlsServer
+from derivls.server.pipeline import current
 
 
 def code_actions(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -17,44 +15,39 @@ def code_actions(ls: DerivlsServer, params: types.CodeActionParams) -> list[type
     if only and not any(str(kind).startswith(types.CodeActionKind.QuickFix) for kind in only):
         return []
     uri = params.text_document.uri
-    doc = ls.current(uri)
+    doc = current(ls, uri)
     if doc is None or doc.analysis is None or doc.lines is None:
         return []
     lines = doc.lines
-    start = lines.column(params.range.start)
-    end = lines.column(params.range.end)
+    document_changes = ls.client_supports("workspace.workspace_edit.document_changes")
     actions: list[types.CodeAction] = []
-    for d in doc.analysis.diagnostics:
-        if not d.fixes or not convert.overlaps(d.span, start, end):
-            continue
-        lsp_diagnostic = convert.to_lsp(d, lines, uri)
-        for fix in d.fixes:
-            edits = [types.TextEdit(range=lines.range(e.span), new_text=e.new_text) for e in fix.edits]
-            actions.append(
-                types.CodeAction(
-                    title=fix.title,
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[lsp_diagnostic],
-                    is_preferred=fix.preferred or None,
-                    edit=types.WorkspaceEdit(
-                        document_changes=[
-                            types.TextDocumentEdit(
-                                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                                    uri=uri, version=doc.version
-                                ),
-                                edits=edits,
-                            )
-                        ]
+    converted: dict[int, types.Diagnostic] = {}
+    for fix in quick_fixes(doc.analysis, lines.column(params.range.start), lines.column(params.range.end)):
+        diagnostic = converted.get(id(fix.diagnostic))
+        if diagnostic is None:
+            diagnostic = converted[id(fix.diagnostic)] = convert.to_lsp(fix.diagnostic, lines, uri)
+        edits = [types.TextEdit(range=lines.range(e.span), new_text=e.new_text) for e in fix.edits]
+        if document_changes:
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                        edits=edits,
                     )
-                    if _document_changes(ls)
-                    else types.WorkspaceEdit(changes={uri: edits}),
-                )
+                ]
             )
+        else:
+            edit = types.WorkspaceEdit(changes={uri: edits})
+        actions.append(
+            types.CodeAction(
+                title=fix.title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=fix.preferred or None,
+                edit=edit,
+            )
+        )
     return actions
-
-
-def _document_changes(ls: DerivlsServer) -> bool:
-    return ls.client_supports("workspace.workspace_edit.document_changes")
 
 
 __all__ = ["code_actions"]

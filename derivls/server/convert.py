@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from derivls.diagnostics import Diagnostic, Span
+from derivls.diagnostics import Diagnostic
 from derivls.server.positions import LineIndex
 
 SOURCE = "derivls"
@@ -50,9 +50,4 @@ def to_lsp_all(diagnostics: Iterable[Diagnostic], lines: LineIndex, uri: str) ->
     return [to_lsp(d, lines, uri) for d in diagnostics]
 
 
-def overlaps(span: Span, start: tuple[int, int], end: tuple[int, int]) -> bool:
-    """Does `span` touch the (line, column) range [start, end]?"""
-    return (span.line, span.column) <= end and start <= (span.end_line, span.end_column)
-
-
-__all__ = ["SOURCE", "file_uri", "overlaps", "point", "to_lsp", "to_lsp_all"]
+__all__ = ["SOURCE", "file_uri", "point", "to_lsp", "to_lsp_all"]

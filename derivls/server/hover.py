@@ -1,290 +1,31 @@
-"""Hover: what an entry, a key or a word of a formula means to torchgen."""
+"""Hover → LSP: ide.hover's markdown (or plain text for clients that want it)."""
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
-from derivls.derivatives import query
-from derivls.derivatives.query import Target
-from derivls.server.convert import file_uri
-
-if TYPE_CHECKING:
-    from derivls.server.main import DerivlsServer
-
-_GRADS = re.compile(r"^grads\[(\d+)\]$")
-_RESULT_N = re.compile(r"^result(\d+)$")
-
-KNOWN_WORDS = {
-    "grad_input_mask": "`grad_input_mask`: a `std::array<bool, N>` saying which inputs of this formula need a "
-    "gradient (N = the names in the key); use it to skip work.",
-    "retain_variables": "`retain_variables`: true when the graph is kept for another backward "
-    "(`retain_graph=True`); saved variables must then not be released.",
-    "non_differentiable": "`non_differentiable`: these inputs get no gradient; torchgen generates no formula.",
-    "not_implemented": "`not_implemented(\"name\")`: the gradient raises 'the derivative for name is not implemented'.",
-}
+from derivls.ide import hover as ide_hover
+from derivls.server.app import DerivlsServer
+from derivls.server.pipeline import current
 
 
 def hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
-    doc = ls.current(params.text_document.uri)
+    doc = current(ls, params.text_document.uri)
     if doc is None or doc.analysis is None or doc.lines is None:
         return None
     line, column = doc.lines.column(params.position)
-    target = query.target_at(doc.analysis, line, column)
-    if target is None:
-        return None
-    text = describe(ls, doc, target)
-    if not text:
+    index = doc.analyzer.index if doc.analyzer is not None else None
+    info = ide_hover.hover(doc.analysis, index, line, column)
+    if info is None:
         return None
     markdown = ls.markdown()
     return types.Hover(
         contents=types.MarkupContent(
             kind=types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText,
-            value=text if markdown else plain(text),
+            value=info.markdown if markdown else info.plain,
         ),
-        range=doc.lines.range(target.span) if target.span is not None else None,
+        range=doc.lines.range(info.span) if info.span is not None else None,
     )
-
-
-def plain(markdown: str) -> str:
-    lines = [line for line in markdown.splitlines() if not line.startswith("```")]
-    text = "\n".join(lines)
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    return text.replace("**", "").replace("`", "")
-
-
-def describe(ls: DerivlsServer, doc, target: Target) -> str | None:
-    if target.kind == "name":
-        return describe_entry(ls, doc, target)
-    if target.kind == "dispatch":
-        return describe_dispatch(target)
-    if target.kind == "output_differentiability":
-        return describe_output_differentiability(target)
-    f = target.entry.result.canonical
-    if f is None:
-        return None
-    if target.kind == "key":
-        return describe_key(target)
-    if target.kind == "formula":
-        return describe_formula(target)
-    return None
-
-
-def _code(text: str, language: str = "") -> str:
-    return f"```{language}\n{text}\n```"
-
-
-def describe_entry(ls: DerivlsServer, doc, target: Target) -> str | None:
-    placed = target.entry
-    result = placed.result
-    schema = result.schema_string
-    f = result.schema_function
-    if f is None:
-        if schema is None:
-            return None
-        return f"{_code(schema)}\n\nNo function in native_functions.yaml has this schema (see the diagnostic)."
-    profile = query.profile_of(placed)
-    parts = [_code(str(f.func)), _code(query.cpp_signature(f, profile), "cpp")]
-    variants = ", ".join(sorted(v.name for v in f.variants)) or "none"
-    parts.append(f"**Variants:** {variants}")
-    canonical = result.canonical
-    if canonical is not None and canonical is not f:
-        parts.append(f"**Formulas are about:** `{canonical.func}`")
-    index = doc.analyzer.index if doc.analyzer is not None else None
-    if index is not None:
-        group = query.overload_group(index, f, profile)
-        if len(group) > 1:
-            rows = [f"- {g.func.kind().name}: `{g.func}`" for g in group]
-            parts.append("**Overloads sharing these formulas:**\n" + "\n".join(rows))
-    nodes = [(key, op) for key, op in placed.ops]
-    if nodes:
-        rows = []
-        for key, op in nodes:
-            label = f"`{op}`" if op else "no node (no backward formula)"
-            rows.append(f"{label} ({key})" if len(nodes) > 1 or key != "Default" else label)
-        parts.append("**Autograd node:** " + ", ".join(rows))
-    infos = dict(placed.infos())
-    for key, info in infos.items():
-        prefix = "" if len(infos) == 1 else f" ({key})"
-        saved = query.saved_attributes(info)
-        if saved:
-            parts.append(f"**Saves{prefix}:** " + ", ".join(f"`{query.saved_label(a)}`" for a in saved))
-        differentiable = [b.name for b in info.args_with_derivatives]
-        if differentiable:
-            parts.append(f"**Differentiable{prefix}:** " + ", ".join(f"`{n}`" for n in differentiable))
-        if info.non_differentiable_arg_names:
-            parts.append(
-                f"**Not differentiable{prefix}:** " + ", ".join(f"`{n}`" for n in info.non_differentiable_arg_names)
-            )
-        if info.output_differentiability is not None:
-            outputs = query.output_facts(info.func, profile)
-            flags = ", ".join(
-                f"`{o.name}` {'yes' if d else 'no'}" for o, d in zip(outputs, info.output_differentiability)
-            )
-            parts.append(f"**Output differentiability{prefix}:** {flags}")
-    if f.line is not None:
-        native = f.path
-        parts.append(f"[native_functions.yaml:{f.line}]({file_uri(native)}#L{f.line})")
-    return "\n\n".join(parts)
-
-
-def describe_dispatch(target: Target) -> str | None:
-    key = target.word
-    op = target.entry.op(key) if key else None
-    if key == "Default":
-        what = "the formulas used unless a more specific Autograd key below applies"
-    else:
-        what = f"the formulas for the `{key}` dispatch key"
-    text = f"**{key}**: {what}."
-    if op:
-        text += f"\n\nAutograd node: `{op}`"
-    return text
-
-
-def describe_output_differentiability(target: Target) -> str | None:
-    f = target.entry.result.canonical
-    lines = [
-        "**output_differentiability**: which outputs get a gradient (one True/False per output, "
-        "or a single condition string for a one-output function)."
-    ]
-    if f is not None:
-        profile = query.profile_of(target.entry)
-        rows = [f"- `{o.name}`: `{o.schema_type}` (`{o.cpp_type}`)" for o in query.output_facts(f, profile)]
-        lines.append("Outputs:\n" + "\n".join(rows))
-    return "\n\n".join(lines)
-
-
-def _arg(f, name: str, profile: str = "torchgen") -> query.ArgFact | None:
-    for a in query.arg_facts(f, profile):
-        if a.name == name:
-            return a
-    return None
-
-
-def _output(f, name: str, profile: str = "torchgen") -> query.OutputFact | None:
-    outputs = query.output_facts(f, profile)
-    for o in outputs:
-        if o.name == name or o.schema_name == name:
-            return o
-    m = _RESULT_N.match(name)
-    if m and int(m.group(1)) < len(outputs):
-        return outputs[int(m.group(1))]
-    if name == "result" and len(outputs) == 1:
-        return outputs[0]
-    return None
-
-
-def _arg_line(a: query.ArgFact) -> str:
-    schema = f"`{a.schema_type}`" if a.schema_type else "(part of TensorOptions)"
-    return f"`{a.name}`: {schema} — C++ `{a.cpp_type}`"
-
-
-def _differentiability(target: Target, name: str) -> str:
-    info = target.info
-    if info is None:
-        return ""
-    if name in {b.name for b in info.args_with_derivatives}:
-        return "differentiable (has a backward formula)"
-    if name in info.non_differentiable_arg_names:
-        return "marked non_differentiable"
-    return "not differentiable (no formula)"
-
-
-def describe_key(target: Target) -> str | None:
-    f = target.entry.result.canonical
-    name = target.word
-    if f is None or not name:
-        return None
-    profile = query.profile_of(target.entry)
-    a = _arg(f, name, profile)
-    kr = target.key_result
-    if a is not None:
-        text = _arg_line(a)
-        state = _differentiability(target, name)
-        if state:
-            text += f"\n\n{state}"
-        if kr is not None and kr.kind == "backward":
-            saves = query.derivative_saves(kr)
-            text += "\n\nThis formula computes the gradient of `" + name + "`."
-            if saves:
-                text += " It makes the node save: " + ", ".join(f"`{query.saved_label(s)}`" for s in saves)
-        return text
-    o = _output(f, name, profile)
-    if o is not None:
-        text = f"output `{o.name}`: `{o.schema_type}` — C++ `{o.cpp_type}`"
-        if kr is not None and kr.kind == "forward":
-            text += "\n\nThis is the forward-mode formula (the tangent of this output)."
-        return text
-    return None
-
-
-def describe_formula(target: Target) -> str | None:
-    f = target.entry.result.canonical
-    assert f is not None
-    kr = target.key_result
-    if target.pattern is not None:
-        p = target.pattern
-        saved = None
-        for s in query.derivative_saves(kr):
-            if query.saved_label(s).startswith(p.saved_name + ":"):
-                saved = s
-        text = f"`{p.text}` is computed at forward time and saved as `{p.saved_name}: {p.cpp_type}`"
-        if saved is not None and saved.expr != p.text:
-            text += f"\n\nsaved expression: `{saved.expr}`"
-        return text
-    word = target.word
-    if not word:
-        return None
-    value = target.item.value.value if target.item is not None else None
-    if isinstance(value, str) and value.strip() in ("auto_element_wise", "auto_linear") and word == value.strip():
-        if kr is not None and kr.forward is not None:
-            return f"**{word}** expands to the forward formula:\n\n{_code(kr.forward.formula, 'cpp')}"
-        return f"**{word}**: torchgen derives the forward formula (see the diagnostics if it cannot)."
-    profile = query.profile_of(target.entry)
-    outputs = query.output_facts(f, profile)
-    if word == "grad":
-        first = outputs[0] if outputs else None
-        detail = f" `{first.name}`: `{first.schema_type}` (C++ `{first.cpp_type}`)" if first else ""
-        return f"`grad`: the gradient flowing back into the output{detail}; the same as `grads[0]`."
-    m = _GRADS.match(word)
-    if m:
-        i = int(m.group(1))
-        if i < len(outputs):
-            o = outputs[i]
-            return f"`grads[{i}]`: the gradient of output {i} `{o.name}`: `{o.schema_type}` (C++ `{o.cpp_type}`)"
-        return f"`grads[{i}]` is out of bounds: {f.func.name} has {len(outputs)} output(s)."
-    if word.startswith("grad_"):
-        output_name = word[len("grad_") :]
-        o = _output(f, output_name, profile)
-        if o is not None and o.schema_name == output_name:
-            available = target.info.available_named_gradients if target.info is not None else ()
-            note = "" if word in available else " (not available: the output is not differentiable)"
-            return f"`{word}`: the gradient of the output `{o.name}`: `{o.schema_type}` (C++ `{o.cpp_type}`){note}"
-    a = _arg(f, word, profile)
-    if a is not None:
-        text = _arg_line(a)
-        state = _differentiability(target, word)
-        if state:
-            text += f"\n\n{state}"
-        if any(query.saved_label(s).startswith(word + ":") for s in query.derivative_saves(kr)):
-            text += "\n\nSaved by the node for this formula."
-        return text
-    o = _output(f, word, profile)
-    if o is not None:
-        text = f"output {o.index} `{o.name}`: `{o.schema_type}` — C++ `{o.cpp_type}`"
-        if kr is not None and kr.kind == "backward":
-            text += "\n\nSaved by the node (outputs used in backward formulas are saved)."
-        return text
-    for suffix, what in (("_p", "primal (value)"), ("_t", "tangent")):
-        if word.endswith(suffix):
-            a = _arg(f, word[: -len(suffix)], profile)
-            if a is not None:
-                return f"`{word}`: the {what} of the input {_arg_line(a)}"
-    if word in KNOWN_WORDS:
-        return KNOWN_WORDS[word]
-    return None
 
 
 __all__ = ["hover"]

@@ -32,6 +32,7 @@ def make_client() -> LanguageClient:
     client.registrations = []  # type: ignore[attr-defined]
     client.generated_changes = []  # type: ignore[attr-defined]
     client.content_refreshes = []  # type: ignore[attr-defined]
+    client.view_refreshes = []  # type: ignore[attr-defined]  # (method, time.monotonic()) of */refresh requests
 
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register(params: types.RegistrationParams) -> None:
@@ -40,6 +41,18 @@ def make_client() -> LanguageClient:
     @client.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT_REFRESH)
     def refresh(params: types.TextDocumentContentRefreshParams) -> None:
         client.content_refreshes.append(params.uri)  # type: ignore[attr-defined]
+
+    def view_refresh(method: str) -> None:
+        @client.feature(method)
+        def refreshed(params: None) -> None:
+            client.view_refreshes.append((method, time.monotonic()))  # type: ignore[attr-defined]
+
+    for method in (
+        types.WORKSPACE_INLAY_HINT_REFRESH,
+        types.WORKSPACE_CODE_LENS_REFRESH,
+        types.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
+    ):
+        view_refresh(method)
 
     @client.feature("derivls/generatedCodeChanged")
     def generated_changed(params: Any) -> None:

@@ -1,0 +1,236 @@
+"""Completion: schemas in `name:`, keys of an entry, dispatch keys, and words of formulas.
+
+The context comes from the text (ide.context), so completion works while the entry being typed does
+not parse; the function an entry is about comes from its `name:` and the native index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.derivatives.loader import DocumentAnalysis
+from derivls.ide import facts
+from derivls.ide.context import DISPATCH_KEYS, TextContext, text_context, used_keys
+
+MAX_SCHEMAS = 100
+MAX_FUNCTIONS = 100
+
+# kinds (the server maps them to its protocol's)
+FIELD = "field"
+KEYWORD = "keyword"
+ENUM_MEMBER = "enum_member"
+VARIABLE = "variable"
+FUNCTION = "function"
+
+
+@dataclass(frozen=True)
+class CompletionItem:
+    """Inserting `new_text` replaces columns start..end of the completion's line (0-based code points)."""
+
+    label: str
+    kind: str
+    detail: str | None
+    sort_text: str
+    line: int
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Completions:
+    items: tuple[CompletionItem, ...]
+    incomplete: bool  # more match than were listed: ask again as the user types
+
+
+def completions(
+    lines: Sequence[str],
+    line: int,
+    column: int,
+    index: NativeIndex | None,
+    profile: str = "torchgen",
+    analysis: DocumentAnalysis | None = None,
+    manual_functions: Callable[[], Iterable[str]] | None = None,
+) -> Completions | None:
+    """Completions at (line, column); `manual_functions` lists FunctionsManual's functions (asked lazily)."""
+    ctx = text_context(lines, line, column)
+    if ctx.kind == "name":
+        return schema_completions(lines, line, column, ctx, index, analysis) if index is not None else None
+    if ctx.kind == "none":
+        return None
+    items = _Items(ctx, line, column)
+    f = function_of(index, ctx, profile)
+    text = lines[line] if 0 <= line < len(lines) else ""
+    needs_colon = ":" not in text[column:]
+    if ctx.kind in ("entry_key", "formula_key", "dispatch_key"):
+        _key_completions(items, lines, line, ctx, f, profile, needs_colon)
+        return Completions(tuple(items.items), False)
+    incomplete = _formula_completions(items, ctx, f, profile, manual_functions)
+    return Completions(tuple(items.items), incomplete)
+
+
+class _Items:
+    """Items of one answer, filtered by the word typed so far."""
+
+    def __init__(self, ctx: TextContext, line: int, column: int) -> None:
+        self.ctx = ctx
+        self.line = line
+        self.column = column
+        self.items: list[CompletionItem] = []
+
+    def add(self, label: str, kind: str, detail: str | None = None, insert: str | None = None, sort: str = "1") -> None:
+        prefix = self.ctx.prefix
+        if prefix and not label.startswith(prefix) and prefix.lower() not in label.lower():
+            return
+        new_text = insert if insert is not None else label
+        self.items.append(
+            CompletionItem(
+                label, kind, detail, f"{sort}{label}", self.line, self.ctx.prefix_start, self.column, new_text
+            )
+        )
+
+
+def _key_completions(
+    items: _Items,
+    lines: Sequence[str],
+    line: int,
+    ctx: TextContext,
+    f: NativeFunction | None,
+    profile: str,
+    needs_colon: bool,
+) -> None:
+    legacy = not facts.has_forward_formulas(profile)  # 2021: no forward formulas, dispatch sections, named grads
+    used = used_keys(lines, ctx.entry_line or 0, line, ctx.in_dispatch)
+    colon = ": " if needs_colon else ""
+    if ctx.kind == "dispatch_key":
+        for key in DISPATCH_KEYS:
+            if key not in used:
+                items.add(key, ENUM_MEMBER, "dispatch key", key + (":" if needs_colon else ""))
+        return
+    if f is not None:
+        for a in facts.arg_facts(f, profile):
+            if a.name not in used:
+                items.add(a.name, FIELD, arg_detail(a), a.name + colon)
+        for o in facts.output_facts(f, profile) if not legacy else ():
+            if o.name not in used:
+                items.add(o.name, FIELD, f"output: {o.schema_type} (forward formula)", o.name + colon, sort="2")
+    elif "result" not in used and not legacy:
+        items.add("result", FIELD, "the output (forward formula)", "result" + colon, sort="2")
+    if ctx.kind == "entry_key":
+        for key in ("output_differentiability",) if legacy else ("output_differentiability", "dispatch"):
+            if key not in used:
+                items.add(key, KEYWORD, None, key + colon, sort="3")
+
+
+def _formula_completions(
+    items: _Items,
+    ctx: TextContext,
+    f: NativeFunction | None,
+    profile: str,
+    manual_functions: Callable[[], Iterable[str]] | None,
+) -> bool:
+    legacy = not facts.has_forward_formulas(profile)
+    add = items.add
+    forward = False
+    if ctx.formula_key and f is not None and not legacy:
+        first = ctx.formula_key.split(",")[0].strip()
+        forward = first not in {a.name for a in facts.arg_facts(f, profile)}
+    if f is not None:
+        outputs = facts.output_facts(f, profile)
+        if not forward:
+            add("grad", VARIABLE, "gradient of the (first) output")
+            if len(outputs) > 1:
+                for o in outputs:
+                    add(f"grads[{o.index}]", VARIABLE, f"gradient of {o.name}: {o.schema_type}")
+            for o in outputs if not legacy else ():
+                if o.schema_name is not None and o.schema_type.startswith("Tensor"):
+                    add(f"grad_{o.schema_name}", VARIABLE, f"gradient of {o.name}")
+            add("grad_input_mask", VARIABLE, "which inputs need a gradient", sort="3")
+            add("retain_variables", VARIABLE, "graph retained for another backward", sort="3")
+        for a in facts.arg_facts(f, profile):
+            add(a.name, VARIABLE, arg_detail(a))
+            if forward and a.schema_type is not None and "Tensor" in a.schema_type:
+                add(f"{a.name}_p", VARIABLE, f"primal of {a.name}")
+                add(f"{a.name}_t", VARIABLE, f"tangent of {a.name}")
+        for o in outputs:
+            add(o.name, VARIABLE, f"output: {o.schema_type}", sort="2")
+        if forward:
+            add("auto_element_wise", KEYWORD, "derive from the backward formula", sort="3")
+            add("auto_linear", KEYWORD, "the function applied to the tangents", sort="3")
+    else:
+        add("grad", VARIABLE, "gradient of the output")
+        add("result", VARIABLE, "the output", sort="2")
+    if not forward:
+        add("non_differentiable", KEYWORD, "no gradient for these inputs", sort="3")
+    if not (ctx.prefix and len(ctx.prefix) >= 2 and manual_functions is not None):
+        return False
+    matches = sorted({n for n in manual_functions() if n.startswith(ctx.prefix)})
+    for name in matches[:MAX_FUNCTIONS]:
+        add(name, FUNCTION, "FunctionsManual", sort="4")
+    return len(matches) > MAX_FUNCTIONS
+
+
+def arg_detail(a: facts.ArgFact) -> str:
+    return f"{a.schema_type or 'TensorOptions'} ({a.cpp_type})"
+
+
+def function_of(index: NativeIndex | None, ctx: TextContext, profile: str = "torchgen") -> NativeFunction | None:
+    """The function the formulas of the entry being typed are about (its canonical function)."""
+    if index is None or not ctx.schema:
+        return None
+    f, canonical = facts.resolve_schema(index, ctx.schema, profile)
+    return canonical or f
+
+
+def schema_completions(
+    lines: Sequence[str],
+    line: int,
+    column: int,
+    ctx: TextContext,
+    index: NativeIndex,
+    analysis: DocumentAnalysis | None,
+) -> Completions:
+    """Schemas for `name:`: those without an entry first, closest to what was typed first; 100 at a time."""
+    typed = ctx.prefix.lstrip("'\"")
+    text = lines[line] if 0 <= line < len(lines) else ""
+    end_column = max(len(text.split(" #")[0].rstrip()), column)
+    covered: set[str] = set()
+    if analysis is not None:
+        for placed in analysis.entries:
+            value = placed.result.schema_string
+            if value:
+                covered.add(value)
+    schemas = index.by_schema
+    if typed:
+        matches = [s for s in schemas if s.startswith(typed)]
+        if len(matches) < MAX_SCHEMAS:
+            name = typed.split("(")[0]
+            extra = [s for s in schemas if name in s.split("(")[0] and not s.startswith(typed)]
+            matches.extend(sorted(extra, key=len))
+    else:
+        matches = list(schemas)
+    matches.sort(key=lambda s: (s in covered, not s.startswith(typed), s.split("(")[0], len(s)))
+    items = []
+    for i, schema in enumerate(matches[:MAX_SCHEMAS]):
+        f = schemas[schema]
+        detail = ("has an entry · " if schema in covered else "") + ", ".join(sorted(v.name for v in f.variants))
+        items.append(CompletionItem(schema, FUNCTION, detail, f"{i:04d}", line, ctx.value_start, end_column, schema))
+    return Completions(tuple(items), len(matches) > MAX_SCHEMAS)
+
+
+__all__ = [
+    "ENUM_MEMBER",
+    "FIELD",
+    "FUNCTION",
+    "KEYWORD",
+    "MAX_FUNCTIONS",
+    "MAX_SCHEMAS",
+    "VARIABLE",
+    "CompletionItem",
+    "Completions",
+    "completions",
+    "function_of",
+    "schema_completions",
+]

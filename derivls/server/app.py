@@ -1,0 +1,112 @@
+"""The derivls language server object: its state and what it knows about the client.
+
+Behaviour lives beside it: indexes.py (native indexes, overlays, watchers), pipeline.py (edit →
+schedule → analyse → publish), the feature modules (ide data → LSP), handlers.py (registration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from derivls import __version__
+from derivls.server.protocol import DerivlsProtocol, position_encoding
+from derivls.server.settings import Settings
+from derivls.server.state import DerivDocument, IndexKey, LoadedIndex
+
+log = logging.getLogger("derivls.server")
+
+
+def uri_path(uri: str) -> Path | None:
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def resolved(path: Path | str) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return str(path)
+
+
+class DerivlsServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "derivls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=DerivlsProtocol,
+        )
+        self.init_settings = Settings()
+        self.settings = Settings()
+        self.root: Path | None = None
+        self.config_ready: asyncio.Event | None = None
+        # documents (pipeline.py)
+        self.docs: dict[str, DerivDocument] = {}
+        self.pending: set[str] = set()  # URIs with an analysis scheduled
+        self.refresh_after: set[str] = set()  # URIs whose next analysis asks the client to refresh views
+        self.analysis_count = 0  # analyses run (tests and the bench read it through derivls/status)
+        self.generated_content: dict[str, str] = {}  # derivls-generated: URI → the content last sent
+        # native indexes (indexes.py)
+        self.indexes: dict[IndexKey, LoadedIndex] = {}
+        self.loading: dict[IndexKey, asyncio.Future[LoadedIndex]] = {}
+        self.overlays: dict[str, tuple[str, str]] = {}  # resolved path of an open native/tags buffer → (uri, text)
+        self.index_counter = 0
+        self.reindex_generation: dict[str, int] = {}
+        self.closed: dict[str, tuple[tuple[Any, ...], tuple[str, Any, Any, Any]]] = {}
+        self.watchers_registered = False
+        # indexes.py tells the pipeline that documents must be analysed again (wired by handlers.py):
+        # None = files appeared or went (find them again), a key = that index was loaded or replaced.
+        self.index_changed: Callable[[IndexKey | None], None] = lambda key: None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls would show errors outside requests to the user (window/showMessage): log them instead."""
+        log.error("%s: %r", getattr(source, "__name__", source), error)
+
+    # -- the client ---------------------------------------------------------------------------------
+
+    def client_supports(self, dotted: str) -> bool:
+        value: Any = self.client_capabilities
+        for part in dotted.split("."):
+            value = getattr(value, part, None)
+            if value is None:
+                return False
+        return bool(value)
+
+    @property
+    def encoding(self) -> str:
+        return position_encoding(self.protocol)
+
+    def markdown(self) -> bool:
+        formats = None
+        try:
+            formats = self.client_capabilities.text_document.hover.content_format  # type: ignore[union-attr]
+        except AttributeError:
+            pass
+        return not formats or types.MarkupKind.Markdown in formats
+
+    def workspace_roots(self) -> list[Path]:
+        """The root and the workspace folders."""
+        roots: list[Path] = []
+        if self.root is not None:
+            roots.append(self.root)
+        try:
+            for folder in self.workspace.folders.values():
+                path = uri_path(folder.uri)
+                if path is not None and path not in roots:
+                    roots.append(path)
+        except Exception:
+            pass
+        return roots
+
+
+__all__ = ["DerivlsServer", "resolved", "uri_path"]

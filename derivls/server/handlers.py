@@ -1,0 +1,211 @@
+"""Handler registration: each LSP method → its pipeline step or feature adapter, guarded.
+
+No handler lets an exception reach the client: it is logged, and the request gets an empty answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from derivls.server import actions, completion, definition, generated, hover, indexes, inlay, pipeline, symbols
+from derivls.server.app import DerivlsServer, uri_path
+from derivls.server.guard import guarded
+from derivls.server.settings import Settings
+
+COMPLETION_TRIGGERS = [" ", ",", "_", "[", "."]
+
+
+def register(server: DerivlsServer) -> None:
+    server.index_changed = functools.partial(pipeline.index_changed, server)
+    _register_lifecycle(server)
+    _register_documents(server)
+    _register_features(server)
+
+
+def _register_lifecycle(server: DerivlsServer) -> None:
+    @server.feature(types.INITIALIZE)
+    @guarded()
+    def initialize(ls: DerivlsServer, params: types.InitializeParams) -> None:
+        root = None
+        if params.root_uri:
+            root = uri_path(params.root_uri)
+        elif params.root_path:
+            root = Path(params.root_path)
+        if root is None and params.workspace_folders:
+            root = uri_path(params.workspace_folders[0].uri)
+        ls.root = root
+        ls.init_settings = Settings().merged(params.initialization_options, root)
+        ls.settings = ls.init_settings
+        ls.config_ready = asyncio.Event()
+        if not ls.client_supports("workspace.configuration"):
+            ls.config_ready.set()
+
+    @server.feature(types.INITIALIZED)
+    @guarded()
+    async def initialized(ls: DerivlsServer, params: types.InitializedParams) -> None:
+        try:
+            await pipeline.pull_configuration(ls)
+        finally:
+            if ls.config_ready is not None:
+                ls.config_ready.set()
+        await indexes.register_watchers(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded()
+    async def did_change_configuration(ls: DerivlsServer, params: types.DidChangeConfigurationParams) -> None:
+        if ls.client_supports("workspace.configuration"):
+            await pipeline.pull_configuration(ls)
+        else:
+            pipeline.apply_settings(ls, ls.init_settings.merged(params.settings, ls.root))
+
+    @server.feature("derivls/status")
+    @guarded({})
+    def on_status(ls: DerivlsServer, params: Any) -> dict[str, Any]:
+        """Internal state for tests and the bench (not part of any editor integration)."""
+        return status(ls)
+
+
+def _register_documents(server: DerivlsServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded()
+    def did_open(ls: DerivlsServer, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        if pipeline.is_derivatives(item.uri, item.language_id):
+            pipeline.open_document(ls, item.uri)
+        elif indexes.native_kind(item.uri):
+            indexes.set_overlay(ls, item.uri, item.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded()
+    def did_change(ls: DerivlsServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in ls.docs:
+            pipeline.schedule(ls, uri)
+        elif indexes.native_kind(uri):
+            indexes.set_overlay(ls, uri, ls.workspace.get_text_document(uri).source)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded()
+    def did_close(ls: DerivlsServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if not pipeline.close_document(ls, uri) and indexes.native_kind(uri):
+            indexes.set_overlay(ls, uri, None)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @guarded()
+    def did_change_watched_files(ls: DerivlsServer, params: types.DidChangeWatchedFilesParams) -> None:
+        indexes.files_changed(ls, [p for change in params.changes if (p := to_fs_path(change.uri))])
+
+
+def _register_features(server: DerivlsServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded()
+    def on_hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
+        return hover.hover(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+    @guarded([])
+    def on_inlay_hint(ls: DerivlsServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        return inlay.inlay_hints(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @guarded()
+    def on_definition(ls: DerivlsServer, params: types.DefinitionParams) -> list[types.Location] | None:
+        return definition.definition(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    @guarded()
+    async def on_references(ls: DerivlsServer, params: types.ReferenceParams) -> list[types.Location] | None:
+        return await definition.references(ls, params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=COMPLETION_TRIGGERS, resolve_provider=False),
+    )
+    @guarded()
+    def on_completion(ls: DerivlsServer, params: types.CompletionParams) -> types.CompletionList | None:
+        return completion.completion(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guarded([])
+    def on_document_symbol(ls: DerivlsServer, params: types.DocumentSymbolParams) -> Any:
+        return symbols.document_symbols(ls, params)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    @guarded([])
+    async def on_workspace_symbol(
+        ls: DerivlsServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await symbols.workspace_symbols(ls, params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )
+    @guarded([])
+    def on_code_action(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return actions.code_actions(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    @guarded([])
+    def on_code_lens(ls: DerivlsServer, params: types.CodeLensParams) -> Any:
+        return generated.code_lenses(ls, params)
+
+    @server.command(generated.SHOW_GENERATED_CODE)
+    @guarded()
+    def on_show_generated_code(ls, *args):  # no annotations: pygls would structure the arguments by them
+        return generated.show_generated_code(ls, args)
+
+    @server.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT)
+    @guarded()
+    def on_text_document_content(
+        ls: DerivlsServer, params: types.TextDocumentContentParams
+    ) -> types.TextDocumentContentResult | None:
+        return generated.text_document_content(ls, params)
+
+
+def _rss_kb() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def status(ls: DerivlsServer) -> dict[str, Any]:
+    return {
+        "analyses": ls.analysis_count,
+        "indexes": [
+            {"native": k[0], "version": v.version, "functions": len(v.index.functions) if v.index else None}
+            for k, v in ls.indexes.items()
+        ],
+        "documents": [
+            {
+                "uri": uri,
+                "version": d.version,
+                "native": str(d.files.native) if d.files and d.files.native else None,
+                "entries": len(d.analysis.entries) if d.analysis else None,
+            }
+            for uri, d in ls.docs.items()
+        ],
+        "settings": {
+            "nativeFunctions": str(ls.settings.native_functions) if ls.settings.native_functions else None,
+            "tags": str(ls.settings.tags) if ls.settings.tags else None,
+            "profile": ls.settings.profile,
+        },
+        "rss_kb": _rss_kb(),
+    }
+
+
+__all__ = ["register", "status"]

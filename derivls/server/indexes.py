@@ -1,0 +1,332 @@
+"""Native indexes: load (with $/progress), re-index when a native_functions.yaml / tags.yaml buffer or
+file changes, overlays of open buffers, file watchers, and analyses of derivatives.yaml files that are
+not open (for references and workspace symbols).
+
+Every call into server/state.py's index loading (discover, resolve_key, build_index, build_analyzer)
+is in this module. When an index is loaded or replaced it tells the pipeline through
+`ls.index_changed(key)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+
+from lsprotocol import types
+
+from derivls.aten.native import NativeIndex
+from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
+from derivls.diagnostics import Diagnostic
+from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
+from derivls.ide import layout, manual
+from derivls.server import convert
+from derivls.server.app import DerivlsServer, resolved, uri_path
+from derivls.server.guard import guarded
+from derivls.server.positions import LineIndex
+from derivls.server.state import (
+    DerivDocument,
+    IndexKey,
+    LoadedIndex,
+    build_analyzer,
+    build_index,
+    discover,
+    resolve_key,
+    setup_diagnostics,
+)
+
+log = logging.getLogger("derivls.server")
+
+NATIVE_NAMES = ("native_functions.yaml", "tags.yaml")
+REINDEX_DELAY = 0.25  # seconds of quiet in a native_functions.yaml buffer before it is re-indexed
+WATCHED = (
+    "**/native_functions.yaml",
+    "**/tags.yaml",
+    "**/derivatives.yaml",
+    "**/FunctionsManual.cpp",
+    "**/FunctionsManual.h",
+)
+
+ClosedAnalysis = tuple[str, DocumentAnalysis, LineIndex, NativeIndex]  # (uri, analysis, lines, native index)
+
+
+def native_kind(uri: str) -> str | None:
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    return name if name in NATIVE_NAMES else None
+
+
+# -- what a document reads --------------------------------------------------------------------------
+
+
+def rediscover(ls: DerivlsServer, doc: DerivDocument) -> None:
+    """Find the document's native_functions.yaml / tags.yaml again (after a settings or file change)."""
+    settings = ls.settings
+    doc.files = discover(doc.path, settings.native_functions, settings.tags)
+    doc.key = resolve_key(doc.files)
+    doc.analyzer = None  # re-made against the (possibly different) index
+
+
+def make_analyzer(loaded: LoadedIndex | None, profile: str, path: Path | None) -> DocumentAnalyzer:
+    return build_analyzer(
+        loaded.index if loaded is not None else None,
+        loaded.native_path if loaded is not None and loaded.index is not None else None,
+        profile,
+        path,
+    )
+
+
+def setup_problems(doc: DerivDocument, loaded: LoadedIndex | None) -> list[Diagnostic]:
+    """What is wrong with finding or reading the document's native_functions.yaml (shown on line 1)."""
+    return setup_diagnostics(doc.files, loaded)
+
+
+def forget_all(ls: DerivlsServer) -> None:
+    """Drop every index (the profile changed): documents wait for fresh ones."""
+    ls.indexes.clear()
+    mark_replaced()
+
+
+# -- loading ----------------------------------------------------------------------------------------
+
+
+async def ensure_index(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
+    loaded = ls.indexes.get(key)
+    if loaded is not None:
+        return loaded
+    future = ls.loading.get(key)
+    if future is None:
+        future = asyncio.ensure_future(_load(ls, key))
+        ls.loading[key] = future
+    return await asyncio.shield(future)
+
+
+async def _build(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
+    native_overlay = ls.overlays.get(key[0])
+    tags_overlay = ls.overlays.get(key[1]) if key[1] else None
+    ls.index_counter += 1
+    version = ls.index_counter
+    legacy = {"legacy": True, "torchgen": False}.get(ls.settings.profile)
+
+    def work() -> LoadedIndex:
+        with paused_gc():
+            return build_index(
+                key,
+                version,
+                native_overlay[1] if native_overlay else None,
+                tags_overlay[1] if tags_overlay else None,
+                native_overlay is not None or tags_overlay is not None,
+                legacy,
+            )
+
+    return await asyncio.get_running_loop().run_in_executor(None, work)
+
+
+async def _progress_token(ls: DerivlsServer, key: IndexKey) -> str | None:
+    if not ls.client_supports("window.work_done_progress"):
+        return None
+    token = f"derivls-index-{uuid.uuid4()}"
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=2)
+    except Exception as e:
+        log.info("progress not available: %r", e)
+        return None
+    ls.work_done_progress.begin(
+        token,
+        types.WorkDoneProgressBegin(title="derivls: indexing native_functions.yaml", message=key[0], cancellable=False),
+    )
+    return token
+
+
+async def _load(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
+    build = asyncio.ensure_future(_build(ls, key))  # starts now, while progress is set up
+    try:
+        token = await _progress_token(ls, key)
+        loaded = await build
+        ls.indexes[key] = loaded
+        freeze_heap(collect=False)  # collecting would delay the first diagnostics; later
+        if loaded.index is not None:
+            message = f"indexed {len(loaded.index.functions)} functions of {key[0]} in {loaded.seconds:.2f} s"
+        else:
+            message = f"cannot index {key[0]}: {loaded.problem}"
+        log.info("%s", message)
+        publish_native_problem(ls, loaded)
+        if token is not None:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        return loaded
+    finally:
+        ls.loading.pop(key, None)
+
+
+def schedule_reindex(ls: DerivlsServer, path: str, delay: float = REINDEX_DELAY) -> None:
+    """Re-index every index that reads `path` (after `delay` of quiet), then re-check its documents."""
+    generation = ls.reindex_generation.get(path, 0) + 1
+    ls.reindex_generation[path] = generation
+    asyncio.ensure_future(_reindex_later(ls, path, generation, delay))
+
+
+def _unchanged(old: LoadedIndex | None, new: LoadedIndex) -> bool:
+    return (
+        old is not None
+        and old.index is not None
+        and new.index is not None
+        and old.native_digest == new.native_digest
+        and old.tags_digest == new.tags_digest
+    )
+
+
+@guarded()
+async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: float) -> None:
+    await asyncio.sleep(delay)
+    if ls.reindex_generation.get(path) != generation:
+        return  # a newer edit of the same file is on its way
+    keys = {k for k in ls.indexes if path in k} | {d.key for d in ls.docs.values() if d.key and path in d.key}
+    for key in keys:
+        while key in ls.loading:
+            await asyncio.shield(ls.loading[key])
+        old = ls.indexes.get(key)
+        loaded = await _build(ls, key)
+        if ls.reindex_generation.get(path) != generation:
+            return
+        publish_native_problem(ls, loaded)
+        if loaded.index is None and loaded.from_buffer and old is not None and old.index is not None:
+            continue  # an unsaved buffer that does not parse yet: keep checking against the last good index
+        if _unchanged(old, loaded):
+            continue  # same text as what is indexed: nothing changes
+        ls.indexes[key] = loaded
+        mark_replaced()
+        ls.index_changed(key)
+
+
+def publish_native_problem(ls: DerivlsServer, loaded: LoadedIndex) -> None:
+    """Problems of an open native_functions.yaml buffer are shown in that buffer."""
+    overlay = ls.overlays.get(loaded.key[0])
+    if overlay is None:
+        return
+    diagnostics = []
+    if loaded.index is None and loaded.problem:
+        diagnostics.append(
+            types.Diagnostic(
+                range=convert.point((loaded.problem_line or 1) - 1),
+                message=f"derivls cannot index this file: {loaded.problem}",
+                severity=types.DiagnosticSeverity.Error,
+                code="native-index",
+                source=convert.SOURCE,
+            )
+        )
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=overlay[0], diagnostics=diagnostics))
+
+
+# -- open native_functions.yaml / tags.yaml buffers, files on disk ----------------------------------
+
+
+def set_overlay(ls: DerivlsServer, uri: str, text: str | None) -> None:
+    """An open buffer's text replaces the file on disk (None: the buffer was closed)."""
+    path = uri_path(uri)
+    if path is None:
+        return
+    key = resolved(path)
+    old = ls.overlays.get(key)
+    if text is None:
+        if old is None:
+            return
+        del ls.overlays[key]
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        schedule_reindex(ls, key, delay=0)
+        return
+    ls.overlays[key] = (uri, text)
+    if old is not None and old[1] == text:
+        return
+    schedule_reindex(ls, key, delay=0 if old is None else REINDEX_DELAY)
+
+
+def files_changed(ls: DerivlsServer, paths: list[str]) -> None:
+    native_changed = False
+    for path in paths:
+        key = resolved(path)
+        if key.rsplit("/", 1)[-1] in NATIVE_NAMES:
+            native_changed = True
+            if key not in ls.overlays:
+                # forget indexes that read this file: documents using them wait for a fresh one
+                for index_key in [k for k in ls.indexes if key in k]:
+                    del ls.indexes[index_key]
+                    mark_replaced()
+    manual.forget(paths)
+    if native_changed:
+        ls.index_changed(None)  # a native_functions.yaml may have appeared or gone: find them again
+
+
+async def register_watchers(ls: DerivlsServer) -> None:
+    if ls.watchers_registered or not ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
+        return
+    ls.watchers_registered = True
+    watchers = [types.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
+    registration = types.Registration(
+        id=f"derivls-watch-{uuid.uuid4()}",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+    try:
+        await asyncio.wait_for(
+            ls.client_register_capability_async(types.RegistrationParams(registrations=[registration])), timeout=5
+        )
+    except Exception as e:
+        log.info("cannot register file watchers: %r", e)
+
+
+# -- derivatives.yaml files that are not open --------------------------------------------------------
+
+
+async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | None:
+    """(uri, analysis, lines, index) of a derivatives.yaml that is not open (cached by mtime)."""
+    key = resolved(path)
+    try:
+        mtime = Path(key).stat().st_mtime
+    except OSError:
+        return None
+    index_key = resolve_key(discover(Path(key), ls.settings.native_functions, ls.settings.tags))
+    if index_key is None:
+        return None
+    loaded = await ensure_index(ls, index_key)
+    if loaded.index is None:
+        return None
+    stamp = (mtime, loaded.version, ls.settings.profile)
+    cached = ls.closed.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]  # type: ignore[return-value]
+    try:
+        text = Path(key).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    analysis = make_analyzer(loaded, ls.settings.profile, Path(key)).analyse(text)
+    result: ClosedAnalysis = (convert.file_uri(key), analysis, LineIndex(text, ls.encoding), loaded.index)
+    ls.closed[key] = (stamp, result)
+    return result
+
+
+def workspace_derivatives(ls: DerivlsServer) -> list[Path]:
+    return layout.workspace_derivatives(ls.workspace_roots())
+
+
+def manual_files(ls: DerivlsServer, doc: DerivDocument) -> list[Path]:
+    native = doc.files.native if doc.files is not None else None
+    return layout.manual_files(doc.path, Path(native) if native is not None else None, ls.workspace_roots())
+
+
+__all__ = [
+    "NATIVE_NAMES",
+    "closed_analysis",
+    "ensure_index",
+    "files_changed",
+    "forget_all",
+    "make_analyzer",
+    "manual_files",
+    "native_kind",
+    "publish_native_problem",
+    "register_watchers",
+    "rediscover",
+    "schedule_reindex",
+    "set_overlay",
+    "setup_problems",
+    "workspace_derivatives",
+]

@@ -1,0 +1,113 @@
+"""Completion, asked of derivls.ide directly: in `name:`, at keys, under `dispatch:`, in formulas."""
+
+from __future__ import annotations
+
+from derivls.ide.completion import FUNCTION, KEYWORD, MAX_SCHEMAS, completions
+from derivls.ide.context import text_context
+from tests.unit.ide_support import analyse, real_analysis, real_index
+
+ADD = "- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+
+
+def complete(text: str, line: int, column: int, **kwargs):
+    lines = text.split("\n")
+    return completions(lines, line, column, real_index(), "torchgen", **kwargs)
+
+
+def labels(found) -> list[str]:
+    assert found is not None
+    return [item.label for item in found.items]
+
+
+def test_name_completion_offers_schemas_starting_with_what_was_typed_without_an_entry_first():
+    found = complete("- name: mul.Te\n", 0, 14, analysis=real_analysis())
+    names = labels(found)
+    assert "mul.Tensor(Tensor self, Tensor other) -> Tensor" in names
+    assert found.items[names.index("mul.Tensor(Tensor self, Tensor other) -> Tensor")].detail.startswith(
+        "has an entry · "
+    )
+    covered = [i.detail.startswith("has an entry") for i in found.items]
+    assert covered == sorted(covered)  # entries still to write come first
+    assert all(item.kind == FUNCTION for item in found.items)
+
+
+def test_name_completion_replaces_the_whole_value():
+    text = "- name: mul.Te  # a comment\n"
+    found = complete(text, 0, 12)
+    item = found.items[0]
+    assert (item.line, item.start, item.end) == (0, len("- name: "), len("- name: mul.Te"))
+    assert item.new_text == item.label
+
+
+def test_name_completion_is_capped_and_says_so():
+    found = complete("- name: \n", 0, 8)
+    assert len(found.items) == MAX_SCHEMAS and found.incomplete
+
+
+def test_key_completion_offers_unused_arguments_outputs_and_entry_keys_with_a_colon():
+    text = f"{ADD}\n  self: grad\n  \n"
+    found = complete(text, 2, 2)
+    assert labels(found) == ["other", "alpha", "result", "output_differentiability", "dispatch"]
+    other = found.items[0]
+    assert other.new_text == "other: " and other.detail == "Tensor (const at::Tensor &)"
+    assert found.items[-1].kind == KEYWORD
+
+
+def test_key_completion_under_dispatch_offers_the_autograd_keys_not_used_yet():
+    text = "- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n  dispatch:\n    Default:\n      self: grad\n    \n"
+    names = labels(complete(text, 4, 4))
+    assert "Default" not in names and names[0] == "AutogradNestedTensor"
+    assert complete(text, 4, 4).items[0].new_text == "AutogradNestedTensor:"
+
+
+def test_backward_formula_completion_offers_grad_and_words_matching_the_prefix_and_replaces_the_prefix():
+    text = f"{ADD}\n  self: gr\n"
+    found = complete(text, 1, 10, manual_functions=lambda: ["grad_helper", "gradient_thing", "unrelated"])
+    assert labels(found) == ["grad", "grad_input_mask", "grad_helper", "gradient_thing"]
+    assert all((item.start, item.end) == (8, 10) for item in found.items)
+
+
+def test_forward_formula_completion_offers_primals_and_tangents():
+    text = f"{ADD}\n  result: self_\n"
+    assert labels(complete(text, 1, 15)) == ["self_p", "self_t"]
+    everything = labels(complete(f"{ADD}\n  result: \n", 1, 10))
+    assert {"other_t", "auto_element_wise", "auto_linear"} <= set(everything)
+    assert "grad" not in everything
+
+
+def test_multi_output_backward_formula_completion_offers_each_grads_i():
+    text = (
+        "- name: linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None)"
+        " -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)\n  self: \n"
+    )
+    names = labels(complete(text, 1, 8))
+    assert ["grads[0]", "grads[1]", "grads[2]", "grads[3]"] == [n for n in names if n.startswith("grads[")]
+    assert "grad_solution" in names
+
+
+def test_functions_manual_is_only_asked_once_two_characters_are_typed():
+    asked = []
+
+    def manual():
+        asked.append(True)
+        return ["grad_helper"]
+
+    complete(f"{ADD}\n  self: g\n", 1, 9, manual_functions=manual)
+    assert asked == []
+
+
+def test_no_completion_outside_an_entry_or_in_a_name_value_key():
+    assert complete("# a comment\n", 0, 5) is None
+    assert complete(f"{ADD}\n  output_differentiability: \n", 1, 28) is None
+
+
+def test_completion_works_while_the_entry_does_not_parse():
+    text = f"{ADD}\n  self: [grad\n  \n"
+    assert analyse(text).diagnostics  # broken
+    assert "other" in labels(complete(text, 2, 2))
+
+
+def test_text_context_reads_the_schema_and_the_formula_key():
+    ctx = text_context([ADD, "  self: grad * ot"], 1, 17)
+    assert ctx.kind == "formula" and ctx.prefix == "ot" and ctx.formula_key == "self"
+    assert ctx.schema == ADD[len("- name: ") :]
