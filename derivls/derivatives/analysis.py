@@ -3,150 +3,55 @@
 This is torchgen's `create_differentiability_info` made position-aware and
 non-stop: where torchgen raises, we record a diagnostic on the token at fault
 and carry on with the rest of the entry. Op names are not assigned here (they
-depend on every earlier entry); see `opnames`.
+depend on every earlier entry); see the Profile's `number_ops`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from derivls.aten import cpp
 from derivls.aten.cpp import Binding, NamedCType
 from derivls.aten.native import NativeFunction, NativeIndex, Variant
-from derivls.aten.schema import FunctionSchema, SchemaKind
-from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section, locate_in, offset_span
-from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative, SavedAttribute
-from derivls.derivatives.saved import (
-    SavedVariableError,
-    check_unsupported_calls,
-    ident_pattern,
-    saved_variables,
-    uses_ident,
+from derivls.aten.schema import SchemaKind
+from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
+from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative
+from derivls.derivatives.results import (
+    AUTOGRAD_KEYS,
+    VALID_DISPATCH_KEYS,
+    EntryResult,
+    KeyResult,
+    SectionResult,
+    create_op_prefix,
+    split_name_params,
+    used_gradient_indices,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
-from derivls.frozen import frozen_dataclass
+from derivls.derivatives.saved import SavedVariableError, ident_pattern, saved_variables, uses_ident
+from derivls.derivatives.shared import (
+    closest,
+    dedup_saved,
+    first_ident,
+    first_line,
+    guess_has_derivatives,
+    ident_spans,
+    literal_spans,
+    name_fixes,
+    saved_variable_diagnostic,
+    schema_free_checks,
+    schema_not_found,
+    unique,
+)
+from derivls.diagnostics import Diagnostic, Edit, Fix, Span, error
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import Any
 
-AUTOGRAD_KEYS = (
-    "AutogradNestedTensor",
-    "AutogradCPU",
-    "AutogradCUDA",
-    "AutogradHIP",
-    "AutogradXLA",
-    "AutogradMTIA",
-    "AutogradMPS",
-    "AutogradIPU",
-    "AutogradXPU",
-    "AutogradHPU",
-    "AutogradVE",
-    "AutogradLazy",
-    "AutogradMeta",
-    "AutogradPrivateUse1",
-    "AutogradPrivateUse2",
-    "AutogradPrivateUse3",
-)
-_VALID_DISPATCH_KEYS = frozenset(AUTOGRAD_KEYS) | {"Default"}
+    from derivls.derivatives.profiles.base import Profile
 
-_SCHEMA_NAME = re.compile(r"(\w+)(\.\w+)?\((.*)\)")
-_GRAD_INDEX = re.compile(r"(?:^|\W)grads\[(\d+)\]")
 _RESULT_N = re.compile(r"^result(\d+)$")
-
-
-@frozen_dataclass
-class KeyResult:
-    """What one `names: formula` item became (for hovers, inlay hints and completion)."""
-
-    item: FormulaItem
-    dispatch_key: str
-    var_names: tuple[str, ...]
-    kind: str  # "backward" | "forward" | "non_differentiable" | "invalid"
-    derivative: Derivative | None = None
-    forward: ForwardDerivative | None = None
-    backward_intended: bool = False  # an invalid item that was meant as a backward formula
-
-
-@frozen_dataclass
-class SectionResult:
-    dispatch_key: str
-    key: Scalar
-    info: DifferentiabilityInfo | None  # op is None here; the file pass names it
-    keys: tuple[KeyResult, ...]
-
-    @property
-    def has_derivatives(self) -> bool:
-        return self.info is not None and self.info.has_derivatives
-
-    @property
-    def intends_derivatives(self) -> bool:
-        """Has a backward formula, or would have but for an error in one: node numbering stays put
-        while a formula is being typed."""
-        return self.has_derivatives or any(k.backward_intended for k in self.keys)
-
-
-@frozen_dataclass
-class EntryResult:
-    entry: Entry
-    defn_name: str | None
-    schema_function: NativeFunction | None  # the function `name:` spells
-    canonical: NativeFunction | None  # the function the infos are about
-    sections: tuple[SectionResult, ...]
-    diagnostics: tuple[Diagnostic, ...]
-    guessed_has_derivatives: bool = False  # for op numbering when the schema is unknown
-
-    @cached_property
-    def op_plan(self) -> tuple[tuple[str, str | None], ...]:
-        """(dispatch key, op-name prefix or None if the node is not generated), per section.
-
-        Guessed when the schema did not resolve, so one broken entry does not renumber every node
-        after it. Cached: the file pass numbers every entry on every keystroke.
-        """
-        if self.defn_name is None:
-            return ()
-        base = create_op_prefix(self.defn_name)
-        if self.canonical is not None:
-            counted = [(s.dispatch_key, s.intends_derivatives) for s in self.sections]
-        else:
-            counted = [
-                (s.key.value, self.guessed_has_derivatives)
-                for s in self.entry.sections
-                if s.key.value in _VALID_DISPATCH_KEYS
-            ]
-        return tuple(
-            (key, (base if key == "Default" else base + key) if has_derivatives else None)
-            for key, has_derivatives in counted
-        )
-
-    @cached_property
-    def dispatch_keys(self) -> tuple[str, ...]:
-        return tuple(s.dispatch_key for s in self.sections)
-
-    @property
-    def schema_string(self) -> str | None:
-        if self.entry.name is None or not isinstance(self.entry.name.value, str):
-            return None
-        return self.entry.name.value
-
-
-def split_name_params(schema: str) -> str | None:
-    m = _SCHEMA_NAME.match(schema)
-    return m.group(1) if m else None
-
-
-def create_op_prefix(name: str) -> str:
-    camel_case = "".join(p.title() for p in name.split("_"))
-    return (camel_case + "Backward").replace("ForwardBackward", "Backward")
-
-
-def used_gradient_indices(formula: str) -> list[int]:
-    if "grads[" not in formula:  # what every match contains: skip the regex
-        return []
-    return [int(i) for i in _GRAD_INDEX.findall(formula)]
 
 
 @dataclass
@@ -181,26 +86,6 @@ def function_facts(f: NativeFunction) -> _FunctionFacts:
     return facts
 
 
-def _ident_spans(scalar: Scalar, name: str) -> list[Span]:
-    pattern = ident_pattern(name)
-    spans = []
-    for m in pattern.finditer(scalar.source):
-        begin = m.start() + len(m.group(1))
-        spans.append(offset_span(scalar.source, scalar.span, begin, begin + len(name)))
-    return spans
-
-
-def _first_ident(scalar: Scalar, name: str) -> Span:
-    spans = _ident_spans(scalar, name)
-    return spans[0] if spans else scalar.span
-
-
-def _closest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    import difflib  # only when there is a mistake to suggest a fix for
-
-    return difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6)
-
-
 @dataclass
 class _SectionContext:
     """Mutable scratch state while one dispatch section is analysed."""
@@ -211,29 +96,75 @@ class _SectionContext:
         self.diagnostics.append(error(span, code, message, **extra))
 
 
-class EntryAnalyser:
+class EntryAnalyzer:
     """Analyses one parsed entry against a NativeIndex (torchgen 2.x rules)."""
 
-    def __init__(self, index: NativeIndex, native_path: str | None = None) -> None:
+    def __init__(self, index: NativeIndex, native_path: str | None = None, profile: Profile | None = None) -> None:
+        if profile is None:
+            from derivls.derivatives.profiles import TORCHGEN
+
+            profile = TORCHGEN
         self.index = index
         self.native_path = native_path
+        self.profile = profile
 
     # -- the entry ---------------------------------------------------------------------------
 
     def analyse(self, entry: Entry) -> EntryResult:
+        """The entry's infos per dispatch key and its diagnostics, each reported once."""
+        result = self._analyse(entry)
+        if len(set(result.diagnostics)) != len(result.diagnostics):
+            result = replace(result, diagnostics=unique(result.diagnostics))
+        return result
+
+    def _analyse(self, entry: Entry) -> EntryResult:
         diagnostics: list[Diagnostic] = list(entry.diagnostics)
+        guess = guess_has_derivatives(entry)
+
+        def done(defn_name=None, schema_function=None, canonical=None, sections=()) -> EntryResult:
+            return EntryResult(
+                entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess, self.profile
+            )
+
+        name, specification, defn_name = self._name(entry, diagnostics)
+        if name is None or specification is None or defn_name is None:
+            return done()
+        output_differentiability, conditions = self._output_differentiability(entry, specification, diagnostics)
+        schema_function = self.index.by_schema.get(specification)
+        if schema_function is None:
+            diagnostics.append(self._schema_not_found(name, specification, defn_name))
+            diagnostics.extend(schema_free_checks(entry))
+            return done(defn_name)
+        canonical = self._canonical(name, specification, defn_name, schema_function, diagnostics)
+        if canonical is None:
+            return done(defn_name, schema_function)
+        facts = function_facts(canonical)
+        if self._reserved_arguments(name, defn_name, facts, diagnostics):
+            return done(defn_name, schema_function, canonical)
+        sections = []
+        for section in entry.sections:
+            if not self._valid_dispatch_key(section, specification, diagnostics):
+                continue
+            context = _SectionContext()
+            sections.append(
+                self._section(canonical, facts, defn_name, section, output_differentiability, conditions, context)
+            )
+            diagnostics.extend(context.diagnostics)
+        return done(defn_name, schema_function, canonical, sections)
+
+    def _name(self, entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | None, str | None, str | None]:
+        """(`name:`, the schema it spells, the function name), or Nones with a diagnostic."""
         name = entry.name
-        guess = _guess_has_derivatives(entry)
         if name is None:
             diagnostics.append(
                 error(
-                    _first_line(entry.span),
+                    first_line(entry.span),
                     "missing-name",
                     "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
                     "'name: abs(Tensor self) -> Tensor'.",
                 )
             )
-            return EntryResult(entry, None, None, None, (), tuple(diagnostics), guess)
+            return None, None, None
         if not isinstance(name.value, str):
             diagnostics.append(
                 error(
@@ -242,7 +173,7 @@ class EntryAnalyser:
                     "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
                 )
             )
-            return EntryResult(entry, None, None, None, (), tuple(diagnostics), guess)
+            return None, None, None
         specification = name.value
         defn_name = split_name_params(specification)
         if defn_name is None:
@@ -253,16 +184,17 @@ class EntryAnalyser:
                     f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
                 )
             )
-            return EntryResult(entry, None, None, None, (), tuple(diagnostics), guess)
+            return None, None, None
+        return name, specification, defn_name
 
-        output_differentiability, conditions = self._output_differentiability(entry, specification, diagnostics)
-
-        schema_function = self.index.by_schema.get(specification)
-        if schema_function is None:
-            diagnostics.append(self._schema_not_found(name, specification, defn_name))
-            diagnostics.extend(_schema_free_checks(entry))
-            return EntryResult(entry, defn_name, None, None, (), tuple(diagnostics), guess)
-
+    def _canonical(
+        self,
+        name: Scalar,
+        specification: str,
+        defn_name: str,
+        schema_function: NativeFunction,
+        diagnostics: list[Diagnostic],
+    ) -> NativeFunction | None:
         signature = schema_function.func.signature()
         functions = self.index.by_signature.get(signature, [])
         if not functions:
@@ -273,9 +205,8 @@ class EntryAnalyser:
                     f"No ATen function has the signature {signature} of '{specification}'.",
                 )
             )
-            return EntryResult(entry, defn_name, schema_function, None, (), tuple(diagnostics), guess)
-
-        canonical = _canonical_function(functions, defn_name)
+            return None
+        canonical = canonical_function(functions, defn_name)
         if canonical is None:
             diagnostics.append(
                 error(
@@ -285,14 +216,18 @@ class EntryAnalyser:
                     f"{', '.join(str(f.func.name) for f in functions)}.",
                 )
             )
-            return EntryResult(entry, defn_name, schema_function, None, (), tuple(diagnostics), guess)
+        return canonical
 
-        facts = function_facts(canonical)
+    @staticmethod
+    def _reserved_arguments(name: Scalar, defn_name: str, facts: _FunctionFacts, diagnostics: list[Diagnostic]) -> bool:
+        """Reports arguments named like what the generated code defines; True if there is one."""
+        found = False
         for reserved, why in (
             ("grad_input_mask", "this name would be shadowed by the generated code"),
             ("result", "'result' is reserved for outputs"),
         ):
             if reserved in facts.arg_names:
+                found = True
                 diagnostics.append(
                     error(
                         name.locate(reserved),
@@ -301,33 +236,26 @@ class EntryAnalyser:
                         "Rename it in native_functions.yaml.",
                     )
                 )
-        if any(d.severity == 1 and d.code.startswith("reserved-argument") for d in diagnostics):
-            return EntryResult(entry, defn_name, schema_function, canonical, (), tuple(diagnostics), guess)
+        return found
 
-        sections = []
-        for section in entry.sections:
-            key = section.key.value
-            if not isinstance(key, str) or key not in _VALID_DISPATCH_KEYS:
-                close = _closest(str(key), _VALID_DISPATCH_KEYS)
-                diagnostics.append(
-                    error(
-                        section.key.span,
-                        "invalid-dispatch-key",
-                        f"Invalid dispatch key '{key}' for {specification}: expected 'Default' or one of "
-                        f"{', '.join(AUTOGRAD_KEYS)}.",
-                        fixes=tuple(
-                            Fix(f"Replace with '{c}'", (Edit(section.key.span, c),), i == 0)
-                            for i, c in enumerate(close)
-                        ),
-                    )
-                )
-                continue
-            context = _SectionContext()
-            sections.append(
-                self._section(canonical, facts, defn_name, section, output_differentiability, conditions, context)
+    @staticmethod
+    def _valid_dispatch_key(section: Section, specification: str, diagnostics: list[Diagnostic]) -> bool:
+        key = section.key.value
+        if isinstance(key, str) and key in VALID_DISPATCH_KEYS:
+            return True
+        close = closest(str(key), VALID_DISPATCH_KEYS)
+        diagnostics.append(
+            error(
+                section.key.span,
+                "invalid-dispatch-key",
+                f"Invalid dispatch key '{key}' for {specification}: expected 'Default' or one of "
+                f"{', '.join(AUTOGRAD_KEYS)}.",
+                fixes=tuple(
+                    Fix(f"Replace with '{c}'", (Edit(section.key.span, c),), i == 0) for i, c in enumerate(close)
+                ),
             )
-            diagnostics.extend(context.diagnostics)
-        return EntryResult(entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess)
+        )
+        return False
 
     def _output_differentiability(
         self, entry: Entry, specification: str, diagnostics: list[Diagnostic]
@@ -449,8 +377,8 @@ class EntryAnalyser:
             op=None,
             derivatives=tuple(backward),
             forward_derivatives=tuple(forward_derivatives),
-            all_saved_inputs=_dedup(v for d in backward for v in d.saved_inputs),
-            all_saved_outputs=_dedup(v for d in backward for v in d.saved_outputs),
+            all_saved_inputs=dedup_saved(v for d in backward for v in d.saved_inputs),
+            all_saved_outputs=dedup_saved(v for d in backward for v in d.saved_outputs),
             available_named_gradients=available_named_gradients,
             used_named_gradients=frozenset().union(*(d.named_gradients for d in backward)),
             args_with_derivatives=args_with_derivatives,
@@ -516,7 +444,7 @@ class EntryAnalyser:
                 item.key.locate(n),
                 "unknown-name",
                 f"'{n}' is not an argument of {f.func.name}; arguments: {', '.join(all_arg_names)}.",
-                fixes=_name_fixes(item.key, n, all_arg_names),
+                fixes=name_fixes(item.key, n, all_arg_names),
             )
         if unknown:
             return invalid
@@ -528,7 +456,7 @@ class EntryAnalyser:
             formula_in, saved_inputs = saved_variables(formula, facts.arg_nctypes, names)
             formula_out, saved_outputs = saved_variables(formula_in, facts.named_returns, names)
         except SavedVariableError as e:
-            context.diagnostics.append(_saved_variable_diagnostic(item, e))
+            context.diagnostics.append(saved_variable_diagnostic(item, e))
             return invalid
 
         used_named_gradients = frozenset(name for name in available_named_gradients if uses_ident(formula_out, name))
@@ -602,7 +530,7 @@ class EntryAnalyser:
                     "unknown-name",
                     f"'{n}' is neither an argument nor an output of {f.func.name}. "
                     f"Arguments: {', '.join(all_arg_names) or '(none)'}; outputs: {', '.join(_output_names(f))}.",
-                    fixes=_name_fixes(item.key, n, [*all_arg_names, *_output_names(f)]),
+                    fixes=name_fixes(item.key, n, [*all_arg_names, *_output_names(f)]),
                 )
             return invalid
         forward = ForwardDerivative(
@@ -637,7 +565,7 @@ class EntryAnalyser:
                     continue  # TensorList functions handle their tangents internally
                 if uses_ident(formula, arg.name):
                     context.error(
-                        _first_ident(item.value, arg.name),
+                        first_ident(item.value, arg.name),
                         "forward-uses-base-name",
                         f"The forward formula for {defn_name} uses the base name of the argument '{arg.name}', "
                         f"which is ambiguous: write {arg.name}_p for the primal value or {arg.name}_t for the tangent.",
@@ -734,15 +662,15 @@ class EntryAnalyser:
         only_indexed = num_grads_uses == len(indices)
 
         if grad_items and num_grads_uses > 0:
-            edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in _ident_spans(item.value, "grad"))
+            edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
             context.error(
-                _first_ident(grads_items[0].value, "grads"),
+                first_ident(grads_items[0].value, "grads"),
                 "grads-mixed",
                 f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
                 fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
             )
         elif only_indexed and indices and set(indices) == {0}:
-            edits = tuple(Edit(s, "grad") for item in grads_items for s in _literal_spans(item.value, "grads[0]"))
+            edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
             context.error(
                 grads_items[0].value.locate("grads[0]"),
                 "grads-solely-zero",
@@ -754,88 +682,17 @@ class EntryAnalyser:
             offender = (grad_items or grads_items)[0]
             word = "grad" if grad_items else "grads"
             context.error(
-                _first_ident(offender.value, word),
+                first_ident(offender.value, word),
                 "named-grads-mixed",
                 f"The derivatives of {defn_name} mix named gradients (grad_<output>) with 'grad' or 'grads[i]'; "
                 "use only one way to refer to gradients.",
             )
 
 
-def schema_not_found(
-    name: Scalar,
-    specification: str,
-    defn_name: str,
-    index: NativeIndex,
-    native_path: str | None,
-    cpp_name: Callable[[FunctionSchema], str],
-) -> Diagnostic:
-    """`name:` matches no schema: list the functions of that name, closest first, each a quick fix."""
-    import difflib
-
-    candidates = [schema for schema, f in index.by_schema.items() if cpp_name(f.func) == defn_name]
-    ranked = sorted(candidates, key=lambda s: -difflib.SequenceMatcher(None, specification, s).ratio())
-    if ranked:
-        hint = "Available signatures:\n" + "\n".join(ranked)
-    else:
-        names = _closest(defn_name, {cpp_name(f.func) for f in index.by_schema.values()})
-        hint = f"No ATen function is named '{defn_name}'." + (
-            f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
-        )
-    related = tuple(
-        Related(native_path, line - 1, schema) for schema in ranked[:20] if (line := index.line_of(schema)) is not None
-    )
-    return error(
-        name.span,
-        "schema-not-found",
-        f"Could not find ATen function for schema: {specification}. {hint}",
-        related=related,
-        fixes=tuple(Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])),
-    )
-
-
-def _schema_free_checks(entry: Entry) -> list[Diagnostic]:
-    """The checks that need no schema, so an entry whose name is wrong still shows its other mistakes."""
-    found = []
-    for section in entry.sections:
-        for item in section.items:
-            if not isinstance(item.value.value, str):
-                continue
-            try:
-                check_unsupported_calls(item.value.value)
-            except SavedVariableError as e:
-                found.append(_saved_variable_diagnostic(item, e))
-    return found
-
-
-def _saved_variable_diagnostic(item: FormulaItem, e: SavedVariableError) -> Diagnostic:
-    span = item.value.locate(e.token)
-    fixes = ()
-    if e.fix is not None and span != item.value.span:
-        fixes = (Fix(f"Use '{e.fix}'", (Edit(span, e.fix),), True),)
-    return error(span, e.code, f"{e} (in the formula for '{item.key.value}')", fixes=fixes)
-
-
 def _is_backward_key(result: KeyResult, arg_names: Sequence[str]) -> bool:
     formula = result.item.value.value
     non_differentiable = isinstance(formula, str) and formula.lower().strip() == "non_differentiable"
     return bool(result.var_names) and result.var_names[0] in arg_names and not non_differentiable
-
-
-def _literal_spans(scalar: Scalar, needle: str) -> list[Span]:
-    spans = []
-    start = 0
-    while (span := locate_in(scalar.source, scalar.span, needle, start)) is not None:
-        spans.append(span)
-        start = scalar.source.find(needle, start) + len(needle)
-    return spans
-
-
-def _name_fixes(key: Scalar, wrong: str, candidates: Sequence[str]) -> tuple[Fix, ...]:
-    span = key.locate(wrong)
-    return tuple(
-        Fix(f"Replace '{wrong}' with '{c}'", (Edit(span, c),), i == 0)
-        for i, c in enumerate(_closest(wrong, candidates))
-    )
 
 
 def _output_names(f: NativeFunction) -> list[str]:
@@ -867,7 +724,7 @@ def expand_auto_linear(
     return f"{new_args[0]}.{defn_name}({', '.join(new_args[1:])})"
 
 
-def _canonical_function(functions: Sequence[NativeFunction], name: str) -> NativeFunction | None:
+def canonical_function(functions: Sequence[NativeFunction], name: str) -> NativeFunction | None:
     for f in functions:
         if not f.func.is_functional_fn() and not f.func.is_out_fn() and name == str(f.func.name.name):
             return f
@@ -877,44 +734,20 @@ def _canonical_function(functions: Sequence[NativeFunction], name: str) -> Nativ
     return functions[0]
 
 
-def _dedup(saved: Iterable[SavedAttribute]) -> tuple[SavedAttribute, ...]:
-    seen: set[str] = set()
-    result = []
-    for var in saved:
-        name = var.nctype.name if isinstance(var.nctype.name, str) else var.nctype.name.name
-        if name in seen:
-            continue
-        seen.add(name)
-        result.append(var)
-    return tuple(result)
-
-
-def _first_line(span: Span) -> Span:
-    return Span(span.line, span.column, span.line, span.column + 1)
-
-
-def _guess_has_derivatives(entry: Entry) -> bool:
-    """Without a schema we cannot tell arguments from outputs; assume a backward formula unless all say otherwise."""
-    for section in entry.sections:
-        for item in section.items:
-            key, value = item.key.value, item.value.value
-            if not isinstance(key, str) or not isinstance(value, str):
-                continue
-            first = key.split(",")[0].strip()
-            if value.lower().strip() == "non_differentiable" or first.startswith("result"):
-                continue
-            return True
-    return False
-
-
 __all__ = [
     "AUTOGRAD_KEYS",
-    "EntryAnalyser",
+    "EntryAnalyzer",
     "EntryResult",
     "KeyResult",
     "SectionResult",
+    "canonical_function",
     "create_op_prefix",
     "expand_auto_element_wise",
     "expand_auto_linear",
+    "function_facts",
     "split_name_params",
 ]
+
+# Transitional: derivatives/query.py (moved to ide/ in parallel) imports the old private name;
+# the ide layer should ask the Profile (`profile.canonical_function`) instead.
+_canonical_function = canonical_function

@@ -30,52 +30,52 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from derivls.aten import legacy_cpp
 from derivls.aten.cpp import Binding, NamedCType
 from derivls.aten.legacy_cpp import LegacyCType, saved_type
 from derivls.aten.native import NativeFunction, NativeIndex
-from derivls.derivatives.analysis import (
+from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
+from derivls.derivatives.model import Derivative, DifferentiabilityInfo, SavedAttribute
+from derivls.derivatives.results import (
     EntryResult,
     KeyResult,
     SectionResult,
-    _first_ident,
-    _first_line,
-    _guess_has_derivatives,
-    _ident_spans,
-    _literal_spans,
-    _name_fixes,
     create_op_prefix,
-    schema_not_found,
     split_name_params,
     used_gradient_indices,
 )
-from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
-from derivls.derivatives.model import Derivative, DifferentiabilityInfo, SavedAttribute
 from derivls.derivatives.saved import (
     Replacement,
     SavedVariableError,
     ident_pattern,
-    plain_name,
     uses_ident,
+)
+from derivls.derivatives.shared import (
+    dedup_saved,
+    first_ident,
+    first_line,
+    guess_has_derivatives,
+    ident_spans,
+    literal_spans,
+    name_fixes,
+    schema_not_found,
+    unique,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.derivatives.profiles.base import Profile
+
 __all__ = [
     "LEGACY_REPLACEMENTS",
-    "LegacyEntryAnalyser",
-    "LegacyEntryResult",
+    "LegacyEntryAnalyzer",
     "legacy_op_numbering",
     "legacy_saved_variables",
 ]
-
-
-class LegacyEntryResult(EntryResult):
-    """An EntryResult computed by the 2021 rules (its infos carry 2021 C++ types)."""
-
-    profile = "legacy"
 
 
 # -- formula rewrites ---------------------------------------------------------------------------
@@ -191,14 +191,17 @@ def legacy_facts(f: NativeFunction) -> LegacyFacts:
 # -- the analyser -------------------------------------------------------------------------------
 
 
-class LegacyEntryAnalyser:
+class LegacyEntryAnalyzer:
     """Analyses one parsed entry against a NativeIndex by the 2021 rules."""
 
-    profile = "legacy"
+    def __init__(self, index: NativeIndex, native_path: str | None = None, profile: Profile | None = None) -> None:
+        if profile is None:
+            from derivls.derivatives.profiles import LEGACY
 
-    def __init__(self, index: NativeIndex, native_path: str | None = None) -> None:
+            profile = LEGACY
         self.index = index
         self.native_path = native_path
+        self.profile = profile
         self._by_signature: dict[tuple, list[NativeFunction]] | None = None
 
     @property
@@ -226,18 +229,25 @@ class LegacyEntryAnalyser:
 
     def analyse(self, entry: Entry) -> EntryResult:
         diagnostics = [_parse_diagnostic(d) for d in entry.diagnostics]
-        guess = _guess_has_derivatives(entry)
+        guess = guess_has_derivatives(entry)
 
         def done(defn_name=None, schema_function=None, canonical=None, sections=()) -> EntryResult:
-            return LegacyEntryResult(
-                entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess
+            return EntryResult(
+                entry,
+                defn_name,
+                schema_function,
+                canonical,
+                tuple(sections),
+                unique(diagnostics),
+                guess,
+                self.profile,
             )
 
         name = entry.name
         if name is None:
             diagnostics.append(
                 error(
-                    _first_line(entry.span),
+                    first_line(entry.span),
                     "missing-name",
                     "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
                     "'name: abs(Tensor self) -> Tensor'.",
@@ -399,8 +409,8 @@ class LegacyEntryAnalyser:
             op=None,
             derivatives=tuple(backward),
             forward_derivatives=(),
-            all_saved_inputs=_dedup(v for d in backward for v in d.saved_inputs),
-            all_saved_outputs=_dedup(v for d in backward for v in d.saved_outputs),
+            all_saved_inputs=dedup_saved(v for d in backward for v in d.saved_inputs),
+            all_saved_outputs=dedup_saved(v for d in backward for v in d.saved_outputs),
             available_named_gradients=(),
             used_named_gradients=frozenset(),
             args_with_derivatives=tuple(b for b in facts.bindings if b.name in differentiable),
@@ -438,7 +448,7 @@ class LegacyEntryAnalyser:
                         "unknown-name",
                         f"'{n}' is not an argument of {f.func.name} (arguments: {', '.join(facts.arg_names) or 'none'}). "
                         "The 2021 loader accepts it but computes no gradient for it.",
-                        fixes=_name_fixes(item.key, n, facts.arg_names),
+                        fixes=name_fixes(item.key, n, facts.arg_names),
                     )
                 )
         if formula.lower().strip() == "non_differentiable":
@@ -483,17 +493,17 @@ def _check_grad_usage(
     num_grads_uses = sum(len(ident_pattern("grads").findall(d.formula)) for d, _ in derivatives)
     indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
     if grad_items and num_grads_uses > 0:
-        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in _ident_spans(item.value, "grad"))
+        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
         diagnostics.append(
             error(
-                _first_ident(grads_items[0].value, "grads"),
+                first_ident(grads_items[0].value, "grads"),
                 "grads-mixed",
                 f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
                 fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
             )
         )
     elif num_grads_uses == len(indices) and indices and set(indices) == {0}:
-        edits = tuple(Edit(s, "grad") for item in grads_items for s in _literal_spans(item.value, "grads[0]"))
+        edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
         diagnostics.append(
             error(
                 grads_items[0].value.locate("grads[0]"),
@@ -515,17 +525,6 @@ def _parse_diagnostic(d: Diagnostic) -> Diagnostic:
             + "; the 2021 loader silently used the later formula (derivls shows the first). Merge the two.",
         )
     return d
-
-
-def _dedup(saved: Iterable[SavedAttribute]) -> tuple[SavedAttribute, ...]:
-    seen: set[str] = set()
-    result = []
-    for var in saved:
-        name = plain_name(var.nctype)
-        if name not in seen:
-            seen.add(name)
-            result.append(var)
-    return tuple(result)
 
 
 # -- node names ---------------------------------------------------------------------------------
@@ -556,3 +555,8 @@ def legacy_op_numbering(results: Sequence[EntryResult]) -> list[list[tuple[str, 
             counter[n] += 1
         numbered.append([("Default", op)])
     return numbered
+
+
+# Transitional: derivatives/query.py (moved to ide/ in parallel) imports the old spelling;
+# the ide layer should ask the Profile (`profile.overload_group` / `canonical_function`) instead.
+LegacyEntryAnalyser = LegacyEntryAnalyzer

@@ -255,7 +255,7 @@ class DerivlsServer(LanguageServer):
 
     def rediscover(self, doc: DerivDocument) -> None:
         settings = self.settings
-        doc.files = discover(doc.path, settings.native_functions, settings.tags)
+        doc.files = discover(doc.path, settings.native_functions, settings.tags, settings.profile)
         doc.key = resolve_key(doc.files)
         doc.analyzer = None  # re-made against the (possibly different) index
 
@@ -269,16 +269,12 @@ class DerivlsServer(LanguageServer):
             self.loading[key] = future
         return await asyncio.shield(future)
 
-    def _legacy(self) -> bool | None:
-        return {"legacy": True, "torchgen": False}.get(self.settings.profile)
-
     async def _build(self, key: IndexKey) -> LoadedIndex:
         native_overlay = self.overlays.get(key[0])
         tags_overlay = self.overlays.get(key[1]) if key[1] else None
         self.index_counter += 1
         version = self.index_counter
         loop = asyncio.get_running_loop()
-        legacy = self._legacy()
 
         def work() -> LoadedIndex:
             with paused_gc():
@@ -288,7 +284,6 @@ class DerivlsServer(LanguageServer):
                     native_overlay[1] if native_overlay else None,
                     tags_overlay[1] if tags_overlay else None,
                     native_overlay is not None or tags_overlay is not None,
-                    legacy,
                 )
 
         return await loop.run_in_executor(None, work)
@@ -477,12 +472,7 @@ class DerivlsServer(LanguageServer):
             return False  # still indexing
         index_version = loaded.version if loaded is not None else 0
         if doc.analyzer is None or doc.index_version != index_version or doc.analyzer_profile != self.settings.profile:
-            doc.analyzer = build_analyzer(
-                loaded.index if loaded is not None else None,
-                loaded.native_path if loaded is not None and loaded.index is not None else None,
-                self.settings.profile,
-                doc.path,
-            )
+            doc.analyzer = build_analyzer(loaded, doc.files)
             doc.index_version = index_version
             doc.analyzer_profile = self.settings.profile
             doc.setup = setup_diagnostics(doc.files, loaded)
@@ -525,7 +515,7 @@ class DerivlsServer(LanguageServer):
             mtime = Path(key).stat().st_mtime
         except OSError:
             return None
-        files = discover(Path(key), self.settings.native_functions, self.settings.tags)
+        files = discover(Path(key), self.settings.native_functions, self.settings.tags, self.settings.profile)
         index_key = resolve_key(files)
         if index_key is None:
             return None
@@ -539,7 +529,7 @@ class DerivlsServer(LanguageServer):
             text = Path(key).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        analysis = build_analyzer(loaded.index, loaded.native_path, self.settings.profile, Path(key)).analyse(text)
+        analysis = build_analyzer(loaded, files).analyse(text)
         result = (convert.file_uri(key), analysis, LineIndex(text, self.encoding), loaded.index)
         self.closed[key] = ((mtime, loaded.version, self.settings.profile), result)
         return result
