@@ -14,12 +14,12 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from derivls.project import EXIT_ERRORS as EXIT_FAILURE
+from derivls.project import EXIT_OK, EXIT_USAGE
+
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import Any, TextIO
-
-from derivls.project import EXIT_ERRORS as EXIT_FAILURE
-from derivls.project import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     # (derivatives_path, native_path, tags_path) -> {FunctionSchema: {dispatch key: info}}
