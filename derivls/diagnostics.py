@@ -6,13 +6,11 @@ from; the CLI and the server convert at their edges.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import IntEnum
 
-from derivls.frozen import frozen_dataclass
 
-
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Span:
     line: int
     column: int
@@ -45,7 +43,7 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Related:
     """A place elsewhere that explains a diagnostic (e.g. a candidate `func:` line)."""
 
@@ -54,7 +52,7 @@ class Related:
     message: str
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Edit:
     span: Span
     new_text: str
@@ -63,7 +61,7 @@ class Edit:
         return Edit(self.span.shifted(lines), self.new_text)
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Fix:
     """Edits (in the same document) that would resolve a diagnostic; one quick fix."""
 
@@ -75,7 +73,7 @@ class Fix:
         return replace(self, edits=tuple(e.shifted(lines) for e in self.edits))
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     span: Span
     severity: Severity

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from enum import Enum, auto
 
 from derivls.aten.schema import (
@@ -32,7 +33,6 @@ from derivls.aten.schema import (
     TensorOptionsArguments,
     Type,
 )
-from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 
@@ -84,7 +84,7 @@ class SpecialArgName(Enum):
 ArgName = str | SpecialArgName
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class BaseCppType:
     """A non-templated, fully qualified C++ type name; use the singletons below."""
 
@@ -124,7 +124,7 @@ class CType:
         return self
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class BaseCType(CType):
     type: BaseCppType
 
@@ -138,7 +138,7 @@ class BaseCType(CType):
         return self
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class ConstRefCType(CType):
     elem: CType
 
@@ -154,7 +154,7 @@ class ConstRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class VectorCType(CType):
     elem: CType
 
@@ -169,7 +169,7 @@ class VectorCType(CType):
         return VectorCType(self.elem.remove_const_ref())
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class ArrayCType(CType):
     elem: CType
     size: int
@@ -184,7 +184,7 @@ class ArrayCType(CType):
         return ArrayCType(self.elem.remove_const_ref(), self.size)
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class TupleCType(CType):
     # torchgen types this as a list; stored as a tuple so the CType stays hashable
     elems: tuple[CType, ...]
@@ -203,7 +203,7 @@ class TupleCType(CType):
         return TupleCType(tuple(e.remove_const_ref() for e in self.elems))
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class MutRefCType(CType):
     elem: CType
 
@@ -219,7 +219,7 @@ class MutRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class NamedCType:
     """A C++ type plus what it means (e.g. this bool is `pin_memory`)."""
 
@@ -245,7 +245,7 @@ class NamedCType:
         return NamedCType(name, self.type)
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Binding:
     """A C++ binding site for a formal parameter."""
 
@@ -279,7 +279,7 @@ class Binding:
         return Binding(name=name, nctype=self.nctype, argument=self.argument, default=self.default)
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Expr:
     """A C++ expression and the type it provides."""
 
@@ -365,7 +365,7 @@ BaseTypeToCppMapping: dict[BaseTy, BaseCppType] = {
 }
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class OptionalCType(CType):
     elem: CType
 
@@ -379,7 +379,7 @@ class OptionalCType(CType):
         return OptionalCType(self.elem.remove_const_ref())
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class ListCType(CType):
     elem: CType
 
@@ -393,7 +393,7 @@ class ListCType(CType):
         return ListCType(self.elem.remove_const_ref())
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class ArrayRefCType(CType):
     elem: CType
 
@@ -407,7 +407,7 @@ class ArrayRefCType(CType):
         return ArrayRefCType(self.elem.remove_const_ref())
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class VectorizedCType(CType):
     elem: BaseCType
 
@@ -876,7 +876,7 @@ def _arguments(
 # --------------------------------------------------------------------------------------
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class CppSignature:
     """One overload in the C++ API."""
 
@@ -952,7 +952,7 @@ class CppSignature:
         return f"{self._returns_type()} ({args_types_str})"
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class CppSignatureGroup:
     """The user-visible signature, the faithful one (when there are TensorOptions or out
     arguments), and their SymInt versions (when the schema has SymInts)."""

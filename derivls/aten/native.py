@@ -7,8 +7,8 @@ variants, ``autogen:`` ones); ``loader_functions`` is the order
 ``torchgen/packaged/autograd/load_derivatives.py`` iterates (view groups flattened).
 
 Speed: PyYAML, even with libyaml, spends ~0.35 s on the 16k-line file; native_functions.yaml
-only uses a tiny, regular YAML subset, so a line scanner reads it (``_scan_entries``) and
-anything outside that subset falls back to PyYAML for the whole file.
+only uses a tiny, regular YAML subset, so a line scanner reads it (``yamlsubset.scan_native_entries``) and
+anything outside that subset falls back to PyYAML for the whole file (derivls.yamlsubset).
 
 torchgen's backend/dispatch validation is out of scope; only what the function list, the
 view groups and the C++ signatures need is parsed (dispatch keys are kept for hovers).
@@ -17,7 +17,6 @@ view groups and the C++ signatures need is parsed (dispatch keys are kept for ho
 from __future__ import annotations
 
 import os
-import re
 import string
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -38,9 +37,9 @@ from derivls.aten.schema import (
     Return,
     SchemaKind,
 )
-from derivls.frozen import frozen_dataclass
 from derivls.gcpolicy import paused_gc
-from derivls.yamlsubset import Unsupported, resolve_plain, scan_tags
+from derivls.yamlsubset import ScannedEntry as _Entry
+from derivls.yamlsubset import Unsupported, scan_native_entries, scan_tags
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -86,7 +85,7 @@ class NativeIndexError(ValueError):
 # --------------------------------------------------------------------------------------
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Location:
     file: str
     line: int
@@ -118,7 +117,7 @@ _COMPOSITE_EXPLICIT_NF = "CompositeExplicitAutogradNonFunctional"
 
 # eq=False: identity semantics. torchgen's NativeFunction compares by value but cannot be
 # hashed (it holds sets); here every object in an index is distinct and usable as a key.
-@frozen_dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class NativeFunction:
     namespace: str
     func: FunctionSchema
@@ -217,7 +216,7 @@ class NativeFunction:
         return f"NativeFunction({self.func}, line={self.line})"
 
 
-@frozen_dataclass(eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class NativeFunctionsViewGroup:
     view: NativeFunction
     # optional: no copy variants for CompositeImplicitAutograd views
@@ -321,195 +320,6 @@ def get_view_copy_name(f: NativeFunction) -> OperatorName:
     )
 
 
-# --------------------------------------------------------------------------------------
-# Reading the yaml
-# --------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Entry:
-    """One `- func: ...` item: its mapping plus where things are."""
-
-    data: dict[str, Any]
-    line: int  # 1-based line of the first key
-    key_lines: dict[str, int]
-    func_key_col: int | None = None
-    func_col: int | None = None
-
-
-class _NotSimple(Exception):
-    """The text uses YAML beyond the subset the scanner handles: use PyYAML."""
-
-
-_BOOL_TRUE = {"yes", "true", "on"}
-_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*")
-_SPECIAL_START = set("'\"[]{}&*!|>%@`#,?:-")
-# first characters of plain scalars the YAML 1.1 resolver can only read as strings
-# (bool/null/int/float start with one of yYnNtTfFoO~+-.0-9)
-_PLAIN_STR_START = frozenset(set(string.ascii_letters + "_(") - set("yYnNtTfFoO"))
-
-
-def _plain(value: str) -> Any:
-    """A plain YAML scalar (comment already removed) -> Python value, as SafeLoader would."""
-    if not value:
-        return None
-    q = value[0]
-    if q in "'\"":
-        # simple quoted scalars only: no escapes, no embedded quotes
-        inner = value[1:-1]
-        if len(value) < 2 or value[-1] != q or q in inner or "\\" in inner or "\n" in inner:
-            raise _NotSimple
-        return inner
-    if q in _PLAIN_STR_START and ": " not in value and not value.endswith(":"):
-        return value  # cannot resolve to bool/null/number: a string
-    if value[0] in _SPECIAL_START:
-        # '-' / '?' / ':' start plain scalars only if followed by a non-space; keep it simple
-        if value[0] in "-?:" and len(value) > 1 and value[1] != " " and value[0] != ":":
-            pass
-        else:
-            raise _NotSimple
-    if ": " in value or value.endswith(":"):
-        raise _NotSimple
-    tag = resolve_plain(value)  # PyYAML's implicit resolution (None: maybe a number, …)
-    if tag == "tag:yaml.org,2002:str":
-        return value
-    if tag == "tag:yaml.org,2002:bool":
-        return value.lower() in _BOOL_TRUE
-    if tag == "tag:yaml.org,2002:null":
-        return None
-    raise _NotSimple  # ints, floats, timestamps...: let PyYAML convert them
-
-
-def _strip_comment(value: str) -> str:
-    if value.startswith("#"):
-        return ""
-    i = value.find(" #")
-    if i >= 0:
-        value = value[:i]
-    return value.rstrip(" ")
-
-
-def _value(raw: str) -> Any:
-    v = _strip_comment(raw)
-    if v == "{}":
-        return {}
-    if v.startswith("["):
-        if not v.endswith("]"):
-            raise _NotSimple
-        inner = v[1:-1].strip()
-        if not inner:
-            return []
-        return [_plain(x.strip()) for x in inner.split(",")]
-    return _plain(v)
-
-
-def _split_kv(s: str) -> tuple[str, str] | None:
-    """'key: value' / 'key:' -> (key, raw value); None if not a mapping line."""
-    i = s.find(": ")
-    if i < 0:
-        if s.endswith(":") and not s.endswith("::"):
-            i = len(s) - 1
-        else:
-            return None
-    key = s[:i]
-    if not _KEY_RE.fullmatch(key):
-        raise _NotSimple
-    return key, s[i + 2 :] if i + 2 <= len(s) else ""
-
-
-# `[- ]key: value` / `[- ]key:` lines; keys as native_functions.yaml writes them (dispatch
-# keys may be comma-separated lists)
-_KV_LINE_RE = re.compile(r"( *)(- +)?([A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*):(?:( +)(.*))?")
-
-
-def _fast_value(raw: str) -> Any:
-    # the common case (a schema, a name, a list of names) without the general path
-    if raw and "#" not in raw and ": " not in raw and raw[-1] != ":":
-        first = raw[0]
-        if first in _PLAIN_STR_START:
-            return raw.rstrip(" ")
-        if first in "yYnNtTfFoO":  # a string unless a bool or null word (what _plain decides)
-            value = raw.rstrip(" ")
-            if resolve_plain(value) == "tag:yaml.org,2002:str":
-                return value
-    return _value(raw)
-
-
-def _scan_entries(text: str) -> list[_Entry]:
-    """Read native_functions.yaml's YAML subset line by line; raises _NotSimple otherwise."""
-    if "\t" in text or text.startswith("\ufeff") or "\r" in text:
-        raise _NotSimple
-    entries: list[_Entry] = []
-    cur: _Entry | None = None
-    key_indent = -1
-    # the entry key whose value is a nested block, and that block
-    block_key: str | None = None
-    block: dict[str, Any] | list[Any] | None = None
-    block_indent = -1
-    kv_match = _KV_LINE_RE.fullmatch
-    for ln, line in enumerate(text.split("\n"), 1):
-        if not line or line[0] == "#":
-            continue
-        m = kv_match(line)
-        if m is not None:
-            indent_s, dash, key, sep, raw = m.groups()
-            indent = len(indent_s)
-            if dash is not None:
-                if indent != 0:
-                    raise _NotSimple  # mappings inside nested sequences
-                key_indent = len(dash)
-                cur = _Entry({}, ln, {})  # data, line, key_lines
-                entries.append(cur)
-                indent = key_indent
-            elif cur is None:
-                raise _NotSimple
-            if raw is None or raw == "" or raw[0] == "#":
-                raw_value = None
-            else:
-                raw_value = raw
-            if indent == key_indent:
-                if key in cur.data:
-                    raise _NotSimple  # duplicate key: let PyYAML decide
-                cur.key_lines[key] = ln
-                if raw_value is None:
-                    cur.data[key] = None  # maybe a nested block follows
-                    block_key, block, block_indent = key, None, -1
-                else:
-                    cur.data[key] = _fast_value(raw_value)
-                    if key == "func":
-                        cur.func_key_col = indent
-                        cur.func_col = indent + len(key) + 1 + len(sep)
-                    block_key, block, block_indent = None, None, -1
-                continue
-            # a `key: value` line of a nested mapping
-            if block_key is None or indent < key_indent or raw_value is None:
-                raise _NotSimple
-            if block is None:
-                block_indent = indent
-                block = cur.data[block_key] = {}
-            if indent != block_indent or not isinstance(block, dict) or key in block:
-                raise _NotSimple
-            block[key] = _fast_value(raw_value)
-            continue
-        stripped = line.lstrip(" ")
-        if not stripped or stripped[0] == "#":
-            continue
-        # a `- item` of a nested sequence (at the keys' indent or deeper)
-        indent = len(line) - len(stripped)
-        if cur is None or block_key is None or indent < key_indent or not stripped.startswith("- "):
-            raise _NotSimple
-        if block is None:
-            block_indent = indent
-            block = cur.data[block_key] = []
-        if indent != block_indent or not isinstance(block, list):
-            raise _NotSimple
-        item = stripped[2:].lstrip(" ")
-        if _KV_LINE_RE.fullmatch(item) is not None or item.startswith("- "):
-            raise _NotSimple  # mappings / sequences inside sequences
-        block.append(_value(item))
-    return entries
-
-
 def _make_line_loader(base: Any) -> Any:
     class _LineLoader(base):  # type: ignore[misc, valid-type]
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
@@ -560,8 +370,8 @@ def _yaml_entries(text: str, path: str) -> list[_Entry]:
 
 def _read_entries(text: str, path: str) -> list[_Entry]:
     try:
-        return _scan_entries(text)
-    except _NotSimple:
+        return scan_native_entries(text)
+    except Unsupported:
         return _yaml_entries(text, path)
 
 

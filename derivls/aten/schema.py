@@ -18,9 +18,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from enum import Enum, auto
-
-from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -108,7 +107,7 @@ _ANNOTATION_CACHE: dict[str, Annotation] = {}
 _ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?$")
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Annotation:
     # Typically one element; a tuple (not a set) so the order is canonical.
     alias_set: tuple[str, ...]
@@ -193,7 +192,7 @@ _CUSTOM_CLASS_RE = re.compile(r"^__torch__\.torch\.classes\.([a-zA-Z0-9_.]+)$")
 _TYPE_CACHE: dict[tuple[str, bool], Type] = {}
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Type:
     @staticmethod
     def parse(t: str, *, legacy: bool = False) -> Type:
@@ -248,7 +247,7 @@ class Type:
         raise NotImplementedError
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class BaseType(Type):
     name: BaseTy
 
@@ -268,7 +267,7 @@ class BaseType(Type):
         return self.name == BaseTy.SymInt
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class OptionalType(Type):
     elem: Type
 
@@ -288,7 +287,7 @@ class OptionalType(Type):
         return self.elem.is_list_like()
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class CustomClassType(Type):
     class_name: str
 
@@ -308,7 +307,7 @@ class CustomClassType(Type):
         return None
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class ListType(Type):
     elem: Type
     size: int | None
@@ -366,7 +365,7 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
     return s
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class Argument:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -430,7 +429,7 @@ class Argument:
         return s
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class Return:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -479,14 +478,14 @@ class Return:
         return s
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class SelfArgument:
     """The `self` argument of functions that may be methods."""
 
     argument: Argument
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class TensorOptionsArguments:
     """dtype/layout/device/pin_memory, bundled because the C++ API passes them as TensorOptions."""
 
@@ -517,7 +516,7 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
     return a.name == name and (a.type == ty or a.type == OptionalType(ty))
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class Arguments:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
@@ -852,7 +851,7 @@ _NS_RE = re.compile(r"^(?:(.*)::)?(.*)$")
 _DUNDER_RE = re.compile(r"^__([^_]+)__$")
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class BaseOperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -950,7 +949,7 @@ class BaseOperatorName:
         return s
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class OperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -1071,7 +1070,7 @@ def _signature_name(base: str, dunder_method: bool) -> OperatorName:
 _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 
 
-@frozen_dataclass
+@dataclass(frozen=True)
 class FunctionSchema:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None

@@ -6,13 +6,14 @@ read derivls objects exactly where torchgen reads its own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from derivls.aten.cpp import Binding, NamedCType
 from derivls.aten.native import NativeFunction
 from derivls.aten.schema import Type
-from derivls.frozen import frozen_dataclass
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class SavedAttribute:
     """A value the autograd node stores at forward time (an input, an output, or a property of one)."""
 
@@ -20,7 +21,7 @@ class SavedAttribute:
     expr: str
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Derivative:
     formula: str
     original_formula: str
@@ -30,7 +31,7 @@ class Derivative:
     named_gradients: frozenset[str]
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class ForwardDerivative:
     formula: str
     var_names: tuple[str, ...]
@@ -41,7 +42,7 @@ class ForwardDerivative:
     is_reusing_outplace_formula: bool
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class DifferentiabilityInfo:
     name: str
     func: NativeFunction
