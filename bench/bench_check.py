@@ -69,6 +69,7 @@ def run(script: str, files: list[str], tree: Path | None = None) -> tuple[float,
         text=True,
         check=False,
         env=child_environment(tree),
+        cwd=tree,  # `python -c` puts the working directory first on sys.path
     )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):

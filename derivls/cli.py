@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from derivls import __version__
 from derivls.derivatives.profiles.base import AUTO
 from derivls.derivatives.profiles.detect import CHOICES
 from derivls.diagnostics import Diagnostic, Severity
+from derivls.frozen import frozen_dataclass
 from derivls.project import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -72,7 +72,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CheckedFile:
     path: Path
     diagnostics: tuple[Diagnostic, ...]

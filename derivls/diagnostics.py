@@ -6,11 +6,13 @@ from; the CLI and the server convert at their edges.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import IntEnum
 
+from derivls.frozen import frozen_dataclass
 
-@dataclass(frozen=True, slots=True)
+
+@frozen_dataclass
 class Span:
     line: int
     column: int
@@ -43,7 +45,7 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Related:
     """A place elsewhere that explains a diagnostic (e.g. a candidate `func:` line)."""
 
@@ -52,7 +54,7 @@ class Related:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Edit:
     span: Span
     new_text: str
@@ -61,7 +63,7 @@ class Edit:
         return Edit(self.span.shifted(lines), self.new_text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Fix:
     """Edits (in the same document) that would resolve a diagnostic; one quick fix."""
 
@@ -73,7 +75,7 @@ class Fix:
         return replace(self, edits=tuple(e.shifted(lines) for e in self.edits))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Diagnostic:
     span: Span
     severity: Severity

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum, auto
 
 from derivls.aten.schema import (
@@ -33,6 +32,7 @@ from derivls.aten.schema import (
     TensorOptionsArguments,
     Type,
 )
+from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 
@@ -84,7 +84,7 @@ class SpecialArgName(Enum):
 ArgName = str | SpecialArgName
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BaseCppType:
     """A non-templated, fully qualified C++ type name; use the singletons below."""
 
@@ -124,7 +124,7 @@ class CType:
         return self
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BaseCType(CType):
     type: BaseCppType
 
@@ -138,7 +138,7 @@ class BaseCType(CType):
         return self
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConstRefCType(CType):
     elem: CType
 
@@ -154,7 +154,7 @@ class ConstRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class VectorCType(CType):
     elem: CType
 
@@ -169,7 +169,7 @@ class VectorCType(CType):
         return VectorCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ArrayCType(CType):
     elem: CType
     size: int
@@ -184,7 +184,7 @@ class ArrayCType(CType):
         return ArrayCType(self.elem.remove_const_ref(), self.size)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TupleCType(CType):
     # torchgen types this as a list; stored as a tuple so the CType stays hashable
     elems: tuple[CType, ...]
@@ -203,7 +203,7 @@ class TupleCType(CType):
         return TupleCType(tuple(e.remove_const_ref() for e in self.elems))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MutRefCType(CType):
     elem: CType
 
@@ -219,7 +219,7 @@ class MutRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NamedCType:
     """A C++ type plus what it means (e.g. this bool is `pin_memory`)."""
 
@@ -245,7 +245,7 @@ class NamedCType:
         return NamedCType(name, self.type)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Binding:
     """A C++ binding site for a formal parameter."""
 
@@ -279,7 +279,7 @@ class Binding:
         return Binding(name=name, nctype=self.nctype, argument=self.argument, default=self.default)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Expr:
     """A C++ expression and the type it provides."""
 
@@ -365,7 +365,7 @@ BaseTypeToCppMapping: dict[BaseTy, BaseCppType] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OptionalCType(CType):
     elem: CType
 
@@ -379,7 +379,7 @@ class OptionalCType(CType):
         return OptionalCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ListCType(CType):
     elem: CType
 
@@ -393,7 +393,7 @@ class ListCType(CType):
         return ListCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ArrayRefCType(CType):
     elem: CType
 
@@ -407,7 +407,7 @@ class ArrayRefCType(CType):
         return ArrayRefCType(self.elem.remove_const_ref())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class VectorizedCType(CType):
     elem: BaseCType
 
@@ -876,7 +876,7 @@ def _arguments(
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CppSignature:
     """One overload in the C++ API."""
 
@@ -952,7 +952,7 @@ class CppSignature:
         return f"{self._returns_type()} ({args_types_str})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CppSignatureGroup:
     """The user-visible signature, the faithful one (when there are TensorOptions or out
     arguments), and their SymInt versions (when the schema has SymInts)."""

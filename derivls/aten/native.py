@@ -20,7 +20,7 @@ import os
 import string
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum, auto
 from functools import cached_property
 from pathlib import Path
@@ -37,6 +37,7 @@ from derivls.aten.schema import (
     Return,
     SchemaKind,
 )
+from derivls.frozen import frozen_dataclass
 from derivls.gcpolicy import paused_gc
 from derivls.yamlsubset import ScannedEntry as _Entry
 from derivls.yamlsubset import Unsupported, scan_native_entries, scan_tags
@@ -85,7 +86,7 @@ class NativeIndexError(ValueError):
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Location:
     file: str
     line: int
@@ -117,7 +118,7 @@ _COMPOSITE_EXPLICIT_NF = "CompositeExplicitAutogradNonFunctional"
 
 # eq=False: identity semantics. torchgen's NativeFunction compares by value but cannot be
 # hashed (it holds sets); here every object in an index is distinct and usable as a key.
-@dataclass(frozen=True, eq=False)
+@frozen_dataclass(eq=False)
 class NativeFunction:
     namespace: str
     func: FunctionSchema
@@ -216,7 +217,7 @@ class NativeFunction:
         return f"NativeFunction({self.func}, line={self.line})"
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@frozen_dataclass(eq=False)
 class NativeFunctionsViewGroup:
     view: NativeFunction
     # optional: no copy variants for CompositeImplicitAutograd views

@@ -18,8 +18,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum, auto
+
+from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ _ANNOTATION_CACHE: dict[str, Annotation] = {}
 _ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Annotation:
     # Typically one element; a tuple (not a set) so the order is canonical.
     alias_set: tuple[str, ...]
@@ -192,7 +193,7 @@ _CUSTOM_CLASS_RE = re.compile(r"^__torch__\.torch\.classes\.([a-zA-Z0-9_.]+)$")
 _TYPE_CACHE: dict[tuple[str, bool], Type] = {}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Type:
     @staticmethod
     def parse(t: str, *, legacy: bool = False) -> Type:
@@ -247,7 +248,7 @@ class Type:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BaseType(Type):
     name: BaseTy
 
@@ -267,7 +268,7 @@ class BaseType(Type):
         return self.name == BaseTy.SymInt
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OptionalType(Type):
     elem: Type
 
@@ -287,7 +288,7 @@ class OptionalType(Type):
         return self.elem.is_list_like()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CustomClassType(Type):
     class_name: str
 
@@ -307,7 +308,7 @@ class CustomClassType(Type):
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ListType(Type):
     elem: Type
     size: int | None
@@ -365,7 +366,7 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
     return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Argument:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -429,7 +430,7 @@ class Argument:
         return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Return:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -478,14 +479,14 @@ class Return:
         return s
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SelfArgument:
     """The `self` argument of functions that may be methods."""
 
     argument: Argument
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TensorOptionsArguments:
     """dtype/layout/device/pin_memory, bundled because the C++ API passes them as TensorOptions."""
 
@@ -516,7 +517,7 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
     return a.name == name and (a.type == ty or a.type == OptionalType(ty))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Arguments:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
@@ -851,7 +852,7 @@ _NS_RE = re.compile(r"^(?:(.*)::)?(.*)$")
 _DUNDER_RE = re.compile(r"^__([^_]+)__$")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class BaseOperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -949,7 +950,7 @@ class BaseOperatorName:
         return s
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -1070,7 +1071,7 @@ def _signature_name(base: str, dunder_method: bool) -> OperatorName:
 _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FunctionSchema:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None

@@ -8,10 +8,10 @@ broken entry and an edit re-parses only the entry it touched.
 from __future__ import annotations
 
 from _thread import _local as _thread_local  # threading.local itself, without importing threading
-from dataclasses import dataclass
 from functools import lru_cache
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
+from derivls.frozen import frozen_dataclass
 from derivls.yamlsubset import Node as SubsetNode
 from derivls.yamlsubset import Unsupported, compose_entry_chunk
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Chunk:
     """A slice of the file: the lines of one entry (or the preamble before the first)."""
 
@@ -68,7 +68,7 @@ def split_entries(text: str) -> list[Chunk]:
     return chunks
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Scalar:
     """A YAML scalar: its Python value, where it stands, and its source text."""
 
@@ -100,7 +100,7 @@ def offset_span(source: str, origin: Span, begin: int, end: int) -> Span:
     return Span(line, column, end_line, end_column)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FormulaItem:
     """One `names: formula` line of a dispatch section."""
 
@@ -108,7 +108,7 @@ class FormulaItem:
     value: Scalar  # value.value is not a str when the user wrote a list, a number, …
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Section:
     """The formulas for one dispatch key; `explicit` is False for the plain (no `dispatch:`) form."""
 
@@ -117,7 +117,7 @@ class Section:
     explicit: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Entry:
     """One parsed `- name: …` item; spans are relative to the chunk's first line."""
 

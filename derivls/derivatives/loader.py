@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -21,9 +21,10 @@ from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.derivatives.profiles import Profile
 from derivls.derivatives.results import EntryResult
 from derivls.diagnostics import Diagnostic, Related, warning
+from derivls.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PlacedEntry:
     """An entry's cached result and where it stands now; `ops` are its node names per dispatch key."""
 
@@ -70,7 +71,7 @@ class PlacedEntry:
         return [d.shifted(self.start_line) for d in self.result.diagnostics]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ViewCopyInfo:
     """A `{view}_copy` info torchgen derives from a view op's entry."""
 
@@ -79,7 +80,7 @@ class ViewCopyInfo:
     info: DifferentiabilityInfo
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class DocumentAnalysis:
     """One version of the file. What an edit needs (diagnostics, op names) is computed at once;
     the torchgen-shaped `infos` only when asked for (dump, codegen), so keystrokes stay cheap."""

@@ -6,14 +6,13 @@ read derivls objects exactly where torchgen reads its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from derivls.aten.cpp import Binding, NamedCType
 from derivls.aten.native import NativeFunction
 from derivls.aten.schema import Type
+from derivls.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SavedAttribute:
     """A value the autograd node stores at forward time (an input, an output, or a property of one)."""
 
@@ -21,7 +20,7 @@ class SavedAttribute:
     expr: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Derivative:
     formula: str
     original_formula: str
@@ -31,7 +30,7 @@ class Derivative:
     named_gradients: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ForwardDerivative:
     formula: str
     var_names: tuple[str, ...]
@@ -42,7 +41,7 @@ class ForwardDerivative:
     is_reusing_outplace_formula: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DifferentiabilityInfo:
     name: str
     func: NativeFunction

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 
 from derivls.aten.native import NativeFunction
 from derivls.derivatives.document import Entry, FormulaItem, Scalar
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative
 from derivls.diagnostics import Diagnostic
+from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ _GRAD_INDEX = re.compile(r"(?:^|\W)grads\[(\d+)\]")
 _RESULT_N = re.compile(r"^result(\d+)$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class KeyResult:
     """What one `names: formula` item became (for hovers, inlay hints and completion)."""
 
@@ -53,7 +53,7 @@ class KeyResult:
     backward_intended: bool = False  # an invalid item that was meant as a backward formula
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SectionResult:
     dispatch_key: str
     key: Scalar
@@ -71,7 +71,7 @@ class SectionResult:
         return self.has_derivatives or any(k.backward_intended for k in self.keys)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class EntryResult:
     entry: Entry
     defn_name: str | None

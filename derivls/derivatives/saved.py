@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
 
 from derivls.aten.cpp import (
@@ -30,6 +29,7 @@ from derivls.aten.cpp import (
     typeAndSizeT,
 )
 from derivls.derivatives.model import SavedAttribute
+from derivls.frozen import frozen_dataclass
 
 IDENT_REGEX = r"(^|\W){}($|\W)"
 
@@ -70,7 +70,7 @@ class SavedVariableError(ValueError):
         self.fix = fix
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Replacement:
     """`pattern` (with `{}` for the variable name) → a saved attribute named `name + suffix`."""
 
