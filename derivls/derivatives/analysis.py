@@ -27,7 +27,7 @@ from derivls.derivatives.results import (
 from derivls.derivatives.sections import SectionContext, analyse_section
 from derivls.derivatives.shared import (
     closest,
-    first_line,
+    entry_name,
     guess_has_derivatives,
     schema_free_checks,
     schema_not_found,
@@ -70,7 +70,7 @@ class EntryAnalyzer:
                 entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess, self.profile
             )
 
-        name, specification, defn_name = self._name(entry, diagnostics)
+        name, specification, defn_name = entry_name(entry, diagnostics)
         if name is None or specification is None or defn_name is None:
             return done()
         output_differentiability, conditions = self._output_differentiability(entry, specification, diagnostics)
@@ -95,41 +95,6 @@ class EntryAnalyzer:
             )
             diagnostics.extend(context.diagnostics)
         return done(defn_name, schema_function, canonical, sections)
-
-    def _name(self, entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | None, str | None, str | None]:
-        """(`name:`, the schema it spells, the function name), or Nones with a diagnostic."""
-        name = entry.name
-        if name is None:
-            diagnostics.append(
-                error(
-                    first_line(entry.span),
-                    "missing-name",
-                    "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
-                    "'name: abs(Tensor self) -> Tensor'.",
-                )
-            )
-            return None, None, None
-        if not isinstance(name.value, str):
-            diagnostics.append(
-                error(
-                    name.span,
-                    "name-not-string",
-                    "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
-                )
-            )
-            return None, None, None
-        specification = name.value
-        defn_name = split_name_params(specification)
-        if defn_name is None:
-            diagnostics.append(
-                error(
-                    name.span,
-                    "unsupported-schema",
-                    f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
-                )
-            )
-            return None, None, None
-        return name, specification, defn_name
 
     def _canonical(
         self,

@@ -135,3 +135,41 @@ def dedup_saved(saved: Iterable[SavedAttribute]) -> tuple[SavedAttribute, ...]:
 def unique(diagnostics: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
     """Each diagnostic once (two checks may find the same mistake at the same place), in order."""
     return tuple(dict.fromkeys(diagnostics))
+
+
+def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | None, str | None, str | None]:
+    """(`name:`, the schema it spells, the function name), or Nones with a diagnostic."""
+    from derivls.derivatives.results import split_name_params
+
+    name = entry.name
+    if name is None:
+        diagnostics.append(
+            error(
+                first_line(entry.span),
+                "missing-name",
+                "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
+                "'name: abs(Tensor self) -> Tensor'.",
+            )
+        )
+        return None, None, None
+    if not isinstance(name.value, str):
+        diagnostics.append(
+            error(
+                name.span,
+                "name-not-string",
+                "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
+            )
+        )
+        return None, None, None
+    specification = name.value
+    defn_name = split_name_params(specification)
+    if defn_name is None:
+        diagnostics.append(
+            error(
+                name.span,
+                "unsupported-schema",
+                f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
+            )
+        )
+        return None, None, None
+    return name, specification, defn_name

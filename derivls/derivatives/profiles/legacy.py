@@ -43,7 +43,7 @@ class LegacyProfile(Profile):
         return [tuple(ops) for ops in legacy_op_numbering(results)]
 
     def bindings(self, f: NativeFunction) -> Sequence[Binding]:
-        from derivls.derivatives.legacy import legacy_facts
+        from derivls.derivatives.legacy_saved import legacy_facts
 
         try:
             return legacy_facts(f).bindings
@@ -51,7 +51,7 @@ class LegacyProfile(Profile):
             return ()
 
     def return_cpp_types(self, f: NativeFunction) -> list[str]:
-        from derivls.derivatives.legacy import legacy_facts
+        from derivls.derivatives.legacy_saved import legacy_facts
 
         try:
             return [t for _, t in legacy_facts(f).returns]
@@ -67,7 +67,7 @@ class LegacyProfile(Profile):
             return f"// not expressible in the 2021 C++ API: {e}"
 
     def substitutions(self, f: NativeFunction) -> tuple[list[str], Sequence[Replacement]]:
-        from derivls.derivatives.legacy import LEGACY_REPLACEMENTS, legacy_facts
+        from derivls.derivatives.legacy_saved import LEGACY_REPLACEMENTS, legacy_facts
 
         try:
             facts = legacy_facts(f)
