@@ -155,8 +155,8 @@ def derivatives_for_native(native: Path) -> list[Path]:
         candidate = parents[4] / CHECKOUT_DERIVATIVES
         if candidate.is_file():
             found.append(candidate)
-    if len(parents) > 1:  # torchgen/packaged/ATen/native → torchgen/packaged/autograd
-        candidate = parents[1] / "autograd" / "derivatives.yaml"
+    if len(parents) > 2:  # torchgen/packaged/ATen/native → torchgen/packaged/autograd
+        candidate = parents[2] / "autograd" / "derivatives.yaml"
         if candidate.is_file():
             found.append(candidate)
     return found
