@@ -8,6 +8,7 @@ from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, locate_in, offset_span
 from derivls.derivatives.model import SavedAttribute
+from derivls.derivatives.results import split_name_params
 from derivls.derivatives.saved import SavedVariableError, check_unsupported_calls, ident_pattern, plain_name
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 
@@ -139,8 +140,6 @@ def unique(diagnostics: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
 
 def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | None, str | None, str | None]:
     """(`name:`, the schema it spells, the function name), or Nones with a diagnostic."""
-    from derivls.derivatives.results import split_name_params
-
     name = entry.name
     if name is None:
         diagnostics.append(
