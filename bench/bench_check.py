@@ -5,6 +5,11 @@ each side's median wall time and peak RSS, and the median ratio derivls/torchgen
 Target (issue 2): ratio <= 0.2.
 
     python bench/bench_check.py [--runs 7] [--packaged DIR]
+    python bench/bench_check.py --against DIR   # A/B: this tree's `check` vs the derivls in DIR
+
+`--against DIR` runs `derivls check` from this tree and from DIR (a folder holding another
+version's `derivls/` package) alternately instead of torchgen, and prints the median ratio
+this/other (e.g. to measure what one change costs).
 """
 
 from __future__ import annotations
@@ -45,19 +50,26 @@ def packaged_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "packaged"
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(tree: Path | None = None) -> dict[str, str]:
     # Both sides run as installed code normally runs: with bytecode caches. (torchgen's .pyc files
     # were written when its wheel was installed; an editable derivls writes its own on the warm-up
     # run unless PYTHONDONTWRITEBYTECODE forbids it, which some sandboxes set.)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     return env
 
 
-def run(script: str, files: list[str]) -> tuple[float, int]:
+def run(script: str, files: list[str], tree: Path | None = None) -> tuple[float, int]:
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", script, *files], capture_output=True, text=True, check=False, env=child_environment()
+        [sys.executable, "-c", script, *files],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_environment(tree),
+        cwd=tree,  # `python -c` puts the working directory first on sys.path
     )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
@@ -70,6 +82,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--packaged", type=Path, default=None)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--against", type=Path, default=None, help="A/B against the derivls package in DIR")
     args = parser.parse_args()
     packaged = args.packaged or packaged_dir()
     files = [
@@ -77,6 +90,8 @@ def main() -> None:
         str(packaged / "ATen" / "native" / "native_functions.yaml"),
         str(packaged / "ATen" / "native" / "tags.yaml"),
     ]
+    if args.against is not None:
+        return against(args.against, files, args.runs)
     run(DERIVLS, files)  # warm the page cache and .pyc files for both sides
     run(TORCHGEN, files)
     ours: list[tuple[float, int]] = []
@@ -108,6 +123,21 @@ def main() -> None:
     print(
         f"median ratio derivls/torchgen: {result['median_ratio']:.3f} ({verdict} the 0.2 target) over {args.runs} alternating runs"
     )
+
+
+def against(other: Path, files: list[str], runs: int) -> None:
+    here = Path(__file__).resolve().parent.parent
+    run(DERIVLS, files, here)
+    run(DERIVLS, files, other)
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(runs):
+        ours.append(run(DERIVLS, files, here)[0])
+        theirs.append(run(DERIVLS, files, other)[0])
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    print(f"this tree       median {statistics.median(ours) * 1000:7.0f} ms   ({here})")
+    print(f"other tree      median {statistics.median(theirs) * 1000:7.0f} ms   ({other})")
+    print(f"median ratio this/other: {statistics.median(ratios):.3f} over {runs} alternating runs")
 
 
 if __name__ == "__main__":

@@ -12,15 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from derivls import __version__
+from derivls.derivatives.profiles.base import AUTO
+from derivls.derivatives.profiles.detect import CHOICES
 from derivls.diagnostics import Diagnostic, Severity
 from derivls.frozen import frozen_dataclass
-from derivls.workspace import UsageError
+from derivls.project import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import TextIO
-
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
 def _add_native_options(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +30,8 @@ def _add_native_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tags", type=Path, metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
     parser.add_argument(
         "--profile",
-        choices=("auto", "torchgen", "legacy"),
-        default="auto",
+        choices=CHOICES,
+        default=AUTO,
         help="loader rules: torchgen (PyTorch 2.x) or legacy (the 2021 loader); auto picks by the files",
     )
 
@@ -78,11 +78,13 @@ class CheckedFile:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def analyse_path(path: Path, native: Path | None, tags: Path | None, profile: str = "auto"):
-    """Load the index for `path` and analyse it: (analysis, diagnostics about the set-up). Raises UsageError."""
-    from derivls.workspace import open_workspace_files
+def analyse_path(path: Path, native: Path | None, tags: Path | None, profile: str = AUTO):
+    """Open `path` (derivls.project) and analyse it: (analysis, diagnostics about the set-up). Raises UsageError."""
+    from derivls.project import open_project, read_text
 
-    return open_workspace_files(path, native, tags, profile)
+    text = read_text(path, "derivatives.yaml")
+    project = open_project(path, native, tags, profile)
+    return project.analyzer.analyse(text), list(project.setup)
 
 
 def run_check(args: argparse.Namespace, out: TextIO) -> int:

@@ -30,6 +30,9 @@ class Span:
         return (line, column) <= (self.end_line, self.end_column)
 
 
+FIRST_LINE = Span(0, 0, 0, 1)  # where diagnostics about the set-up (not about a token) go
+
+
 class Severity(IntEnum):
     # Values match LSP's DiagnosticSeverity so the server can pass them through.
     ERROR = 1

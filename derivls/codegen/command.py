@@ -14,13 +14,12 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from derivls.project import EXIT_ERRORS as EXIT_FAILURE
+from derivls.project import EXIT_OK, EXIT_USAGE
+
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import Any, TextIO
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 if TYPE_CHECKING:
     # (derivatives_path, native_path, tags_path) -> {FunctionSchema: {dispatch key: info}}
@@ -54,11 +53,17 @@ def run_codegen(
     if not derivatives.is_file():
         print(f"derivls codegen: no such file: {derivatives}", file=err)
         return EXIT_USAGE
-    try:
-        native, tags = _native_and_tags(derivatives, args.native, args.tags)
-    except LookupError as e:
-        print(f"derivls codegen: {e}", file=err)
+    from derivls.project import locate
+
+    for given, what in ((args.native, "native_functions.yaml"), (args.tags, "tags.yaml")):
+        if given is not None and not Path(given).is_file():
+            print(f"derivls codegen: {what} not found: {given}", file=err)
+            return EXIT_USAGE
+    files = locate(derivatives, _path(args.native), _path(args.tags))
+    if files.native is None:
+        print(f"derivls codegen: {files.missing_message()}", file=err)
         return EXIT_USAGE
+    native, tags = files.native, files.tags
 
     from derivls.codegen.nodes import generate_node, infos_with_derivatives_list
 
@@ -131,25 +136,22 @@ def _unknown_op_message(name: str, infos: Sequence[Any]) -> str:
     return message + " (node names look like MulBackward0)"
 
 
-def _native_and_tags(derivatives: Path, native: str | None, tags: str | None) -> tuple[Path, Path | None]:
-    from derivls.discovery import find_native_files
-
-    for given, what in ((native, "native_functions.yaml"), (tags, "tags.yaml")):
-        if given is not None and not Path(given).is_file():
-            raise LookupError(f"{what} not found: {given}")
-    files = find_native_files(
-        derivatives, Path(native) if native is not None else None, Path(tags) if tags is not None else None
-    )
-    if files.native is None:
-        raise LookupError(files.missing_message())
-    return files.native, files.tags
+def _path(given: str | None) -> Path | None:
+    return Path(given) if given is not None else None
 
 
 def _default_loader() -> Loader:
     def load(derivatives: str, native: str, tags: str | None) -> Any:
-        from derivls.derivatives.loader import load_derivatives
+        from derivls.derivatives.profiles import TORCHGEN
+        from derivls.project import open_project, read_text
 
-        # Raises ValueError "path:line:col: message" on the file's first error.
-        return load_derivatives(derivatives, native, tags)[0]
+        # the nodes are those of torchgen 2.x's templates, whatever the layout suggests
+        project = open_project(Path(derivatives), Path(native), _path(tags), TORCHGEN.name)
+        analysis = project.analyzer.analyse(read_text(Path(derivatives), "derivatives.yaml"))
+        errors = [d for d in (*project.setup, *analysis.diagnostics) if d.severity == 1]
+        if errors:
+            first = errors[0]
+            raise ValueError(f"{derivatives}:{first.span.line + 1}:{first.span.column + 1}: {first.message}")
+        return analysis.infos
 
     return load

@@ -6,7 +6,6 @@ from typing import Any
 
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.model import DifferentiabilityInfo, SavedAttribute
-from derivls.derivatives.profiles import profile_of
 from derivls.derivatives.saved import plain_name
 
 
@@ -96,11 +95,5 @@ def legacy_dump(analysis: DocumentAnalysis) -> dict[str, Any]:
 
 
 def dump(analysis: DocumentAnalysis) -> dict[str, Any]:
-    if profile_of(analysis) == "legacy":
-        return legacy_dump(analysis)
-    infos = [
-        info_to_json(info, key, analysis.info_lines.get(schema))
-        for schema, per_key in analysis.infos.items()
-        for key, info in per_key.items()
-    ]
-    return {"infos": infos, "used_dispatch_keys": sorted(analysis.used_dispatch_keys)}
+    """What the loader of the analysis' profile returns, as JSON."""
+    return analysis.profile.dump(analysis)

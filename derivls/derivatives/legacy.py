@@ -28,177 +28,65 @@ accepted but is certainly a mistake (a key that names no argument) is a warning.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 
 from derivls.aten import legacy_cpp
-from derivls.aten.cpp import Binding, NamedCType
-from derivls.aten.legacy_cpp import LegacyCType, saved_type
 from derivls.aten.native import NativeFunction, NativeIndex
-from derivls.derivatives.analysis import (
+from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
+from derivls.derivatives.legacy_saved import LEGACY_REPLACEMENTS, LegacyFacts, legacy_facts, legacy_saved_variables
+from derivls.derivatives.model import Derivative, DifferentiabilityInfo
+from derivls.derivatives.results import (
     EntryResult,
     KeyResult,
     SectionResult,
-    _first_ident,
-    _first_line,
-    _guess_has_derivatives,
-    _ident_spans,
-    _literal_spans,
-    _name_fixes,
     create_op_prefix,
-    schema_not_found,
-    split_name_params,
     used_gradient_indices,
 )
-from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
-from derivls.derivatives.model import Derivative, DifferentiabilityInfo, SavedAttribute
 from derivls.derivatives.saved import (
-    Replacement,
     SavedVariableError,
     ident_pattern,
-    plain_name,
-    uses_ident,
+)
+from derivls.derivatives.shared import (
+    dedup_saved,
+    entry_name,
+    first_ident,
+    guess_has_derivatives,
+    ident_spans,
+    literal_spans,
+    name_fixes,
+    schema_not_found,
+    unique,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.derivatives.profiles.base import Profile
+
 __all__ = [
     "LEGACY_REPLACEMENTS",
-    "LegacyEntryAnalyser",
-    "LegacyEntryResult",
+    "LegacyEntryAnalyzer",
     "legacy_op_numbering",
     "legacy_saved_variables",
 ]
 
 
-class LegacyEntryResult(EntryResult):
-    """An EntryResult computed by the 2021 rules (its infos carry 2021 C++ types)."""
-
-    profile = "legacy"
+# -- the analyzer -------------------------------------------------------------------------------
 
 
-# -- formula rewrites ---------------------------------------------------------------------------
-
-
-def _stride_expr(name: str, var_names: Sequence[str]) -> str:
-    if tuple(var_names) != (name,):
-        raise SavedVariableError(
-            "strides-multi",
-            'Replacement for ".strides()" is only supported in the formula for the derivative of the '
-            f"tensor it is called on: write '{name}.strides()' only in the '{name}:' formula.",
-            f"{name}.strides()",
-        )
-    return f'strides_or_error({name}, "{name}")'
-
-
-def _t(text: str) -> Callable[[], LegacyCType]:
-    """A Replacement's ctype factory for a 2021 type string."""
-    return lambda: LegacyCType(text)
-
-
-# The 2021 rules, in the 2021 order. The patterns are the 2021 ones, unescaped `.` included.
-LEGACY_REPLACEMENTS: tuple[Replacement, ...] = (
-    Replacement(r"{}.sizes\(\)", "_sizes", _t("IntArrayRef")),
-    Replacement(r"{}.options\(\)", "_options", _t("at::TensorOptions")),
-    Replacement(
-        r"zeros_like\({}\)",
-        "_info",
-        _t("TypeAndSize"),
-        expr=lambda name, _: name,
-        result=lambda name: name + "_info.zeros()",
-        marker="zeros_like(",
-    ),
-    Replacement(r"{}.size\((\w+)\)", lambda m: f"_argsize_{m.group(1)}", _t("int64_t"), marker="size("),
-    Replacement(r"{}.numel\(\)", "_numel", _t("int64_t")),
-    Replacement(
-        r"to_args_sizes\({}\)", "_args_sizes", _t("std::vector<std::vector<int64_t>>"), marker="to_args_sizes("
-    ),
-    Replacement(r"TensorGeometry\({}\)", "_geometry", _t("TensorGeometry"), marker="TensorGeometry("),
-    Replacement(r"{}.scalar_type\(\)", "_scalar_type", _t("ScalarType")),
-    Replacement(r"{}.dim\(\)", "_dim", _t("int64_t")),
-    Replacement(r"{}.strides\(\)", "_strides", _t("IntArrayRef"), expr=_stride_expr),
-)
-
-_patterns: dict[tuple[str, str], re.Pattern[str]] = {}
-
-
-def _pattern(template: str, name: str) -> re.Pattern[str]:
-    key = (template, name)
-    p = _patterns.get(key)
-    if p is None:
-        p = _patterns[key] = re.compile(template.format(name))
-    return p
-
-
-def legacy_saved_variables(
-    formula: str, variables: Sequence[tuple[str, str]], var_names: Sequence[str]
-) -> tuple[str, tuple[SavedAttribute, ...]]:
-    """The 2021 `saved_variables`: `variables` are (name, C++ type string) pairs."""
-    saved: list[SavedAttribute] = []
-    for name, cpp_type in variables:
-        if name not in formula:
-            continue  # no rule can match, and nothing is left to save
-        for rule in LEGACY_REPLACEMENTS:
-            if rule.marker not in formula:
-                continue
-
-            def substitute(m: re.Match[str], rule: Replacement = rule, name: str = name) -> str:
-                new_name = name + rule.suffix_for(m)
-                expr = rule.expr(name, var_names) if rule.expr else m.group(0)
-                saved.append(SavedAttribute(NamedCType(new_name, rule.ctype()), expr))
-                return rule.result(name) if rule.result else new_name
-
-            formula = _pattern(rule.pattern, name).sub(substitute, formula)
-        if uses_ident(formula, name):
-            saved.append(SavedAttribute(NamedCType(name, LegacyCType(saved_type(cpp_type))), name))
-    return formula, tuple(saved)
-
-
-# -- the C++ view of a function, cached ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LegacyFacts:
-    bindings: tuple[Binding, ...]
-    arg_names: tuple[str, ...]
-    arguments: tuple[tuple[str, str], ...]  # (name, C++ type) as saved_variables wants them
-    returns: tuple[tuple[str, str], ...]  # (name with self → result, C++ return type)
-
-
-_facts_cache: dict[int, tuple[NativeFunction, LegacyFacts]] = {}
-
-
-def legacy_facts(f: NativeFunction) -> LegacyFacts:
-    """Raises ValueError for types the 2021 codegen did not have (SymInt, …)."""
-    hit = _facts_cache.get(id(f))
-    if hit is not None and hit[0] is f:
-        return hit[1]
-    bindings = tuple(legacy_cpp.cpp_arguments(f))
-    names = [n if n != "self" else "result" for n in legacy_cpp.return_names(f.func)]
-    facts = LegacyFacts(
-        bindings=bindings,
-        arg_names=tuple(b.name for b in bindings),
-        arguments=tuple((b.name, b.type) for b in bindings),
-        returns=tuple(zip(names, (legacy_cpp.return_type(r) for r in f.func.returns))),
-    )
-    if len(_facts_cache) > 50_000:
-        _facts_cache.clear()
-    _facts_cache[id(f)] = (f, facts)
-    return facts
-
-
-# -- the analyser -------------------------------------------------------------------------------
-
-
-class LegacyEntryAnalyser:
+class LegacyEntryAnalyzer:
     """Analyses one parsed entry against a NativeIndex by the 2021 rules."""
 
-    profile = "legacy"
+    def __init__(self, index: NativeIndex, native_path: str | None = None, profile: Profile | None = None) -> None:
+        if profile is None:
+            from derivls.derivatives.profiles import LEGACY
 
-    def __init__(self, index: NativeIndex, native_path: str | None = None) -> None:
+            profile = LEGACY
         self.index = index
         self.native_path = native_path
+        self.profile = profile
         self._by_signature: dict[tuple, list[NativeFunction]] | None = None
 
     @property
@@ -226,43 +114,22 @@ class LegacyEntryAnalyser:
 
     def analyse(self, entry: Entry) -> EntryResult:
         diagnostics = [_parse_diagnostic(d) for d in entry.diagnostics]
-        guess = _guess_has_derivatives(entry)
+        guess = guess_has_derivatives(entry)
 
         def done(defn_name=None, schema_function=None, canonical=None, sections=()) -> EntryResult:
-            return LegacyEntryResult(
-                entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess
+            return EntryResult(
+                entry,
+                defn_name,
+                schema_function,
+                canonical,
+                tuple(sections),
+                unique(diagnostics),
+                guess,
+                self.profile,
             )
 
-        name = entry.name
-        if name is None:
-            diagnostics.append(
-                error(
-                    _first_line(entry.span),
-                    "missing-name",
-                    "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
-                    "'name: abs(Tensor self) -> Tensor'.",
-                )
-            )
-            return done()
-        if not isinstance(name.value, str):
-            diagnostics.append(
-                error(
-                    name.span,
-                    "name-not-string",
-                    "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
-                )
-            )
-            return done()
-        specification = name.value
-        defn_name = split_name_params(specification)
-        if defn_name is None:
-            diagnostics.append(
-                error(
-                    name.span,
-                    "unsupported-schema",
-                    f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
-                )
-            )
+        name, specification, defn_name = entry_name(entry, diagnostics)
+        if name is None or specification is None or defn_name is None:
             return done()
         output_differentiability = self._output_differentiability(entry, diagnostics)
 
@@ -399,8 +266,8 @@ class LegacyEntryAnalyser:
             op=None,
             derivatives=tuple(backward),
             forward_derivatives=(),
-            all_saved_inputs=_dedup(v for d in backward for v in d.saved_inputs),
-            all_saved_outputs=_dedup(v for d in backward for v in d.saved_outputs),
+            all_saved_inputs=dedup_saved(v for d in backward for v in d.saved_inputs),
+            all_saved_outputs=dedup_saved(v for d in backward for v in d.saved_outputs),
             available_named_gradients=(),
             used_named_gradients=frozenset(),
             args_with_derivatives=tuple(b for b in facts.bindings if b.name in differentiable),
@@ -438,7 +305,7 @@ class LegacyEntryAnalyser:
                         "unknown-name",
                         f"'{n}' is not an argument of {f.func.name} (arguments: {', '.join(facts.arg_names) or 'none'}). "
                         "The 2021 loader accepts it but computes no gradient for it.",
-                        fixes=_name_fixes(item.key, n, facts.arg_names),
+                        fixes=name_fixes(item.key, n, facts.arg_names),
                     )
                 )
         if formula.lower().strip() == "non_differentiable":
@@ -483,17 +350,17 @@ def _check_grad_usage(
     num_grads_uses = sum(len(ident_pattern("grads").findall(d.formula)) for d, _ in derivatives)
     indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
     if grad_items and num_grads_uses > 0:
-        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in _ident_spans(item.value, "grad"))
+        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
         diagnostics.append(
             error(
-                _first_ident(grads_items[0].value, "grads"),
+                first_ident(grads_items[0].value, "grads"),
                 "grads-mixed",
                 f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
                 fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
             )
         )
     elif num_grads_uses == len(indices) and indices and set(indices) == {0}:
-        edits = tuple(Edit(s, "grad") for item in grads_items for s in _literal_spans(item.value, "grads[0]"))
+        edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
         diagnostics.append(
             error(
                 grads_items[0].value.locate("grads[0]"),
@@ -515,17 +382,6 @@ def _parse_diagnostic(d: Diagnostic) -> Diagnostic:
             + "; the 2021 loader silently used the later formula (derivls shows the first). Merge the two.",
         )
     return d
-
-
-def _dedup(saved: Iterable[SavedAttribute]) -> tuple[SavedAttribute, ...]:
-    seen: set[str] = set()
-    result = []
-    for var in saved:
-        name = plain_name(var.nctype)
-        if name not in seen:
-            seen.add(name)
-            result.append(var)
-    return tuple(result)
 
 
 # -- node names ---------------------------------------------------------------------------------
@@ -556,3 +412,7 @@ def legacy_op_numbering(results: Sequence[EntryResult]) -> list[list[tuple[str, 
             counter[n] += 1
         numbered.append([("Default", op)])
     return numbered
+
+
+# Transitional: derivatives/query.py (moved to ide/ in parallel) imports the old spelling;
+# the ide layer should ask the Profile (`profile.overload_group` / `canonical_function`) instead.

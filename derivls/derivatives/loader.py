@@ -16,9 +16,10 @@ from pathlib import Path
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
 from derivls.derivatives import profiles
-from derivls.derivatives.analysis import EntryResult
 from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
+from derivls.derivatives.profiles import Profile
+from derivls.derivatives.results import EntryResult
 from derivls.diagnostics import Diagnostic, Related, warning
 from derivls.frozen import frozen_dataclass
 
@@ -43,6 +44,11 @@ class PlacedEntry:
     @property
     def end_line(self) -> int:
         return self.start_line + self.result.entry.span.end_line
+
+    @property
+    def profile(self) -> Profile:
+        """The rules this entry was analysed by."""
+        return self.result.profile or profiles.TORCHGEN
 
     def op(self, dispatch_key: str) -> str | None:
         return dict(self.ops).get(dispatch_key)
@@ -83,6 +89,7 @@ class DocumentAnalysis:
     diagnostics: tuple[Diagnostic, ...]  # absolute positions, file order
     used_dispatch_keys: frozenset[str]
     index: NativeIndex | None
+    profile: Profile  # the rules it was computed with
 
     @cached_property
     def _owners(self) -> dict[FunctionSchema, PlacedEntry]:
@@ -135,12 +142,14 @@ _ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
 class DocumentAnalyzer:
     """Analyses successive versions of one derivatives.yaml against one NativeIndex."""
 
-    def __init__(self, index: NativeIndex | None, native_path: str | None = None, profile: str = "torchgen") -> None:
+    def __init__(
+        self, index: NativeIndex | None, native_path: str | None = None, profile: Profile | str = profiles.TORCHGEN
+    ) -> None:
+        """`profile`: a Profile, or the name of one (profiles.named)."""
         self.index = index
         self.native_path = native_path
-        self.profile = profile
-        self._analyser = profiles.entry_analyser(profile, index, native_path) if index is not None else None
-        self._numbering = profiles.op_numbering(profile)
+        self.profile = profiles.named(profile) if isinstance(profile, str) else profile
+        self._analyzer = self.profile.entry_analyzer(index, native_path) if index is not None else None
         self._cache: dict[str, _ChunkResult] = {}
         self._placed: dict[tuple[int, int], PlacedEntry] = {}
         self._last: tuple[list[Chunk], DocumentAnalysis] | None = None
@@ -225,12 +234,12 @@ class DocumentAnalyzer:
         self._placed.pop((old_entry.start_line, id(old_result)), None)
         self._placed[(entry.start_line, id(new_result))] = entry
         entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
-        return DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index)
+        return DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
 
     def _analyse_entry(self, entry: Entry) -> EntryResult:
-        if self._analyser is None:
-            return EntryResult(entry, None, None, None, (), entry.diagnostics)
-        return self._analyser.analyse(entry)
+        if self._analyzer is None:
+            return EntryResult(entry, None, None, None, (), entry.diagnostics, profile=self.profile)
+        return self._analyzer.analyse(entry)
 
     def _file_pass(self, placed: list[tuple[int, EntryResult]], loose: list[Diagnostic]) -> DocumentAnalysis:
         entries: list[PlacedEntry] = []
@@ -238,7 +247,7 @@ class DocumentAnalyzer:
         used_keys: set[str] = set()
         diagnostics = list(loose)
         reused: dict[tuple[int, int], PlacedEntry] = {}
-        for (start_line, result), ops in zip(placed, self._numbering([result for _, result in placed])):
+        for (start_line, result), ops in zip(placed, self.profile.number_ops([result for _, result in placed])):
             # An unchanged entry at an unchanged place keeps its PlacedEntry, and so its built infos.
             key = (start_line, id(result))
             ops = tuple(ops)
@@ -258,7 +267,7 @@ class DocumentAnalyzer:
             seen[result.canonical.func] = entry
         self._placed = reused
         diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-        return DocumentAnalysis(tuple(entries), tuple(diagnostics), frozenset(used_keys), self.index)
+        return DocumentAnalysis(tuple(entries), tuple(diagnostics), frozenset(used_keys), self.index, self.profile)
 
 
 def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
@@ -302,9 +311,12 @@ def load_derivatives(
     derivatives_path: str | Path, native_path: str | Path, tags_path: str | Path | None = None
 ) -> tuple[dict[FunctionSchema, dict[str, DifferentiabilityInfo]], set[str]]:
     """torchgen's `load_derivatives`, for callers that want its return shape (raises on error diagnostics)."""
-    index = NativeIndex.load(str(native_path), str(tags_path) if tags_path else None)
+    profile = profiles.TORCHGEN
+    index = NativeIndex.load(
+        str(native_path), str(tags_path) if tags_path else None, legacy=profile.native_2021_grammar
+    )
     text = Path(derivatives_path).read_text(encoding="utf-8")
-    analysis = DocumentAnalyzer(index, str(native_path)).analyse(text)
+    analysis = DocumentAnalyzer(index, str(native_path), profile).analyse(text)
     errors = [d for d in analysis.diagnostics if d.severity == 1]
     if errors:
         first = errors[0]

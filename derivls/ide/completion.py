@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.derivatives.loader import DocumentAnalysis
+from derivls.derivatives.profiles import TORCHGEN, Profile
 from derivls.ide import facts
 from derivls.ide.context import DISPATCH_KEYS, TextContext, text_context, used_keys
 
@@ -50,7 +51,7 @@ def completions(
     line: int,
     column: int,
     index: NativeIndex | None,
-    profile: str = "torchgen",
+    profile: Profile = TORCHGEN,
     analysis: DocumentAnalysis | None = None,
     manual_functions: Callable[[], Iterable[str]] | None = None,
 ) -> Completions | None:
@@ -98,7 +99,7 @@ def _key_completions(
     line: int,
     ctx: TextContext,
     f: NativeFunction | None,
-    profile: str,
+    profile: Profile,
     needs_colon: bool,
 ) -> None:
     legacy = not facts.has_forward_formulas(profile)  # 2021: no forward formulas, dispatch sections, named grads
@@ -128,7 +129,7 @@ def _formula_completions(
     items: _Items,
     ctx: TextContext,
     f: NativeFunction | None,
-    profile: str,
+    profile: Profile,
     manual_functions: Callable[[], Iterable[str]] | None,
 ) -> bool:
     legacy = not facts.has_forward_formulas(profile)
@@ -176,7 +177,7 @@ def arg_detail(a: facts.ArgFact) -> str:
     return f"{a.schema_type or 'TensorOptions'} ({a.cpp_type})"
 
 
-def function_of(index: NativeIndex | None, ctx: TextContext, profile: str = "torchgen") -> NativeFunction | None:
+def function_of(index: NativeIndex | None, ctx: TextContext, profile: Profile = TORCHGEN) -> NativeFunction | None:
     """The function the formulas of the entry being typed are about (its canonical function)."""
     if index is None or not ctx.schema:
         return None

@@ -1,9 +1,8 @@
 """Facts about the function an entry is for: its arguments and outputs with their C++ types, its
 overload group, its C++ signature, what its formulas make the node save.
 
-Every difference between loader generations (torchgen 2.x, the 2021 "legacy" loader) that the ide
-layer needs is asked here and nowhere else in `derivls.ide`: `profile_of` and the `profile ==
-"legacy"` branches below are the one seam a per-generation Profile object replaces.
+Every difference between loader generations (torchgen 2.x, the 2021 loader) that the ide layer
+needs is asked of the entry's Profile here, and nowhere else in `derivls.ide`.
 """
 
 from __future__ import annotations
@@ -11,45 +10,35 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from derivls.aten import cpp
-from derivls.aten.cpp import Binding
 from derivls.aten.native import NativeFunction, NativeIndex
-from derivls.derivatives.analysis import KeyResult, _canonical_function, function_facts, split_name_params
+from derivls.derivatives.analysis import KeyResult, split_name_params
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.derivatives.model import DifferentiabilityInfo, SavedAttribute
-from derivls.derivatives.profiles import profile_of as _profile_of
-from derivls.derivatives.saved import TORCHGEN_REPLACEMENTS, Replacement, plain_name
+from derivls.derivatives.profiles import TORCHGEN, Profile
+from derivls.derivatives.saved import Replacement, plain_name
 
 # -- the loader generation ------------------------------------------------------------------------
 
 
-def profile_of(placed: PlacedEntry) -> str:
-    """The loader generation an entry was analysed by ("torchgen" or "legacy")."""
-    return _profile_of(placed)
+def profile_of(placed: PlacedEntry) -> Profile:
+    """The loader generation (Profile) an entry was analysed by."""
+    return placed.profile
 
 
-def analyzer_profile(analyzer: object | None) -> str:
-    """The loader generation of a document's analyzer (completion works from text, without an entry)."""
-    return str(getattr(analyzer, "profile", "torchgen"))
+def analyzer_profile(analyzer: object | None) -> Profile:
+    """The Profile of a document's analyzer (completion works from text, without an entry)."""
+    profile = getattr(analyzer, "profile", None)
+    return profile if isinstance(profile, Profile) else TORCHGEN
 
 
-def has_forward_formulas(profile: str) -> bool:
+def has_forward_formulas(profile: Profile) -> bool:
     """Whether the loader knows forward-mode formulas, dispatch sections and named gradients (2021's did not)."""
-    return profile != "legacy"
+    return profile.forward_formulas
 
 
 def substitution_names_and_rules(placed: PlacedEntry, f: NativeFunction) -> tuple[list[str], Sequence[Replacement]]:
     """The names a formula may apply a saved-variable substitution to (`self.sym_sizes()`), and the rules."""
-    if profile_of(placed) == "legacy":
-        from derivls.derivatives.legacy import LEGACY_REPLACEMENTS, legacy_facts
-
-        try:
-            facts = legacy_facts(f)
-        except ValueError:
-            return [], LEGACY_REPLACEMENTS
-        return [n for n, _ in (*facts.arguments, *facts.returns)], LEGACY_REPLACEMENTS
-    ff = function_facts(f)
-    return [plain_name(n) for n in (*ff.arg_nctypes, *ff.named_returns)], TORCHGEN_REPLACEMENTS
+    return profile_of(placed).substitutions(f)
 
 
 # -- facts about the function an entry is for ----------------------------------------------------
@@ -72,33 +61,11 @@ class OutputFact:
     cpp_type: str
 
 
-def _bindings(f: NativeFunction, profile: str) -> Sequence[Binding]:
-    if profile == "legacy":
-        from derivls.derivatives.legacy import legacy_facts
-
-        try:
-            return legacy_facts(f).bindings
-        except ValueError:
-            return ()
-    return function_facts(f).bindings
-
-
-def _return_cpp_types(f: NativeFunction, profile: str) -> list[str]:
-    if profile == "legacy":
-        from derivls.derivatives.legacy import legacy_facts
-
-        try:
-            return [t for _, t in legacy_facts(f).returns]
-        except ValueError:
-            return []
-    return [n.cpp_type() for n in function_facts(f).named_returns]
-
-
-def arg_facts(f: NativeFunction, profile: str = "torchgen") -> list[ArgFact]:
-    """`profile` picks whose C++ types: torchgen 2.x's, or the 2021 codegen's ("legacy")."""
+def arg_facts(f: NativeFunction, profile: Profile = TORCHGEN) -> list[ArgFact]:
+    """`profile` picks whose C++ types (torchgen 2.x's, the 2021 codegen's, …)."""
     schema_args = {a.name: a for a in f.func.arguments.flat_all}
     facts = []
-    for binding in _bindings(f, profile):
+    for binding in profile.bindings(f):
         arg = schema_args.get(binding.name)
         facts.append(
             ArgFact(
@@ -111,9 +78,9 @@ def arg_facts(f: NativeFunction, profile: str = "torchgen") -> list[ArgFact]:
     return facts
 
 
-def output_facts(f: NativeFunction, profile: str = "torchgen") -> list[OutputFact]:
+def output_facts(f: NativeFunction, profile: Profile = TORCHGEN) -> list[OutputFact]:
     returns = f.func.returns
-    cpp_types = _return_cpp_types(f, profile)
+    cpp_types = profile.return_cpp_types(f)
     result = []
     for i, ret in enumerate(returns):
         if ret.name is not None:
@@ -128,41 +95,19 @@ def output_facts(f: NativeFunction, profile: str = "torchgen") -> list[OutputFac
 
 
 def resolve_schema(
-    index: NativeIndex, schema: str, profile: str = "torchgen"
+    index: NativeIndex, schema: str, profile: Profile = TORCHGEN
 ) -> tuple[NativeFunction | None, NativeFunction | None]:
     """(the function `schema` spells, the canonical function its formulas are about), as the loader does."""
     f = index.by_schema.get(schema)
     if f is None:
         return None, None
     name = split_name_params(schema)
-    if profile == "legacy":
-        return f, (_legacy_analyser(index).canonical(f, name) if name is not None else None)
-    functions = index.by_signature.get(f.func.signature(), [])
-    if not functions or name is None:
-        return f, None
-    return f, _canonical_function(functions, name)
+    return f, (profile.canonical_function(index, f, name) if name is not None else None)
 
 
-def overload_group(index: NativeIndex, f: NativeFunction, profile: str = "torchgen") -> list[NativeFunction]:
-    """The functions sharing `f`'s signature (functional, in-place, out, …), which share its formulas."""
-    if profile == "legacy":
-        return list(_legacy_analyser(index).group(f))
-    return list(index.by_signature.get(f.func.signature(), [f]))
-
-
-_legacy_analysers: dict[int, tuple[NativeIndex, object]] = {}
-
-
-def _legacy_analyser(index: NativeIndex):
-    """One LegacyEntryAnalyser per index, for its 2021 signature groups."""
-    from derivls.derivatives.legacy import LegacyEntryAnalyser
-
-    hit = _legacy_analysers.get(id(index))
-    if hit is None or hit[0] is not index:
-        if len(_legacy_analysers) > 8:
-            _legacy_analysers.clear()
-        hit = _legacy_analysers[id(index)] = (index, LegacyEntryAnalyser(index))
-    return hit[1]
+def overload_group(index: NativeIndex, f: NativeFunction, profile: Profile = TORCHGEN) -> list[NativeFunction]:
+    """The functions sharing `f`'s formulas (functional, in-place, out, …)."""
+    return profile.overload_group(index, f)
 
 
 def saved_attributes(info: DifferentiabilityInfo) -> list[SavedAttribute]:
@@ -179,17 +124,8 @@ def derivative_saves(key_result: KeyResult | None) -> list[SavedAttribute]:
     return [*key_result.derivative.saved_inputs, *key_result.derivative.saved_outputs]
 
 
-def cpp_signature(f: NativeFunction, profile: str = "torchgen") -> str:
-    if profile == "legacy":
-        from derivls.aten import legacy_cpp
-
-        try:
-            return legacy_cpp.cpp_signature(f)
-        except ValueError as e:
-            return f"// not expressible in the 2021 C++ API: {e}"
-    sigs = cpp.CppSignatureGroup.from_native_function(f, method=False)
-    sig = sigs.symint_signature if sigs.symint_signature is not None else sigs.signature
-    return sig.decl()
+def cpp_signature(f: NativeFunction, profile: Profile = TORCHGEN) -> str:
+    return profile.cpp_signature(f)
 
 
 # -- entries by name ------------------------------------------------------------------------------

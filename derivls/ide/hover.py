@@ -8,6 +8,7 @@ from pathlib import Path
 
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.derivatives.loader import DocumentAnalysis
+from derivls.derivatives.profiles import TORCHGEN, Profile
 from derivls.diagnostics import Span
 from derivls.ide import facts
 from derivls.ide.targets import Target, target_at
@@ -161,14 +162,14 @@ def describe_output_differentiability(target: Target) -> str | None:
     return "\n\n".join(lines)
 
 
-def _arg(f: NativeFunction, name: str, profile: str = "torchgen") -> facts.ArgFact | None:
+def _arg(f: NativeFunction, name: str, profile: Profile = TORCHGEN) -> facts.ArgFact | None:
     for a in facts.arg_facts(f, profile):
         if a.name == name:
             return a
     return None
 
 
-def _output(f: NativeFunction, name: str, profile: str = "torchgen") -> facts.OutputFact | None:
+def _output(f: NativeFunction, name: str, profile: Profile = TORCHGEN) -> facts.OutputFact | None:
     outputs = facts.output_facts(f, profile)
     for o in outputs:
         if o.name == name or o.schema_name == name:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from derivls.ide import layout, navigation
+from derivls import discovery
+from derivls.ide import navigation
 from derivls.server import indexes
 from derivls.server.app import DerivlsServer, resolved, uri_path
 from derivls.server.convert import file_uri
@@ -84,7 +85,7 @@ async def _analyses_of(ls: DerivlsServer, native_uri: str) -> list[ClosedAnalysi
         if now.path is not None:
             seen.add(str(now.path.resolve()))
     if path is not None:
-        for candidate in layout.derivatives_for_native(path):
+        for candidate in discovery.derivatives_for_native(path):
             if str(candidate) in seen:
                 continue
             closed = await indexes.closed_analysis(ls, candidate)

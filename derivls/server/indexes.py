@@ -16,11 +16,13 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from derivls import discovery
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.diagnostics import Diagnostic
+from derivls.discovery import NativeFiles
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
-from derivls.ide import layout, manual
+from derivls.ide import manual
 from derivls.server import convert
 from derivls.server.app import DerivlsServer, resolved, uri_path
 from derivls.server.guard import guarded
@@ -62,18 +64,13 @@ def native_kind(uri: str) -> str | None:
 def rediscover(ls: DerivlsServer, doc: DerivDocument) -> None:
     """Find the document's native_functions.yaml / tags.yaml again (after a settings or file change)."""
     settings = ls.settings
-    doc.files = discover(doc.path, settings.native_functions, settings.tags)
+    doc.files = discover(doc.path, settings.native_functions, settings.tags, settings.profile)
     doc.key = resolve_key(doc.files)
     doc.analyzer = None  # re-made against the (possibly different) index
 
 
-def make_analyzer(loaded: LoadedIndex | None, profile: str, path: Path | None) -> DocumentAnalyzer:
-    return build_analyzer(
-        loaded.index if loaded is not None else None,
-        loaded.native_path if loaded is not None and loaded.index is not None else None,
-        profile,
-        path,
-    )
+def make_analyzer(loaded: LoadedIndex | None, files: NativeFiles | None) -> DocumentAnalyzer:
+    return build_analyzer(loaded, files)
 
 
 def setup_problems(doc: DerivDocument, loaded: LoadedIndex | None) -> list[Diagnostic]:
@@ -106,7 +103,6 @@ async def _build(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
     tags_overlay = ls.overlays.get(key[1]) if key[1] else None
     ls.index_counter += 1
     version = ls.index_counter
-    legacy = {"legacy": True, "torchgen": False}.get(ls.settings.profile)
 
     def work() -> LoadedIndex:
         with paused_gc():
@@ -116,7 +112,6 @@ async def _build(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
                 native_overlay[1] if native_overlay else None,
                 tags_overlay[1] if tags_overlay else None,
                 native_overlay is not None or tags_overlay is not None,
-                legacy,
             )
 
     return await asyncio.get_running_loop().run_in_executor(None, work)
@@ -284,7 +279,8 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
         mtime = Path(key).stat().st_mtime
     except OSError:
         return None
-    index_key = resolve_key(discover(Path(key), ls.settings.native_functions, ls.settings.tags))
+    files = discover(Path(key), ls.settings.native_functions, ls.settings.tags, ls.settings.profile)
+    index_key = resolve_key(files)
     if index_key is None:
         return None
     loaded = await ensure_index(ls, index_key)
@@ -298,19 +294,27 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
         text = Path(key).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    analysis = make_analyzer(loaded, ls.settings.profile, Path(key)).analyse(text)
+    analysis = make_analyzer(loaded, files).analyse(text)
     result: ClosedAnalysis = (convert.file_uri(key), analysis, LineIndex(text, ls.encoding), loaded.index)
     ls.closed[key] = (stamp, result)
     return result
 
 
 def workspace_derivatives(ls: DerivlsServer) -> list[Path]:
-    return layout.workspace_derivatives(ls.workspace_roots())
+    found: list[Path] = []
+    for root in ls.workspace_roots():
+        for candidate in discovery.workspace_derivatives(root):
+            path = Path(resolved(candidate))
+            if path not in found:
+                found.append(path)
+    return found
 
 
 def manual_files(ls: DerivlsServer, doc: DerivDocument) -> list[Path]:
     native = doc.files.native if doc.files is not None else None
-    return layout.manual_files(doc.path, Path(native) if native is not None else None, ls.workspace_roots())
+    return discovery.functions_manual_sources(
+        doc.path, Path(native) if native is not None else None, list(ls.workspace_roots())
+    )
 
 
 __all__ = [

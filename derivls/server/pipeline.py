@@ -170,7 +170,7 @@ def refresh(ls: DerivlsServer, doc: DerivDocument) -> bool:
     index_version = loaded.version if loaded is not None else 0
     profile = ls.settings.profile
     if doc.analyzer is None or doc.index_version != index_version or doc.analyzer_profile != profile:
-        doc.analyzer = indexes.make_analyzer(loaded, profile, doc.path)
+        doc.analyzer = indexes.make_analyzer(loaded, doc.files)
         doc.index_version = index_version
         doc.analyzer_profile = profile
         doc.setup = indexes.setup_problems(doc, loaded)

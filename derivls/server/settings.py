@@ -12,10 +12,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from derivls.derivatives.profiles import CHOICES
+
 log = logging.getLogger(__name__)
 
 SECTION = "derivls"
-PROFILES = ("auto", "torchgen", "legacy")
+PROFILES = CHOICES  # the `profile` setting: auto or a loader generation
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The server's state: native indexes (from disk or open buffers) and analysed derivatives.yaml documents.
 
-Nothing here speaks LSP; main.py wires it to notifications and requests.
-`build_analyzer` is the one place an analyzer is made (profiles plug in there).
+Nothing here speaks LSP; main.py wires it to notifications and requests. Opening follows
+derivls.project step by step (the CLI runs the same steps at once), so both build the same index
+and the same analyzer from the same inputs.
 """
 
 from __future__ import annotations
@@ -12,33 +13,24 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from derivls.aten.native import NativeIndex, NativeIndexError
+from derivls import project
+from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
-from derivls.diagnostics import Diagnostic, Span, error, warning
-from derivls.discovery import NativeFiles, find_native_files
+from derivls.derivatives.profiles import AUTO, TORCHGEN, Profile
+from derivls.diagnostics import FIRST_LINE, Diagnostic
+from derivls.discovery import NativeFiles
 from derivls.server.positions import LineIndex
 
 log = logging.getLogger(__name__)
 
-FIRST_LINE = Span(0, 0, 0, 1)
+# (native_functions.yaml, tags.yaml, the profile set or shown by the layout: None = by the files), resolved
+IndexKey = tuple[str, "str | None", "Profile | None"]
 
-IndexKey = tuple[str, "str | None"]  # (native_functions.yaml, tags.yaml), resolved
 
-
-def build_analyzer(
-    index: NativeIndex | None, native_path: str | None, profile: str, derivatives: Path | None = None
-) -> DocumentAnalyzer:
-    """The only place the server makes an analyzer: `auto` is resolved and the profile wired here."""
-    try:
-        from derivls.derivatives.profiles import resolve_profile
-    except ImportError:  # pragma: no cover - a loader without profiles
-        return DocumentAnalyzer(index, native_path)
-    chosen = resolve_profile(profile, derivatives, index)
-    try:
-        return DocumentAnalyzer(index, native_path, chosen)
-    except ValueError as e:
-        log.warning("profile %r is not available (%s); using torchgen", chosen, e)
-        return DocumentAnalyzer(index, native_path, "torchgen")
+def build_analyzer(loaded: LoadedIndex | None, files: NativeFiles | None) -> DocumentAnalyzer:
+    """The only place the server makes an analyzer (derivls.project.make_analyzer)."""
+    preset = files.preset if isinstance(files, DocFiles) else None
+    return project.make_analyzer(loaded.load if loaded is not None else None, preset)
 
 
 def digest(text: str) -> str:
@@ -51,74 +43,47 @@ class LoadedIndex:
 
     key: IndexKey
     version: int
-    index: NativeIndex | None
-    problem: str | None  # why there is no index
-    problem_line: int | None = None  # 1-based, in the native file
+    load: project.NativeLoad
+    problem: str | None = None  # why there is no index
     native_digest: str | None = None
     tags_digest: str | None = None
     from_buffer: bool = False
     seconds: float = 0.0
 
     @property
+    def index(self) -> NativeIndex | None:
+        return self.load.index
+
+    @property
+    def problem_line(self) -> int | None:
+        """1-based, in the native file."""
+        return self.load.problem_line
+
+    @property
     def native_path(self) -> str:
         return self.key[0]
 
 
-def read_optional(path: str | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def build_index(
-    key: IndexKey,
-    version: int,
-    native_text: str | None,
-    tags_text: str | None,
-    from_buffer: bool,
-    legacy: bool | None = None,
+    key: IndexKey, version: int, native_text: str | None, tags_text: str | None, from_buffer: bool
 ) -> LoadedIndex:
     """Index one native_functions.yaml (runs in a worker thread: touches no shared state)."""
-    native_path, tags_path = key
+    native_path, tags_path, preset = key
     started = time.perf_counter()
-    if native_text is None:
-        try:
-            native_text = Path(native_path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return LoadedIndex(key, version, None, f"{native_path} does not exist")
-        except (OSError, UnicodeDecodeError) as e:
-            return LoadedIndex(key, version, None, f"cannot read {native_path}: {e}")
-    if tags_text is None and tags_path is not None:
-        tags_text = read_optional(tags_path)
     try:
-        index = NativeIndex.from_text(
-            native_text, tags_text, native_path, tags_path=tags_path or "tags.yaml", legacy=legacy
-        )
-    except NativeIndexError as e:
-        return LoadedIndex(
-            key,
-            version,
-            None,
-            str(e),
-            getattr(e, "line", None),
-            digest(native_text),
-            digest(tags_text) if tags_text is not None else None,
-            from_buffer,
-        )
+        texts = project.read_texts(native_path, tags_path, native_text, tags_text)
+        load = project.index_native(native_path, tags_path, preset, texts)
     except Exception as e:  # a bug in the index must not take the server down
         log.exception("indexing %s failed", native_path)
-        return LoadedIndex(key, version, None, f"internal error while indexing: {e!r}")
+        failed = project.NativeLoad(preset or TORCHGEN, None, f"internal error while indexing: {e!r}")
+        return LoadedIndex(key, version, failed, failed.problem)
     return LoadedIndex(
         key,
         version,
-        index,
-        None,
-        None,
-        digest(native_text),
-        digest(tags_text) if tags_text is not None else None,
+        load,
+        load.problem,
+        digest(texts.native) if texts.native is not None else None,
+        digest(texts.tags) if texts.tags is not None else None,
         from_buffer,
         time.perf_counter() - started,
     )
@@ -133,17 +98,22 @@ class DerivDocument:
     files: NativeFiles | None = None
     key: IndexKey | None = None
     analyzer: DocumentAnalyzer | None = None
-    analyzer_version: int = -1  # LoadedIndex.version the analyzer was made for
-    analyzer_profile: str | None = None
+    analyzer_profile: str | None = None  # the profile setting the analyzer was made for
     analysis: DocumentAnalysis | None = None
     text: str | None = None  # the text `analysis` is of
     version: int | None = None
     lines: LineIndex | None = None
     setup: list[Diagnostic] = field(default_factory=list)  # about finding/reading native_functions.yaml
-    published: object = None  # what was last published (to skip identical re-publishes)
     index_version: int = -1
     generated_shown: set[str] = field(default_factory=set)  # derivls-generated: URIs shown for it
     fragments: dict[str, object] = field(default_factory=dict)  # answer kind → raw.FragmentCache
+
+
+@dataclass(frozen=True, slots=True)
+class DocFiles(NativeFiles):
+    """A document's native files and the profile set or shown by its layout (None: the files decide)."""
+
+    preset: Profile | None = None
 
 
 def resolve_key(files: NativeFiles) -> IndexKey | None:
@@ -155,38 +125,23 @@ def resolve_key(files: NativeFiles) -> IndexKey | None:
         if files.tags is not None and files.tags.exists()
         else (str(files.tags) if files.tags is not None else None)
     )
-    return native, tags
+    return native, tags, files.preset if isinstance(files, DocFiles) else None
 
 
-def discover(path: Path | None, native: Path | None, tags: Path | None) -> NativeFiles:
-    if path is None:
-        if native is not None:
-            return NativeFiles(native, tags, (native,))
-        return NativeFiles(None, tags, ())
-    return find_native_files(path, native, tags)
+def discover(path: Path | None, native: Path | None, tags: Path | None, profile: str = AUTO) -> DocFiles:
+    """derivls.project's first two steps for a document: its native files and its preset profile."""
+    files = project.locate(path, native, tags)
+    return DocFiles(files.native, files.tags, files.tried, project.preset_profile(profile, path))
 
 
 def setup_diagnostics(files: NativeFiles | None, loaded: LoadedIndex | None) -> list[Diagnostic]:
-    if files is None:
-        return []
-    if files.native is None:
-        return [warning(FIRST_LINE, "native-not-found", files.missing_message())]
-    if loaded is not None and loaded.index is None and loaded.problem is not None:
-        where = f" (line {loaded.problem_line})" if loaded.problem_line else ""
-        return [
-            error(
-                FIRST_LINE,
-                "native-unreadable",
-                f"Cannot use {files.native}{where}: {loaded.problem}. "
-                "Fix the file, or point the 'derivls.nativeFunctions' setting at another native_functions.yaml.",
-            )
-        ]
-    return []
+    return project.setup_diagnostics(files, loaded.load if loaded is not None else None)
 
 
 __all__ = [
     "FIRST_LINE",
     "DerivDocument",
+    "DocFiles",
     "IndexKey",
     "LoadedIndex",
     "build_analyzer",

@@ -9,8 +9,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from derivls.cli import analyse_path
 from derivls.codegen import generate_node
-from derivls.workspace import open_workspace_files
 from tests.lsp.conftest import (
     CONFIG,
     Documents,
@@ -122,7 +122,7 @@ async def test_completion_in_name(client: LanguageClient, doc, text):
 
 async def test_symbols(client: LanguageClient, doc, real):
     symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=doc))
-    analysis, _ = open_workspace_files(real.derivatives, None, None)
+    analysis, _ = analyse_path(real.derivatives, None, None)
     assert len(symbols) == len(analysis.entries)
     found = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="AddBackward0"))
     assert found[0].name == "AddBackward0"
@@ -132,7 +132,7 @@ async def test_symbols(client: LanguageClient, doc, real):
 
 async def test_code_lenses_and_generated_code(client: LanguageClient, doc, text, real):
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=doc))
-    analysis, _ = open_workspace_files(real.derivatives, None, None)
+    analysis, _ = analyse_path(real.derivatives, None, None)
     with_nodes = [e for e in analysis.entries if any(op for _, op in e.ops)]
     assert len(lenses) == len(with_nodes)
     line = position_of(text, "- name: add.Tensor").line

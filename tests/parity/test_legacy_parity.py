@@ -19,7 +19,7 @@ from derivls.aten.native import NativeIndex
 from derivls.cli import main
 from derivls.derivatives.dump import dump
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
-from derivls.derivatives.profiles import profile_of, resolve_profile
+from derivls.derivatives.profiles import LEGACY, TORCHGEN, choose
 from derivls.diagnostics import Severity
 
 
@@ -118,21 +118,20 @@ def test_cli_check_reports_no_error(legacy_dir: Path) -> None:
     assert [r for r in rows if r["severity"] == "error"] == []
 
 
-def test_auto_picks_legacy_for_the_2021_files(legacy_dir: Path, index: NativeIndex) -> None:
-    assert resolve_profile("auto", legacy_dir / "derivatives.yaml", index) == "legacy"
-    assert resolve_profile("torchgen", legacy_dir / "derivatives.yaml", index) == "torchgen"
-    # read the way `derivls check` reads it (no tags.yaml: the 2021 grammar)
-    assert resolve_profile("auto", None, NativeIndex.load(legacy_dir / "native_functions.yaml")) == "legacy"
+def test_auto_picks_legacy_for_the_2021_files(legacy_dir: Path) -> None:
+    text = (legacy_dir / "native_functions.yaml").read_text(encoding="utf-8")
+    assert choose("auto", legacy_dir / "derivatives.yaml", text, has_tags=False) == LEGACY
+    assert choose("torchgen", legacy_dir / "derivatives.yaml", text, has_tags=False) == TORCHGEN
+    assert choose("auto", None, text, has_tags=False) == LEGACY
 
 
 def test_real_files_stay_torchgen(real_files) -> None:
-    index = NativeIndex.load(real_files.native, real_files.tags)
-    assert resolve_profile("auto", real_files.derivatives, index) == "torchgen"
-    assert resolve_profile("auto", None, index) == "torchgen"
-    without_tags = NativeIndex.load(real_files.native, legacy=False)
-    assert resolve_profile("auto", None, without_tags) == "torchgen"  # SymInt everywhere
+    text = real_files.native.read_text(encoding="utf-8")
+    assert choose("auto", real_files.derivatives, text, has_tags=True) == TORCHGEN
+    assert choose("auto", None, text, has_tags=True) == TORCHGEN
+    assert choose("auto", None, text, has_tags=False) == TORCHGEN  # SymInt everywhere
 
 
 def test_analysis_profile_is_recorded(analysis: DocumentAnalysis) -> None:
-    assert profile_of(analysis) == "legacy"
-    assert all(profile_of(entry) == "legacy" for entry in analysis.entries)
+    assert analysis.profile == LEGACY
+    assert all(entry.profile == LEGACY for entry in analysis.entries)

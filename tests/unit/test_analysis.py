@@ -142,3 +142,19 @@ def test_a_formula_with_an_error_keeps_its_node_and_the_numbering_after_it(analy
     analysis = analyzer.analyse(text)
     assert [e.ops for e in analysis.entries] == [(("Default", "AddBackward0"),), (("Default", "AddBackward1"),)]
     assert [d.code for d in analysis.diagnostics] == ["sizes-not-supported"]
+
+
+ADD_WITH_ALPHA = """\
+- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  self: handle_r_to_c(self.scalar_type(), grad)
+  other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
+  alpha: grad.sum()
+  result: self_t + maybe_multiply(other_t, alpha)
+"""
+
+
+def test_a_mistake_found_by_two_checks_is_reported_once(analyzer) -> None:
+    # `alpha` gets a backward formula, so the forward formula's bare `alpha` is ambiguous; both the
+    # tangent and the primal pass of torchgen's check find it at the same place (issue 14)
+    found = diagnostics(analyzer, ADD_WITH_ALPHA)
+    assert found == [("forward-uses-base-name", 4, 43, 48)]

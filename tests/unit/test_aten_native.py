@@ -17,6 +17,7 @@ from derivls.aten.native import (
     Variant,
 )
 from derivls.aten.schema import SchemaKind
+from derivls.yamlsubset import Unsupported, scan_native_entries
 
 TAGS = """\
 - tag: core
@@ -190,7 +191,7 @@ def test_load_time(real_files):
 def test_scanner_agrees_with_pyyaml(real_files, legacy_dir):
     for p in (real_files.native, legacy_dir / "native_functions.yaml"):
         text = p.read_text()
-        fast = native._scan_entries(text)
+        fast = scan_native_entries(text)
         slow = native._yaml_entries(text, str(p))
         assert len(fast) == len(slow)
         for a, b in zip(fast, slow):
@@ -221,8 +222,8 @@ def test_scanner_agrees_with_pyyaml(real_files, legacy_dir):
 )
 def test_scanner_falls_back_or_agrees(text):
     try:
-        fast = native._scan_entries(text)
-    except native._NotSimple:
+        fast = scan_native_entries(text)
+    except Unsupported:
         return  # PyYAML reads it
     slow = native._yaml_entries(text, "t.yaml")
     assert [(e.data, e.line, e.key_lines, e.func_col) for e in fast] == [

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from derivls.codegen import command
 from derivls.codegen.command import add_codegen_arguments, run_codegen
 from derivls.derivatives.loader import load_derivatives
+from derivls.project import locate
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,8 @@ def test_discovers_native_in_checkout_layout(tmp_path):
     native = tmp_path / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
     for p in (derivatives, native, native.with_name("tags.yaml")):
         p.write_text("")
-    assert command._native_and_tags(derivatives, None, None) == (
+    files = locate(derivatives)
+    assert (files.native, files.tags) == (
         native.resolve(),
         native.resolve().with_name("tags.yaml"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from derivls.derivatives.profiles import TORCHGEN
 from derivls.ide.completion import FUNCTION, KEYWORD, MAX_SCHEMAS, completions
 from derivls.ide.context import text_context
 from tests.unit.ide_support import analyse, real_analysis, real_index
@@ -11,7 +12,7 @@ ADD = "- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tenso
 
 def complete(text: str, line: int, column: int, **kwargs):
     lines = text.split("\n")
-    return completions(lines, line, column, real_index(), "torchgen", **kwargs)
+    return completions(lines, line, column, real_index(), TORCHGEN, **kwargs)
 
 
 def labels(found) -> list[str]:

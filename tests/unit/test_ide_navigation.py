@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from derivls.ide import layout, navigation
+from derivls import discovery
+from derivls.ide import navigation
 from tests.unit.ide_support import analyse, at, real_analysis, real_files, real_index, real_text
 
 ADD_INPLACE = "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
@@ -76,9 +77,9 @@ def test_func_at_finds_the_schema_of_the_native_entry_around_a_line():
 
 
 def test_layout_pairs_a_packaged_native_functions_with_its_derivatives():
-    assert layout.derivatives_for_native(real_files().native) == [real_files().derivatives.resolve()]
+    assert discovery.derivatives_for_native(real_files().native) == [real_files().derivatives.resolve()]
 
 
 def test_layout_finds_functions_manual_header_in_a_wheel():
-    found = layout.manual_files(real_files().derivatives, real_files().native, [])
+    found = discovery.functions_manual_sources(real_files().derivatives, real_files().native, [])
     assert [p.name for p in found] == ["FunctionsManual.h"]

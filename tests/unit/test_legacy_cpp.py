@@ -163,40 +163,42 @@ def test_op_numbering_suffixes_only_duplicates(legacy_dir: Path) -> None:
 TINY_NATIVE = "- func: abs(Tensor self) -> Tensor\n  variants: function, method\n"
 
 
-def _index(folder: Path, text: str) -> NativeIndex:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "native_functions.yaml").write_text(text, encoding="utf-8")
-    return NativeIndex.load(folder / "native_functions.yaml")
-
-
-def test_auto_from_the_native_functions(tmp_path: Path) -> None:
-    from derivls.derivatives.profiles import resolve_profile
+def test_auto_from_the_native_functions() -> None:
+    from derivls.derivatives.profiles import LEGACY, TORCHGEN, choose
 
     # no tags.yaml and no SymInt is not enough: small 2.x-style files look like that too
-    assert resolve_profile("auto", None, _index(tmp_path / "a", TINY_NATIVE)) == "torchgen"
+    assert choose("auto", None, TINY_NATIVE, has_tags=False) == TORCHGEN
     marked = TINY_NATIVE + "  use_c10_dispatcher: full\n"
-    assert resolve_profile("auto", None, _index(tmp_path / "b", marked)) == "legacy"
+    assert choose("auto", None, marked, has_tags=False) == LEGACY
+    assert choose("auto", None, marked, has_tags=True) == TORCHGEN  # tags.yaml appeared in 2022
     symint = marked + "- func: zeros(SymInt[] size) -> Tensor\n  use_c10_dispatcher: full\n"
-    assert resolve_profile("auto", None, _index(tmp_path / "c", symint)) == "torchgen"
-    assert resolve_profile("auto", None, None) == "torchgen"
-    assert resolve_profile("legacy", None, None) == "legacy"
+    assert choose("auto", None, symint, has_tags=False) == TORCHGEN
+    assert choose("auto", None, None, has_tags=False) == TORCHGEN
+    assert choose("legacy", None, None, has_tags=True) == LEGACY
 
 
 def test_auto_from_the_layout(tmp_path: Path) -> None:
-    from derivls.derivatives.profiles import resolve_profile
+    from derivls.derivatives.profiles import LEGACY, TORCHGEN, choose
 
-    marked = _index(tmp_path / "native", TINY_NATIVE + "  use_c10_dispatcher: full\n")
+    marked = TINY_NATIVE + "  use_c10_dispatcher: full\n"
     old = tmp_path / "old"
     (old / "tools" / "autograd").mkdir(parents=True)
     (old / "tools" / "codegen").mkdir()
-    assert resolve_profile("auto", old / "tools" / "autograd" / "derivatives.yaml", None) == "legacy"
+    assert choose("auto", old / "tools" / "autograd" / "derivatives.yaml", None, False) == LEGACY
     new = tmp_path / "new"
     (new / "tools" / "autograd").mkdir(parents=True)
     (new / "torchgen").mkdir()
     # the layout wins over what native_functions.yaml holds
-    assert resolve_profile("auto", new / "tools" / "autograd" / "derivatives.yaml", marked) == "torchgen"
+    assert choose("auto", new / "tools" / "autograd" / "derivatives.yaml", marked, False) == TORCHGEN
     wheel = tmp_path / "site" / "torchgen" / "packaged" / "autograd"
     wheel.mkdir(parents=True)
-    assert resolve_profile("auto", wheel / "derivatives.yaml", marked) == "torchgen"
+    assert choose("auto", wheel / "derivatives.yaml", marked, False) == TORCHGEN
     elsewhere = tmp_path / "elsewhere" / "derivatives.yaml"
-    assert resolve_profile("auto", elsewhere, marked) == "legacy"
+    assert choose("auto", elsewhere, marked, False) == LEGACY
+
+
+def test_the_choice_says_why() -> None:
+    from derivls.derivatives.profiles import choose
+
+    assert "set to legacy" in choose("legacy", None, None, False).describe()
+    assert "tags.yaml" in choose("auto", None, TINY_NATIVE, True).describe()

@@ -1,80 +1,20 @@
-"""The small YAML subset PyTorch's yaml files are written in, read without PyYAML.
-
-Importing PyYAML costs more than a tenth of a ``derivls check`` (its reader compiles a large
-regular expression), and composing each derivatives.yaml entry with it a little more. The
-files only use a regular subset of YAML, so:
-
-* ``compose_entry_chunk`` composes one derivatives.yaml entry (a chunk of
-  ``document.split_entries``) into nodes shaped like PyYAML's (``id``, ``tag``, ``value``,
-  ``start_mark``/``end_mark`` with ``line``, ``column``, ``index``), with the values, tags and
-  marks libyaml gives;
-* ``scan_tags`` reads tags.yaml's tag names;
-* ``resolve_plain`` is PyYAML's implicit resolver for the plain scalars it can decide.
-
-Each raises ``Unsupported`` on anything outside the subset, including everything PyYAML would
-reject or report: the caller then uses PyYAML, so the outcome is PyYAML's in every case.
-tests/unit/test_yamlsubset.py compares both on the real files and on variations of them.
-"""
+"""derivatives.yaml entries composed into PyYAML-shaped nodes (marks included)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = [
-    "BOOL_TAG",
-    "BOOL_VALUES",
-    "Mark",
-    "Node",
-    "STR_TAG",
-    "Unsupported",
-    "compose_entry_chunk",
-    "resolve_plain",
-    "scan_tags",
-]
-
-STR_TAG = "tag:yaml.org,2002:str"
-BOOL_TAG = "tag:yaml.org,2002:bool"
-NULL_TAG = "tag:yaml.org,2002:null"
-# SafeConstructor.bool_values
-BOOL_VALUES = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
-
-
-class Unsupported(Exception):
-    """The text is outside the subset (or not valid YAML): use PyYAML."""
-
-
-# -- implicit resolution of plain scalars (yaml.resolver.Resolver) ----------------------------
-
-_BOOL_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
-_NULL_WORDS = frozenset({"~", "null", "Null", "NULL"})
-# The first characters for which PyYAML registers implicit resolvers other than bool and null
-# (int, float, timestamp, merge, value, and the `!`/`&`/`*` one), and every character their
-# patterns can match: a scalar with any other character can only be a string.
-_NUMERIC_START = frozenset("-+.0123456789<=!&*")
-_NUMERIC_CHARS = frozenset("0123456789-+_.:xobBeEaAcCdDfFiInNTtZ \t<=!&*")
-
-
-def resolve_plain(value: str) -> str | None:
-    """The tag PyYAML's SafeLoader gives a plain scalar: STR_TAG, BOOL_TAG or NULL_TAG; None
-    when it may be something else (an int, a float, a timestamp, …)."""
-    if not value:
-        return NULL_TAG
-    first = value[0]
-    if first in "yYnNtTfFoO":
-        if value in _BOOL_WORDS:
-            return BOOL_TAG
-        if first in "nN" and value in _NULL_WORDS:
-            return NULL_TAG
-        return STR_TAG
-    if first == "~":
-        return NULL_TAG if value == "~" else STR_TAG
-    if first in _NUMERIC_START:
-        if first in "-+" and len(value) > 1 and value[1] not in "0123456789.":
-            return STR_TAG  # a sign not followed by a digit or '.': no number can match
-        if _NUMERIC_CHARS.issuperset(value):
-            return None
-    return STR_TAG
-
+from derivls.yamlsubset.scalars import (
+    BOOL_TAG,
+    BOOL_VALUES,
+    INDICATORS,
+    KEY,
+    OUTSIDE,
+    STR_TAG,
+    Unsupported,
+    resolve_plain,
+    significant,
+)
 
 # -- nodes -------------------------------------------------------------------------------------
 
@@ -136,18 +76,9 @@ class Node:
 
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
-# what only PyYAML may read: tabs, CR, other control characters (and non-ASCII, tested apart)
-_OUTSIDE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:, *[A-Za-z_][A-Za-z0-9_]*)*")
 _FLOW_ITEM = re.compile(r"[A-Za-z0-9_]+")
 _KEYS_OK: dict[str, bool] = {}  # key text -> whether it is a plain string key of the subset
 # a plain scalar cannot start with an indicator ('-' is handled apart)
-_INDICATORS = frozenset("?:,[]{}#&*!|>'\"%@`")
-
-
-def _significant(line: str) -> bool:
-    s = line.lstrip(" ")
-    return bool(s) and s[0] != "#"
 
 
 class _Composer:
@@ -174,15 +105,15 @@ class _Composer:
     def mark(self, line: int, column: int) -> tuple[int, int, int]:
         return (line, column, self.starts[line] + column)
 
-    def next_significant(self, i: int) -> int:
+    def nextsignificant(self, i: int) -> int:
         lines = self.lines
-        while i < len(lines) and not _significant(lines[i]):
+        while i < len(lines) and not significant(lines[i]):
             i += 1
         return i
 
     def compose(self) -> Node | None:
         lines = self.lines
-        first = self.next_significant(0)
+        first = self.nextsignificant(0)
         if first == len(lines):
             return None  # only comments and blank lines
         line = lines[first]
@@ -192,7 +123,7 @@ class _Composer:
         if column >= len(line) or line[column] == "#":
             raise Unsupported  # the item's mapping starts on a later line, or is empty
         item, i = self.mapping(first, column, column)
-        if self.next_significant(i) != len(lines):
+        if self.nextsignificant(i) != len(lines):
             raise Unsupported  # a second item, or text at a smaller indentation
         return Node("sequence", _SEQ_TAG, [item], self.mark(first, 0), self.end_for(0))
 
@@ -214,14 +145,14 @@ class _Composer:
             if ok is None:  # keys repeat (self, result, name, …): decided once each
                 if len(_KEYS_OK) > 50_000:  # (a long-lived server sees whatever is typed)
                     _KEYS_OK.clear()
-                ok = _KEYS_OK[key_text] = _KEY.fullmatch(key_text) is not None and resolve_plain(key_text) == STR_TAG
+                ok = _KEYS_OK[key_text] = KEY.fullmatch(key_text) is not None and resolve_plain(key_text) == STR_TAG
             if not ok or (rest and rest[0] != " "):
                 raise Unsupported
             key = Node("scalar", STR_TAG, key_text, self.mark(i, column), self.mark(i, column + colon))
             value_text = rest.lstrip(" ")
             if not value_text or value_text[0] == "#":
                 # the value is a block mapping on the next lines (an empty value: not here)
-                j = self.next_significant(i + 1)
+                j = self.nextsignificant(i + 1)
                 if j == len(lines):
                     raise Unsupported
                 nested_column = len(lines[j]) - len(lines[j].lstrip(" "))
@@ -232,7 +163,7 @@ class _Composer:
                 value_column = column + colon + 1 + (len(rest) - len(value_text))
                 value, i = self.value(i, value_column, indent)
             pairs.append((key, value))
-            i = self.next_significant(i)
+            i = self.nextsignificant(i)
             if i == len(lines):
                 return Node("mapping", _MAP_TAG, pairs, start, self.end_for(indent)), i
             column = len(lines[i]) - len(lines[i].lstrip(" "))
@@ -256,7 +187,7 @@ class _Composer:
             return node, i + 1
         if first == "[":
             return self.flow_sequence(i, column), i + 1
-        if first in _INDICATORS or (first == "-" and (column + 1 == len(line) or line[column + 1] == " ")):
+        if first in INDICATORS or (first == "-" and (column + 1 == len(line) or line[column + 1] == " ")):
             raise Unsupported
         end = line.find(" #", column)
         text = (line[column:] if end < 0 else line[column:end]).rstrip(" ")
@@ -361,77 +292,6 @@ class _Composer:
 
 def compose_entry_chunk(text: str) -> Node | None:
     """yaml.compose(text) for one derivatives.yaml entry; None if it holds no node."""
-    if not text.isascii() or _OUTSIDE.search(text) or text.startswith(("%", "---")):
+    if not text.isascii() or OUTSIDE.search(text) or text.startswith(("%", "---")):
         raise Unsupported
     return _Composer(text).compose()
-
-
-# -- tags.yaml ---------------------------------------------------------------------------------
-
-
-def scan_tags(text: str) -> list[str]:
-    """The `tag:` values of tags.yaml, in order, when every entry has a `tag:` name and a
-    non-empty `desc:` (a plain line or a `|` block); anything else: Unsupported."""
-    if not text.isascii() or _OUTSIDE.search(text):
-        raise Unsupported
-    lines = text.split("\n")
-    tags: list[str] = []
-    entry: dict[str, bool] | None = None  # key -> has a non-empty value
-
-    def close(entry: dict[str, bool] | None) -> None:
-        if entry is not None and not (entry.get("tag") and entry.get("desc")):
-            raise Unsupported  # PyYAML's reading gives the error
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not _significant(line):
-            i += 1
-            continue
-        if line.startswith("- "):
-            close(entry)
-            entry = {}
-            content = line[2:]
-            if content.startswith(" "):
-                raise Unsupported
-        elif line.startswith("  ") and not line.startswith("   ") and entry is not None:
-            content = line[2:]
-        else:
-            raise Unsupported
-        colon = content.find(":")
-        key = content[:colon]
-        rest = content[colon + 1 :]
-        if colon <= 0 or not _KEY.fullmatch(key) or key in entry or (rest and rest[0] != " "):
-            raise Unsupported
-        value = rest.strip(" ")
-        i += 1
-        if value == "|":
-            # a literal block: not empty if its first non-blank line is indented further than
-            # the keys; it goes on while lines are blank or indented as far as that one
-            j = i
-            while j < len(lines) and not lines[j].strip(" "):
-                j += 1
-            block_indent = len(lines[j]) - len(lines[j].lstrip(" ")) if j < len(lines) else 0
-            if block_indent <= 2 or any(len(lines[k]) > block_indent for k in range(i, j)):
-                raise Unsupported  # empty, or a leading blank line longer than the indentation
-            while j < len(lines) and (not lines[j].strip(" ") or lines[j].startswith(" " * block_indent)):
-                j += 1
-            entry[key] = True
-            i = j
-            continue
-        if (
-            not value
-            or value[0] in _INDICATORS
-            or value[0] == "-"
-            or " #" in value
-            or ": " in value
-            or value[-1] == ":"
-        ):
-            raise Unsupported
-        if resolve_plain(value) != STR_TAG:
-            raise Unsupported
-        if key == "tag":
-            tags.append(value)
-        entry[key] = True
-    close(entry)
-    return tags

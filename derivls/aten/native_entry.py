@@ -1,0 +1,370 @@
+"""native_functions.yaml's entries → NativeFunctions (torchgen.model.NativeFunction.from_yaml, minus
+backend checks), and tags.yaml's tag names. The YAML subset is read by derivls.yamlsubset; anything
+outside it by PyYAML (here)."""
+
+from __future__ import annotations
+
+from derivls.aten import cpp
+from derivls.aten.native_model import (
+    COMPOSITE_EXPLICIT,
+    COMPOSITE_EXPLICIT_NF,
+    COMPOSITE_IMPLICIT,
+    COMPOSITE_IMPLICIT_NT,
+    NativeFunction,
+    NativeIndexError,
+    Variant,
+)
+from derivls.aten.schema import (
+    FunctionSchema,
+    OperatorName,
+)
+from derivls.yamlsubset import ScannedEntry as _Entry
+from derivls.yamlsubset import Unsupported, scan_native_entries, scan_tags
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _yaml_loader() -> Any:
+    # PyYAML is imported only for files outside the YAML subset the scanners read
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _make_line_loader(base: Any) -> Any:
+    class _LineLoader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            mapping = super().construct_mapping(node, deep=deep)
+            mapping["__line__"] = node.start_mark.line + 1
+            key_lines = {}
+            for k, v in node.value:
+                key_lines[k.value] = k.start_mark.line + 1
+                if k.value == "func":
+                    mapping["__func_cols__"] = (k.start_mark.column, v.start_mark.column)
+            mapping["__key_lines__"] = key_lines
+            return mapping
+
+    return _LineLoader
+
+
+def _yaml_entries(text: str, path: str) -> list[_Entry]:
+    import yaml
+
+    try:
+        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(e, "problem", None) or str(e)
+        raise NativeIndexError(f"YAML error: {problem}", path=path, line=line) from None
+    if es is None:
+        return []
+    if not isinstance(es, list):
+        raise NativeIndexError(
+            f"expected a list of entries at the top level, got {type(es).__name__}", path=path, line=1
+        )
+    out: list[_Entry] = []
+    for e in es:
+        if not isinstance(e, dict):
+            raise NativeIndexError(f"expected an entry mapping, got {e!r}", path=path)
+        line = e.pop("__line__")
+        key_lines = e.pop("__key_lines__", {})
+        cols = e.pop("__func_cols__", (None, None))
+        for v in e.values():  # nested mappings carry markers too
+            if isinstance(v, dict):
+                v.pop("__line__", None)
+                v.pop("__key_lines__", None)
+                v.pop("__func_cols__", None)
+        out.append(_Entry(data=e, line=line, key_lines=key_lines, func_key_col=cols[0], func_col=cols[1]))
+    return out
+
+
+def _read_entries(text: str, path: str) -> list[_Entry]:
+    try:
+        return scan_native_entries(text)
+    except Unsupported:
+        return _yaml_entries(text, path)
+
+
+def _parse_tags(text: str, path: str) -> set[str]:
+    try:
+        return set(scan_tags(text))
+    except Unsupported:  # outside the subset, or a mistake: PyYAML reads it (and reports it)
+        pass
+    import yaml
+
+    try:
+        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise NativeIndexError(
+            f"YAML error: {getattr(e, 'problem', None) or e}", path=path, line=mark.line + 1 if mark else None
+        ) from None
+    if es is None:
+        es = []
+    if not isinstance(es, list):
+        raise NativeIndexError(f"expected a list of tags, got {type(es).__name__}", path=path, line=1)
+    rs: set[str] = set()
+    for e in es:
+        if not isinstance(e, dict) or "tag" not in e:
+            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {e!r}", path=path)
+        line = e.get("__line__")
+        if not e.get("desc"):
+            raise NativeIndexError(f"Tag '{e['tag']}' must have a non-empty description", path=path, line=line)
+        rs.add(str(e["tag"]))
+    return rs
+
+
+# --------------------------------------------------------------------------------------
+# Building NativeFunctions (torchgen.model.NativeFunction.from_yaml, minus backend checks)
+# --------------------------------------------------------------------------------------
+
+_KNOWN_KEYS = frozenset(
+    {
+        "func",
+        "cpp_no_default_args",
+        "use_const_ref_for_mutable_tensors",
+        "variants",
+        "manual_kernel_registration",
+        "manual_cpp_binding",
+        "device_guard",
+        "device_check",
+        "structured",
+        "structured_delegate",
+        "structured_inherits",
+        "python_module",
+        "category_override",
+        "precomputed",
+        "tags",
+        "dispatch",
+        "autogen",
+        "ufunc_inner_loop",
+    }
+)
+
+
+def _entry_error(ent: _Entry, path: str, msg: str, key: str | None = None) -> NativeIndexError:
+    line = ent.key_lines.get(key, ent.line) if key else ent.line
+    return NativeIndexError(msg, path=path, line=line)
+
+
+_BOOL_KEYS = (
+    ("use_const_ref_for_mutable_tensors", False),
+    ("manual_kernel_registration", False),
+    ("manual_cpp_binding", False),
+    ("device_guard", True),
+    ("structured", False),
+)
+_STR_KEYS = ("device_check", "structured_delegate", "structured_inherits", "python_module", "category_override")
+_TYPED_KEYS = frozenset(k for k, _ in _BOOL_KEYS) | frozenset(_STR_KEYS)
+_IMPLICIT_ONLY = (
+    frozenset({COMPOSITE_IMPLICIT}),
+    frozenset({COMPOSITE_IMPLICIT_NT}),
+    frozenset({COMPOSITE_IMPLICIT, COMPOSITE_IMPLICIT_NT}),
+)
+_VARIANTS: dict[str, frozenset[Variant]] = {
+    "function": frozenset({Variant.function}),
+    "method": frozenset({Variant.method}),
+    "function, method": frozenset({Variant.function, Variant.method}),
+    "method, function": frozenset({Variant.function, Variant.method}),
+}
+
+
+def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool) -> NativeFunction:
+    """torchgen's NativeFunction.from_yaml, minus the backend-index checks."""
+    get = ent.data.get
+    namespace, func = _schema(ent, path, legacy)
+    _check_keys(ent, path, legacy)
+    use_const_ref = get("use_const_ref_for_mutable_tensors", False)
+    structured = get("structured", False)
+    if use_const_ref and func.arguments.out and not legacy:
+        raise _entry_error(
+            ent,
+            path,
+            "use_const_ref_for_mutable_tensors is not allowed on out= functions "
+            "(see https://github.com/pytorch/pytorch/issues/145522)",
+            "use_const_ref_for_mutable_tensors",
+        )
+    cpp_no_default_args = get("cpp_no_default_args", ())
+    if not isinstance(cpp_no_default_args, (list, tuple)):
+        raise _entry_error(
+            ent, path, f"cpp_no_default_args must be a list, not {cpp_no_default_args!r}", "cpp_no_default_args"
+        )
+    variants = _variants(ent, path)
+    device_check = get("device_check") or "ExactSame"
+    if device_check != "ExactSame" and device_check != "NoCheck":
+        raise _entry_error(ent, path, f"illegal device_check '{device_check}'", "device_check")
+    structured_delegate = _operator_name(ent, path, "structured_delegate")
+    tags = _tags(ent, path, valid_tags, namespace, func)
+    dispatch = _dispatch(ent, path, func, structured or structured_delegate is not None)
+    autogen = _autogen(ent, path)
+    if func.arguments.out and variants != _VARIANTS["function"] and not legacy:
+        raise _entry_error(
+            ent,
+            path,
+            "native functions with out arguments MUST be declared with only the function variant (variants: function)",
+            "variants",
+        )
+    return NativeFunction(
+        namespace=namespace,
+        func=func,
+        use_const_ref_for_mutable_tensors=use_const_ref,
+        device_guard=get("device_guard", True),
+        device_check=device_check,
+        python_module=get("python_module"),
+        category_override=get("category_override"),
+        variants=variants,
+        manual_kernel_registration=get("manual_kernel_registration", False),
+        manual_cpp_binding=get("manual_cpp_binding", False),
+        autogen=autogen,
+        structured=structured,
+        structured_delegate=structured_delegate,
+        structured_inherits=get("structured_inherits"),
+        cpp_no_default_args=frozenset(cpp_no_default_args),
+        # a structured delegate is always abstract; else unless only implicit composites
+        is_abstract=bool(structured_delegate) or dispatch.keys() not in _IMPLICIT_ONLY,
+        has_composite_implicit_autograd_kernel=COMPOSITE_IMPLICIT in dispatch,
+        has_composite_implicit_autograd_nested_tensor_kernel=COMPOSITE_IMPLICIT_NT in dispatch,
+        has_composite_explicit_autograd_kernel=COMPOSITE_EXPLICIT in dispatch,
+        has_composite_explicit_autograd_non_functional_kernel=COMPOSITE_EXPLICIT_NF in dispatch,
+        tags=frozenset(tags),
+        dispatch=dispatch,
+        line=ent.line,
+        column=ent.func_key_col,
+        func_column=ent.func_col,
+        path=path,
+        precomputed=get("precomputed"),
+        ufunc_inner_loop=get("ufunc_inner_loop"),
+    )
+
+
+def _schema(ent: _Entry, path: str, legacy: bool) -> tuple[str, FunctionSchema]:
+    """(namespace, schema) of the `func:` key."""
+    funcs = ent.data.get("func")
+    if funcs is None:
+        raise _entry_error(ent, path, "entry has no 'func' key")
+    if not isinstance(funcs, str):
+        raise _entry_error(ent, path, f"'func' must be a schema string, not {funcs!r}", "func")
+    namespace = "aten"
+    schema_s = funcs
+    if "::" in funcs:
+        names = funcs.split("::")
+        if len(names) > 2:
+            raise _entry_error(
+                ent, path, f"only one level of namespace is supported, got '{'::'.join(names[:-1])}'", "func"
+            )
+        namespace, schema_s = names[0] or "aten", names[1]
+    try:
+        return namespace, FunctionSchema.parse(schema_s, legacy=legacy)
+    except ValueError as ex:
+        raise _entry_error(ent, path, str(ex), "func") from None
+
+
+def _check_keys(ent: _Entry, path: str, legacy: bool) -> None:
+    """Unknown keys (not in the 2021 grammar, which had others) and the types of the typed ones."""
+    e = ent.data
+    if not legacy and not _KNOWN_KEYS.issuperset(e):
+        k = sorted(set(e) - _KNOWN_KEYS, key=lambda k: ent.key_lines.get(k, 0))[0]
+        raise _entry_error(ent, path, f"unknown key '{k}' in native function entry", k)
+    if _TYPED_KEYS.isdisjoint(e):
+        return  # (absent keys take their defaults, which are valid)
+    for key, default in _BOOL_KEYS:
+        v = e.get(key, default)
+        if v is not True and v is not False:
+            raise _entry_error(ent, path, f"'{key}' must be True or False, not {v!r}", key)
+    for key in _STR_KEYS:
+        v = e.get(key)
+        if v is not None and not isinstance(v, str):
+            raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
+
+
+def _variants(ent: _Entry, path: str) -> frozenset[Variant]:
+    variants_s = ent.data.get("variants", "function")
+    variants = _VARIANTS.get(variants_s) if isinstance(variants_s, str) else None
+    if variants is not None:
+        return variants
+    if not isinstance(variants_s, str):
+        raise _entry_error(ent, path, f"variants must be a string, not {variants_s!r}", "variants")
+    vs: set[Variant] = set()
+    for v in variants_s.split(", "):
+        if v == "function":
+            vs.add(Variant.function)
+        elif v == "method":
+            vs.add(Variant.method)
+        else:
+            raise _entry_error(ent, path, f"illegal variant '{v}' (expected 'function' and/or 'method')", "variants")
+    return frozenset(vs)
+
+
+def _operator_name(ent: _Entry, path: str, key: str) -> OperatorName | None:
+    value = ent.data.get(key)
+    if value is None:
+        return None
+    if "::" in value:
+        raise _entry_error(ent, path, f"namespaces are not supported in {key}", key)
+    try:
+        return OperatorName.parse(value)
+    except ValueError as ex:
+        raise _entry_error(ent, path, f"bad {key}: {ex}", key) from None
+
+
+def _tags(ent: _Entry, path: str, valid_tags: set[str] | None, namespace: str, func: FunctionSchema) -> set[str]:
+    tags_inp = ent.data.get("tags")
+    if tags_inp is None:
+        tags: set[str] = set()
+    elif isinstance(tags_inp, str):
+        tags = {tags_inp}
+    elif isinstance(tags_inp, list):
+        tags = set(tags_inp)
+    else:
+        raise _entry_error(ent, path, f"tags must be a list, not {tags_inp!r}", "tags")
+    if valid_tags is not None:
+        for t in tags:
+            if t not in valid_tags:
+                raise _entry_error(ent, path, f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
+        # torchgen adds these implicit tags (when tags.yaml defines them)
+        if namespace == "aten" and "pt2_compliant_tag" in valid_tags:
+            tags.add("pt2_compliant_tag")
+        if func.arguments.out and "out" in valid_tags:
+            tags.add("out")
+        if func.name.name.inplace and "inplace" in valid_tags:
+            tags.add("inplace")
+    return tags
+
+
+def _dispatch(ent: _Entry, path: str, func: FunctionSchema, structured: bool) -> dict[str, str]:
+    """dispatch key → kernel, as written, plus torchgen's implicit entries."""
+    raw_dispatch = ent.data.get("dispatch")
+    dispatch: dict[str, str] = {}
+    if raw_dispatch is not None:
+        if not isinstance(raw_dispatch, dict):
+            raise _entry_error(ent, path, f"dispatch must be a mapping, not {raw_dispatch!r}", "dispatch")
+        for ks, v in raw_dispatch.items():
+            if not isinstance(ks, str) or not isinstance(v, str):
+                raise _entry_error(ent, path, f"illegal dispatch entry {ks!r}: {v!r}", "dispatch")
+            if "," in ks:
+                for k in ks.split(","):
+                    dispatch[k.strip()] = v
+            else:
+                dispatch[ks.strip()] = v
+    elif not structured:
+        # an entry without dispatch is implicitly CompositeImplicitAutograd
+        dispatch[COMPOSITE_IMPLICIT] = cpp.name(func)
+    if ent.data.get("ufunc_inner_loop"):
+        for dk in ("CUDA", "CPU"):  # torchgen programs these from the ufunc loop
+            dispatch.setdefault(dk, f"ufunc_{func.name.name}_{dk}")
+    return dispatch
+
+
+def _autogen(ent: _Entry, path: str) -> tuple[OperatorName, ...]:
+    autogen_str = ent.data.get("autogen")
+    if not autogen_str:
+        return ()
+    if not isinstance(autogen_str, str):
+        raise _entry_error(ent, path, f"autogen must be a string, not {autogen_str!r}", "autogen")
+    try:
+        return tuple(OperatorName.parse(x) for x in autogen_str.split(", "))
+    except ValueError as ex:
+        raise _entry_error(ent, path, f"bad autogen entry: {ex}", "autogen") from None

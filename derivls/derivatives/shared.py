@@ -1,0 +1,174 @@
+"""What the entry analyzers of every profile share: locating names in a formula, fixes, checks that need no schema."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from derivls.aten.native import NativeIndex
+from derivls.aten.schema import FunctionSchema
+from derivls.derivatives.document import Entry, FormulaItem, Scalar, locate_in, offset_span
+from derivls.derivatives.model import SavedAttribute
+from derivls.derivatives.results import split_name_params
+from derivls.derivatives.saved import SavedVariableError, check_unsupported_calls, ident_pattern, plain_name
+from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
+
+
+def ident_spans(scalar: Scalar, name: str) -> list[Span]:
+    pattern = ident_pattern(name)
+    spans = []
+    for m in pattern.finditer(scalar.source):
+        begin = m.start() + len(m.group(1))
+        spans.append(offset_span(scalar.source, scalar.span, begin, begin + len(name)))
+    return spans
+
+
+def first_ident(scalar: Scalar, name: str) -> Span:
+    spans = ident_spans(scalar, name)
+    return spans[0] if spans else scalar.span
+
+
+def closest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    import difflib  # only when there is a mistake to suggest a fix for
+
+    return difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6)
+
+
+def schema_not_found(
+    name: Scalar,
+    specification: str,
+    defn_name: str,
+    index: NativeIndex,
+    native_path: str | None,
+    cpp_name: Callable[[FunctionSchema], str],
+) -> Diagnostic:
+    """`name:` matches no schema: list the functions of that name, closest first, each a quick fix."""
+    import difflib
+
+    candidates = [schema for schema, f in index.by_schema.items() if cpp_name(f.func) == defn_name]
+    ranked = sorted(candidates, key=lambda s: -difflib.SequenceMatcher(None, specification, s).ratio())
+    if ranked:
+        hint = "Available signatures:\n" + "\n".join(ranked)
+    else:
+        names = closest(defn_name, {cpp_name(f.func) for f in index.by_schema.values()})
+        hint = f"No ATen function is named '{defn_name}'." + (
+            f" Did you mean {', '.join(repr(n) for n in names)}?" if names else ""
+        )
+    related = tuple(
+        Related(native_path, line - 1, schema) for schema in ranked[:20] if (line := index.line_of(schema)) is not None
+    )
+    return error(
+        name.span,
+        "schema-not-found",
+        f"Could not find ATen function for schema: {specification}. {hint}",
+        related=related,
+        fixes=tuple(Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])),
+    )
+
+
+def schema_free_checks(entry: Entry) -> list[Diagnostic]:
+    """The checks that need no schema, so an entry whose name is wrong still shows its other mistakes."""
+    found = []
+    for section in entry.sections:
+        for item in section.items:
+            if not isinstance(item.value.value, str):
+                continue
+            try:
+                check_unsupported_calls(item.value.value)
+            except SavedVariableError as e:
+                found.append(saved_variable_diagnostic(item, e))
+    return found
+
+
+def saved_variable_diagnostic(item: FormulaItem, e: SavedVariableError) -> Diagnostic:
+    span = item.value.locate(e.token)
+    fixes = ()
+    if e.fix is not None and span != item.value.span:
+        fixes = (Fix(f"Use '{e.fix}'", (Edit(span, e.fix),), True),)
+    return error(span, e.code, f"{e} (in the formula for '{item.key.value}')", fixes=fixes)
+
+
+def literal_spans(scalar: Scalar, needle: str) -> list[Span]:
+    spans = []
+    start = 0
+    while (span := locate_in(scalar.source, scalar.span, needle, start)) is not None:
+        spans.append(span)
+        start = scalar.source.find(needle, start) + len(needle)
+    return spans
+
+
+def name_fixes(key: Scalar, wrong: str, candidates: Sequence[str]) -> tuple[Fix, ...]:
+    span = key.locate(wrong)
+    return tuple(
+        Fix(f"Replace '{wrong}' with '{c}'", (Edit(span, c),), i == 0) for i, c in enumerate(closest(wrong, candidates))
+    )
+
+
+def first_line(span: Span) -> Span:
+    return Span(span.line, span.column, span.line, span.column + 1)
+
+
+def guess_has_derivatives(entry: Entry) -> bool:
+    """Without a schema we cannot tell arguments from outputs; assume a backward formula unless all say otherwise."""
+    for section in entry.sections:
+        for item in section.items:
+            key, value = item.key.value, item.value.value
+            if not isinstance(key, str) or not isinstance(value, str):
+                continue
+            first = key.split(",")[0].strip()
+            if value.lower().strip() == "non_differentiable" or first.startswith("result"):
+                continue
+            return True
+    return False
+
+
+def dedup_saved(saved: Iterable[SavedAttribute]) -> tuple[SavedAttribute, ...]:
+    """Saved attributes, the first of each name."""
+    seen: set[str] = set()
+    result = []
+    for var in saved:
+        name = plain_name(var.nctype)
+        if name not in seen:
+            seen.add(name)
+            result.append(var)
+    return tuple(result)
+
+
+def unique(diagnostics: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Each diagnostic once (two checks may find the same mistake at the same place), in order."""
+    return tuple(dict.fromkeys(diagnostics))
+
+
+def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | None, str | None, str | None]:
+    """(`name:`, the schema it spells, the function name), or Nones with a diagnostic."""
+    name = entry.name
+    if name is None:
+        diagnostics.append(
+            error(
+                first_line(entry.span),
+                "missing-name",
+                "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
+                "'name: abs(Tensor self) -> Tensor'.",
+            )
+        )
+        return None, None, None
+    if not isinstance(name.value, str):
+        diagnostics.append(
+            error(
+                name.span,
+                "name-not-string",
+                "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
+            )
+        )
+        return None, None, None
+    specification = name.value
+    defn_name = split_name_params(specification)
+    if defn_name is None:
+        diagnostics.append(
+            error(
+                name.span,
+                "unsupported-schema",
+                f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
+            )
+        )
+        return None, None, None
+    return name, specification, defn_name

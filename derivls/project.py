@@ -1,0 +1,192 @@
+"""The one opener: a derivatives.yaml + settings → Profile, NativeIndex, analyzer and set-up diagnostics.
+
+`derivls check`, `dump`, `codegen` and the server all open their inputs here, so they cannot
+disagree. The steps, in order (the server runs them one by one: it indexes in a worker thread,
+shares one index between documents and indexes open buffers; the CLI calls `open_project`):
+
+1. `locate`: where native_functions.yaml and tags.yaml are (derivls.discovery);
+2. `preset_profile`: the profile set, or shown by the layout (None: native_functions.yaml decides);
+3. `read_texts` + `index_native`: the texts (open-buffer overlays win over the files), the profile
+   (profiles.detect), and the index read by that profile's grammar;
+4. `setup_diagnostics` and `make_analyzer`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from derivls.aten.native import NativeIndex, NativeIndexError
+from derivls.derivatives import profiles
+from derivls.derivatives.loader import DocumentAnalyzer
+from derivls.derivatives.profiles import AUTO, Profile
+from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
+from derivls.discovery import NativeFiles, find_native_files
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2  # every command's exit status
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for (a missing file, …): one line, exit status 2."""
+
+
+def locate(derivatives: Path | None, native: Path | None = None, tags: Path | None = None) -> NativeFiles:
+    """native_functions.yaml and tags.yaml for `derivatives`: the given paths, else found by the layout."""
+    return find_native_files(derivatives, native, tags)
+
+
+def preset_profile(requested: str, derivatives: Path | None) -> Profile | None:
+    """The profile set (`requested` other than auto) or shown by the layout; None: the native files decide."""
+    return profiles.choose_before_reading(requested, derivatives)
+
+
+@dataclass(frozen=True, slots=True)
+class NativeTexts:
+    native: str | None  # None: unreadable (see problem)
+    tags: str | None
+    problem: str | None = None
+
+
+def read_texts(
+    native_path: str, tags_path: str | None, native_text: str | None = None, tags_text: str | None = None
+) -> NativeTexts:
+    """The texts to index: the given ones (open buffers) or the files. An unreadable tags.yaml counts as absent."""
+    if native_text is None:
+        try:
+            native_text = Path(native_path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return NativeTexts(None, None, f"{native_path} does not exist")
+        except (OSError, UnicodeDecodeError) as e:
+            return NativeTexts(None, None, f"cannot read {native_path}: {e}")
+    if tags_text is None and tags_path is not None:
+        try:
+            tags_text = Path(tags_path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            tags_text = None
+    return NativeTexts(native_text, tags_text)
+
+
+@dataclass(frozen=True, slots=True)
+class NativeLoad:
+    """native_functions.yaml (+ tags.yaml) indexed by the rules of `profile`, or why it could not be."""
+
+    profile: Profile
+    index: NativeIndex | None
+    problem: str | None = None
+    problem_path: str | None = None
+    problem_line: int | None = None  # 1-based
+
+
+def index_native(native_path: str, tags_path: str | None, preset: Profile | None, texts: NativeTexts) -> NativeLoad:
+    """Choose the profile (the preset, else by the texts) and index the texts by its grammar."""
+    profile = preset or profiles.choose_from_native(texts.native, texts.tags is not None)
+    if texts.native is None:
+        return NativeLoad(profile, None, texts.problem or f"cannot read {native_path}", native_path)
+    try:
+        index = NativeIndex.from_text(
+            texts.native,
+            texts.tags,
+            native_path,
+            tags_path=tags_path or "tags.yaml",
+            legacy=profile.native_2021_grammar,
+        )
+    except NativeIndexError as e:
+        return NativeLoad(profile, None, e.message, e.path, e.line)
+    return NativeLoad(profile, index)
+
+
+def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> list[Diagnostic]:
+    """What keeps schemas from being resolved: native_functions.yaml not found, or not usable."""
+    if files is None:
+        return []
+    if files.native is None:
+        return [warning(FIRST_LINE, "native-not-found", files.missing_message())]
+    if load is None or load.index is not None or load.problem is None:
+        return []
+    where = load.problem_path or str(files.native)
+    if load.problem_line is not None:
+        where += f":{load.problem_line}"
+    return [
+        error(
+            FIRST_LINE,
+            "native-unreadable",
+            f"Cannot use {where}: {load.problem}. Fix the file, or point --native (CLI) or the "
+            "'derivls.nativeFunctions' setting (editor) at another native_functions.yaml.",
+        )
+    ]
+
+
+def make_analyzer(load: NativeLoad | None, preset: Profile | None) -> DocumentAnalyzer:
+    """The analyzer of a derivatives.yaml: its index (if any) and the profile chosen with it."""
+    if load is None:
+        return DocumentAnalyzer(None, None, preset or profiles.choose_from_native(None, False))
+    native_path = load.index.path if load.index is not None else None
+    return DocumentAnalyzer(load.index, native_path, load.profile)
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """An opened derivatives.yaml: everything `check`, `dump` and `codegen` need."""
+
+    path: Path
+    files: NativeFiles
+    profile: Profile
+    index: NativeIndex | None
+    analyzer: DocumentAnalyzer
+    setup: tuple[Diagnostic, ...]  # native-not-found, native-unreadable
+
+
+def open_project(
+    derivatives: Path,
+    native: Path | None = None,
+    tags: Path | None = None,
+    profile: str = AUTO,
+    *,
+    native_text: str | None = None,
+    tags_text: str | None = None,
+) -> Project:
+    """Open `derivatives` with its native index. Raises UsageError for a path given that does not exist."""
+    for given, what in ((native, "native_functions.yaml"), (tags, "tags.yaml")):
+        if given is not None and native_text is None and not given.is_file():
+            raise UsageError(f"{what} not found: {given}")
+    files = locate(derivatives, native, tags)
+    preset = preset_profile(profile, derivatives)
+    load = None
+    if files.native is not None:
+        tags_path = str(files.tags) if files.tags is not None else None
+        texts = read_texts(str(files.native), tags_path, native_text, tags_text)
+        load = index_native(str(files.native), tags_path, preset, texts)
+    analyzer = make_analyzer(load, preset)
+    setup = tuple(setup_diagnostics(files, load))
+    return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup)
+
+
+def read_text(path: Path, what: str) -> str:
+    """A file the user named, or UsageError saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} is a directory, not a file: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read {what} {path}: {e}") from None
+
+
+__all__ = [
+    "EXIT_ERRORS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "NativeLoad",
+    "NativeTexts",
+    "Project",
+    "UsageError",
+    "index_native",
+    "locate",
+    "make_analyzer",
+    "open_project",
+    "preset_profile",
+    "read_text",
+    "read_texts",
+    "setup_diagnostics",
+]
