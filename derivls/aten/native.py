@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 
 from derivls.aten import cpp
+from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules, schema_name_of, unknown_types
 from derivls.aten.schema import (
     Annotation,
     Argument,
@@ -627,6 +628,23 @@ def _entry_error(ent: _Entry, path: str, msg: str, key: str | None = None) -> Na
     return NativeIndexError(msg, path=path, line=line)
 
 
+def _parse_with_dimname(schema_s: str) -> FunctionSchema:
+    """A schema with Dimname, for releases that know it: the 2021 grammar plus the invariants."""
+    func = FunctionSchema.parse(schema_s, legacy=True)
+    func.validate()
+    mutable_pre_self = [a for a in func.arguments.pre_self_positional if a.is_write]
+    if mutable_pre_self:
+        raise ValueError("mutable arguments before self are not supported: " + ", ".join(map(str, mutable_pre_self)))
+    return func
+
+
+def _problem(ent: _Entry, path: str, e: UnknownToRules) -> NativeProblem:
+    schema = ent.data.get("func")
+    line = ent.key_lines.get(e.key, ent.line) if e.key else ent.line
+    text = schema if isinstance(schema, str) else None
+    return NativeProblem(path, line, e.message, text, schema_name_of(text))
+
+
 _BOOL_KEYS = (
     ("use_const_ref_for_mutable_tensors", False),
     ("manual_kernel_registration", False),
@@ -649,7 +667,9 @@ _VARIANTS: dict[str, frozenset[Variant]] = {
 }
 
 
-def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool) -> NativeFunction:
+def _from_entry(
+    ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool, rules: NativeRules = NEWEST
+) -> NativeFunction:
     """torchgen's NativeFunction.from_yaml, minus the backend-index checks."""
     e = ent.data
     get = e.get
@@ -670,11 +690,18 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     try:
         func = FunctionSchema.parse(schema_s, legacy=legacy)
     except ValueError as ex:
-        raise _entry_error(ent, path, str(ex), "func") from None
+        if legacy or not rules.accepts_dimname or "Dimname" not in schema_s:
+            raise UnknownToRules(f"{ex} ({rules.label})", "func") from None
+        try:
+            func = _parse_with_dimname(schema_s)
+        except ValueError as ex2:
+            raise _entry_error(ent, path, str(ex2), "func") from None
+    if not legacy and (unknown := unknown_types(func, schema_s, rules)):
+        raise UnknownToRules(f"type '{unknown[0]}' is not known to {rules.label}", "func")
 
     if not legacy and not _KNOWN_KEYS.issuperset(e):
         k = sorted(set(e) - _KNOWN_KEYS, key=lambda k: ent.key_lines.get(k, 0))[0]
-        raise _entry_error(ent, path, f"unknown key '{k}' in native function entry", k)
+        raise UnknownToRules(f"unknown key '{k}' in native function entry ({rules.label})", k)
 
     if not _TYPED_KEYS.isdisjoint(e):  # (absent keys take their defaults, which are valid)
         for key, default in _BOOL_KEYS:
@@ -687,7 +714,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
                 raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
     use_const_ref = get("use_const_ref_for_mutable_tensors", False)
     structured = get("structured", False)
-    if use_const_ref and func.arguments.out and not legacy:
+    if use_const_ref and func.arguments.out and not legacy and rules.const_ref_out:
         raise _entry_error(
             ent,
             path,
@@ -744,13 +771,14 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     if valid_tags is not None:
         for t in tags:
             if t not in valid_tags:
-                raise _entry_error(ent, path, f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
+                raise UnknownToRules(f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
         # torchgen adds these implicit tags (when tags.yaml defines them)
-        if namespace == "aten" and "pt2_compliant_tag" in valid_tags:
+        implicit = rules.implicit_tags
+        if namespace == "aten" and "pt2_compliant_tag" in valid_tags and "pt2_compliant_tag" in implicit:
             tags.add("pt2_compliant_tag")
-        if func.arguments.out and "out" in valid_tags:
+        if func.arguments.out and "out" in valid_tags and "out" in implicit:
             tags.add("out")
-        if func.name.name.inplace and "inplace" in valid_tags:
+        if func.name.name.inplace and "inplace" in valid_tags and "inplace" in implicit:
             tags.add("inplace")
 
     raw_dispatch = get("dispatch")
@@ -766,6 +794,9 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
                     dispatch[k.strip()] = v
             else:
                 dispatch[ks.strip()] = v
+        if rules.dispatch_keys is not None and not rules.dispatch_keys.issuperset(dispatch):
+            unknown_key = sorted(set(dispatch) - rules.dispatch_keys)[0]
+            raise UnknownToRules(f"dispatch key '{unknown_key}' is not known to {rules.label}", "dispatch")
     elif not structured and structured_delegate is None:
         # an entry without dispatch is implicitly CompositeImplicitAutograd
         dispatch[_COMPOSITE_IMPLICIT] = cpp.name(func)
@@ -1149,6 +1180,33 @@ def get_grouped_by_view_native_functions(
     return out
 
 
+def _generate_and_group(
+    rs: list[NativeFunction], problems: list[NativeProblem]
+) -> tuple[list[NativeFunction], list[NativeFunction | NativeFunctionsViewGroup]]:
+    """Generated functions and view groups. A function whose group no longer holds together because
+    a variant of it was left out (see native_rules) is left out too, with a problem saying so."""
+    while True:
+        attempt = list(rs)
+        try:
+            add_generated_native_functions(attempt)
+            return attempt, get_grouped_by_view_native_functions(attempt)
+        except NativeIndexError as e:
+            left_out = {_base_name(p.name) for p in problems if p.name}
+            culprit = next((f for f in rs if e.line is not None and f.source_line == e.line), None)
+            if culprit is None or _base_name(str(culprit.func.name)) not in left_out:
+                raise
+            rs = [f for f in rs if f is not culprit]
+            message = f"{e.message} (a variant of it was left out)"
+            problems.append(
+                NativeProblem(culprit.path, e.line or 0, message, str(culprit.func), str(culprit.func.name))
+            )
+
+
+def _base_name(name: str | None) -> str:
+    base = (name or "").split(".")[0].rstrip("_")
+    return base.removesuffix("_copy")
+
+
 # --------------------------------------------------------------------------------------
 # The index
 # --------------------------------------------------------------------------------------
@@ -1173,10 +1231,15 @@ class NativeIndex:
         path: str,
         tags: frozenset[str] | None,
         legacy: bool,
+        problems: Sequence[NativeProblem] = (),
     ) -> None:
         self.path = path
         self.tags = tags
         self.legacy = legacy
+        # functions left out because they use something the rules don't know (see native_rules)
+        self.problems: tuple[NativeProblem, ...] = tuple(problems)
+        self.unknown_by_schema: dict[str, NativeProblem] = {p.schema: p for p in problems if p.schema}
+        self.unknown_by_name: dict[str, NativeProblem] = {p.name: p for p in problems if p.name}
         self.functions: list[NativeFunction] = functions
         self.grouped = grouped
         self.loader_functions: list[NativeFunction] = [
@@ -1218,6 +1281,7 @@ class NativeIndex:
         tags_path: str | os.PathLike[str] | None = None,
         *,
         legacy: bool | None = None,
+        rules: NativeRules = NEWEST,
     ) -> NativeIndex:
         """Read native_functions.yaml (and tags.yaml: given, else the sibling file if any).
 
@@ -1241,7 +1305,7 @@ class NativeIndex:
                 tags_text = Path(tags_file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 raise NativeIndexError(f"cannot read tags file: {e}", path=tags_file) from None
-        return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy)
+        return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy, rules=rules)
 
     @staticmethod
     def from_text(
@@ -1251,12 +1315,14 @@ class NativeIndex:
         *,
         tags_path: str = "tags.yaml",
         legacy: bool | None = None,
+        rules: NativeRules = NEWEST,
     ) -> NativeIndex:
-        """Build from text (e.g. an unsaved editor buffer). See load() for `legacy`."""
+        """Build from text (e.g. an unsaved editor buffer). See load() for `legacy`; `rules`: which
+        release's native_functions.yaml (functions using what they don't know are left out)."""
         # The load allocates ~100k small objects and no cycles: pausing the cyclic GC
         # meanwhile saves a third of the time.
         with paused_gc():
-            return NativeIndex._from_text(native_text, tags_text, path, tags_path, legacy)
+            return NativeIndex._from_text(native_text, tags_text, path, tags_path, legacy, rules)
 
     @staticmethod
     def _from_text(
@@ -1265,6 +1331,7 @@ class NativeIndex:
         path: str,
         tags_path: str,
         legacy: bool | None,
+        rules: NativeRules = NEWEST,
     ) -> NativeIndex:
         if legacy is None:
             legacy = tags_text is None
@@ -1272,14 +1339,19 @@ class NativeIndex:
         if tags_text is not None:
             valid_tags = _parse_tags(tags_text, tags_path or "tags.yaml")
         entries = _read_entries(native_text, path)
-        rs = [_from_entry(ent, valid_tags, path, legacy) for ent in entries]
+        rs: list[NativeFunction] = []
+        problems: list[NativeProblem] = []
+        for ent in entries:
+            try:
+                rs.append(_from_entry(ent, valid_tags, path, legacy, rules))
+            except UnknownToRules as e:  # costs this function only
+                problems.append(_problem(ent, path, e))
         if legacy:
             # 2021-era torchgen generated nothing and had no view groups
             grouped: list[NativeFunction | NativeFunctionsViewGroup] = list(rs)
         else:
             try:
-                add_generated_native_functions(rs)
-                grouped = get_grouped_by_view_native_functions(rs)
+                rs, grouped = _generate_and_group(rs, problems)
             except NativeIndexError:
                 raise
             except ValueError as e:  # e.g. kind() of a schema both out= and inplace
@@ -1290,4 +1362,5 @@ class NativeIndex:
             path=path,
             tags=frozenset(valid_tags) if valid_tags is not None else None,
             legacy=legacy,
+            problems=problems,
         )

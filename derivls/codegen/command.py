@@ -38,6 +38,9 @@ def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--native", metavar="FILE", help="native_functions.yaml (default: found next to PATH)")
     parser.add_argument("--tags", metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--torch-version", metavar="X.Y", help="follow this PyTorch release's torchgen (default: found, else newest)"
+    )
 
 
 def run_codegen(
@@ -63,7 +66,7 @@ def run_codegen(
     from derivls.codegen.nodes import generate_node, infos_with_derivatives_list
 
     if load is None:
-        load = _default_loader()
+        load = _default_loader(getattr(args, "torch_version", None))
     try:
         infos = load(str(derivatives), str(native), None if tags is None else str(tags))
     except Exception as e:  # the loader's own errors carry the file position
@@ -145,11 +148,11 @@ def _native_and_tags(derivatives: Path, native: str | None, tags: str | None) ->
     return files.native, files.tags
 
 
-def _default_loader() -> Loader:
+def _default_loader(torch_version: str | None = None) -> Loader:
     def load(derivatives: str, native: str, tags: str | None) -> Any:
         from derivls.derivatives.loader import load_derivatives
 
         # Raises ValueError "path:line:col: message" on the file's first error.
-        return load_derivatives(derivatives, native, tags)[0]
+        return load_derivatives(derivatives, native, tags, torch_version)[0]
 
     return load

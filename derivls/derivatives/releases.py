@@ -1,0 +1,223 @@
+"""One set of rules per PyTorch release family, and how derivls picks the one a workspace needs.
+
+derivls follows torchgen exactly, and torchgen changes between releases in a few small ways (worked
+out by diffing each release's torchgen against 2.13's; see README "Releases"):
+
+| family     | native_functions.yaml                                   | tags torchgen adds itself       |
+| ---------- | ------------------------------------------------------- | ------------------------------- |
+| 2.1        | Dimname; no SymBool/GraphModule; 2.1's dispatch keys    | none                            |
+| 2.2        | Dimname; no SymBool/GraphModule; 2.2's dispatch keys    | pt2_compliant_tag               |
+| 2.3        | Dimname; no SymBool/GraphModule; 2.3's dispatch keys    | pt2_compliant_tag               |
+| 2.4        | Dimname; no SymBool/GraphModule; no AutocastXPU         | pt2_compliant_tag               |
+| 2.5 – 2.12 | Dimname; no AutocastXPU                                 | pt2_compliant_tag               |
+| 2.13 –     | no Dimname                                              | pt2_compliant_tag, out, inplace |
+
+derivatives.yaml itself (load_derivatives, the autograd keys, the C++ types, the codegen
+templates) reads and renders the same in every release from 2.1 to 2.15: the matrix in
+tests/releases checks each release's own torchgen against derivls on that release's files.
+
+Detection (`detect`), first match wins: an explicit setting (`--torch-version`, the `torchVersion`
+setting); a checkout's `version.txt`; a wheel's `torch/version.py` beside `torchgen/`; what
+native_functions.yaml contains (`Dimname` → the newest family that knows it); else the newest rules.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from derivls.aten.native_rules import NativeRules
+
+__all__ = [
+    "FAMILIES",
+    "NEWEST",
+    "Detected",
+    "ReleaseRules",
+    "detect",
+    "parse_version",
+    "rules_for_version",
+]
+
+# torchgen.model.DispatchKey of 2.13 (names and aliases), from which the other releases differ a little
+_DISPATCH_KEYS_2_13 = frozenset(
+    """
+    ADInplaceOrView Autocast AutocastCPU AutocastCUDA AutocastXPU Autograd AutogradCPU AutogradCUDA
+    AutogradFunctionality AutogradHIP AutogradHPU AutogradIPU AutogradLazy AutogradMPS AutogradMTIA AutogradMeta
+    AutogradNestedTensor AutogradOther AutogradPrivateUse1 AutogradPrivateUse2 AutogradPrivateUse3 AutogradVE
+    AutogradXLA AutogradXPU BackendSelect Batched BatchedNestedTensor CPU CUDA CatchAll CompositeExplicitAutograd
+    CompositeExplicitAutogradNonFunctional CompositeImplicitAutograd CompositeImplicitAutogradNestedTensor Conjugate
+    CustomRNGKeyId Dense FPGA FuncTorchBatched FuncTorchBatchedDecomposition FuncTorchDynamicLayerBackMode
+    FuncTorchDynamicLayerFrontMode FuncTorchGradWrapper FuncTorchVmapMode Functionalize HIP HPU IDEEP IPU Lazy MAIA
+    MKLDNN MPS MTIA Meta Metal MkldnnCPU Named Negative NestedTensor NestedTensorCPU NestedTensorCUDA
+    NestedTensorHIP NestedTensorHPU NestedTensorIPU NestedTensorLazy NestedTensorMPS NestedTensorMTIA
+    NestedTensorMeta NestedTensorPrivateUse1 NestedTensorPrivateUse2 NestedTensorPrivateUse3 NestedTensorVE
+    NestedTensorXLA NestedTensorXPU OpenCL OpenGL PreDispatch PrivateUse1 PrivateUse2 PrivateUse3 Python
+    PythonDispatcher PythonTLSSnapshot QuantizedCPU QuantizedCUDA QuantizedHIP QuantizedHPU QuantizedIPU
+    QuantizedLazy QuantizedMPS QuantizedMTIA QuantizedMeta QuantizedPrivateUse1 QuantizedPrivateUse2
+    QuantizedPrivateUse3 QuantizedVE QuantizedXLA QuantizedXPU Sparse SparseCPU SparseCUDA SparseCsr SparseCsrCPU
+    SparseCsrCUDA SparseCsrHIP SparseCsrHPU SparseCsrIPU SparseCsrLazy SparseCsrMPS SparseCsrMTIA SparseCsrMeta
+    SparseCsrPrivateUse1 SparseCsrPrivateUse2 SparseCsrPrivateUse3 SparseCsrVE SparseCsrXLA SparseCsrXPU SparseHIP
+    SparseHPU SparseIPU SparseLazy SparseMPS SparseMTIA SparseMeta SparsePrivateUse1 SparsePrivateUse2
+    SparsePrivateUse3 SparseVE SparseXLA SparseXPU TESTING_ONLY_GenericMode TESTING_ONLY_GenericWrapper Tracer
+    Undefined VE VmapMode Vulkan XLA XPU ZeroTensor
+    """.split()
+)
+_SPARSE_CSR_BACKENDS = frozenset(
+    "SparseCsr" + b for b in ("", "HIP", "HPU", "IPU", "Lazy", "MPS", "MTIA", "Meta", "PrivateUse1", "PrivateUse2")
+) | {"SparseCsrPrivateUse3", "SparseCsrVE", "SparseCsrXLA", "SparseCsrXPU"}
+_DK_2_4 = _DISPATCH_KEYS_2_13 - {"AutocastXPU"}
+_DK_2_3 = (_DK_2_4 - {"AutocastCPU", "AutocastCUDA", "MAIA", "PythonDispatcher", "PythonTLSSnapshot"}) | {"ORT"}
+_DK_2_2 = _DK_2_3 - {"PreDispatch"} - _SPARSE_CSR_BACKENDS
+_DK_2_1 = _DK_2_2 - {"BatchedNestedTensor", "Conjugate", "Dense", "Negative", "NestedTensor"}
+
+_NO_SYMBOOL = frozenset({"SymBool", "GraphModule"})
+_PT2_ONLY = frozenset({"pt2_compliant_tag"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRules:
+    """What one family of PyTorch releases does differently. One value per family (FAMILIES)."""
+
+    family: str  # "2.5-2.12"
+    first: tuple[int, int]  # the first minor release the family covers, (2, 5)
+    last: tuple[int, int] | None  # the last one (None: and every later release)
+    native: NativeRules
+
+    @property
+    def label(self) -> str:
+        return f"torch {self.family} rules"
+
+    def covers(self, version: tuple[int, int]) -> bool:
+        return self.first <= version and (self.last is None or version <= self.last)
+
+
+def _family(first: tuple[int, int], last: tuple[int, int] | None, **native: object) -> ReleaseRules:
+    name = f"{first[0]}.{first[1]}"
+    if last is None:
+        name += "+"
+    elif last != first:
+        name += f"-{last[0]}.{last[1]}"
+    label = f"torch {name}'s torchgen"
+    return ReleaseRules(name, first, last, NativeRules(label=label, **native))  # type: ignore[arg-type]
+
+
+FAMILIES: tuple[ReleaseRules, ...] = (
+    _family((2, 1), (2, 1), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
+            implicit_tags=frozenset(), const_ref_out=False),
+    _family((2, 2), (2, 2), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
+            implicit_tags=_PT2_ONLY, const_ref_out=False),
+    _family((2, 3), (2, 3), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
+            implicit_tags=_PT2_ONLY, const_ref_out=False),
+    _family((2, 4), (2, 4), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
+            implicit_tags=_PT2_ONLY, const_ref_out=False),
+    _family((2, 5), (2, 6), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+            const_ref_out=False),
+    _family((2, 7), (2, 12), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+    _family((2, 13), None, absent_types=frozenset({"Dimname"}), dispatch_keys=_DISPATCH_KEYS_2_13),
+)  # fmt: skip
+NEWEST = FAMILIES[-1]
+
+_VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """'2.4.1+cu121' / '2.5.0a0' / '2.4' → (2, 4); None if it is not a version."""
+    m = _VERSION.match(text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def rules_for_version(version: tuple[int, int]) -> tuple[ReleaseRules, str]:
+    """The family of a release, and a note when the release is outside what derivls knows."""
+    for rules in FAMILIES:
+        if rules.covers(version):
+            return rules, ""
+    if version < FAMILIES[0].first:
+        return FAMILIES[0], f"; older than every known release, so the oldest rules ({FAMILIES[0].family})"
+    return NEWEST, f"; newer than every known release, so the newest rules ({NEWEST.family})"
+
+
+@dataclass(frozen=True, slots=True)
+class Detected:
+    rules: ReleaseRules
+    reason: str  # "torch/version.py says 2.4.1"
+
+    def describe(self) -> str:
+        return f"{self.rules.label} ({self.reason})"
+
+
+def detect(
+    requested: str | None, derivatives: Path | None = None, native: Path | None = None, native_text: str | None = None
+) -> Detected:
+    """Which rules to use, and why (see the module doc). Raises ValueError on a bad `requested`."""
+    if requested and requested != "auto":
+        version = parse_version(requested)
+        if version is None:
+            raise ValueError(f"'{requested}' is not a torch version (expected e.g. 2.4 or 2.4.1)")
+        rules, note = rules_for_version(version)
+        return Detected(rules, f"set to {requested}{note}")
+    for found in (_checkout_version(derivatives), _wheel_version(derivatives, native)):
+        if found is not None:
+            where, text = found
+            version = parse_version(text)
+            if version is not None:
+                rules, note = rules_for_version(version)
+                return Detected(rules, f"{where} says {text}{note}")
+    by_content = _from_content(native, native_text)
+    if by_content is not None:
+        return by_content
+    return Detected(NEWEST, "no version found, so the newest")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _checkout_version(derivatives: Path | None) -> tuple[str, str] | None:
+    """<root>/version.txt of a checkout whose tools/autograd/ holds the derivatives.yaml."""
+    if derivatives is None:
+        return None
+    try:
+        here = Path(derivatives).resolve().parent
+    except (OSError, RuntimeError):
+        return None
+    if here.name != "autograd" or here.parent.name != "tools":
+        return None
+    text = _read(here.parent.parent / "version.txt")
+    return ("version.txt", text.strip()) if text and text.strip() else None
+
+
+_VERSION_PY = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+
+
+def _wheel_version(derivatives: Path | None, native: Path | None) -> tuple[str, str] | None:
+    """torch/version.py beside the torchgen/ that holds packaged/ (the files of an installed wheel)."""
+    for path in (derivatives, native):
+        if path is None:
+            continue
+        try:
+            parts = Path(path).resolve().parts
+        except (OSError, RuntimeError):
+            continue
+        for i in range(len(parts) - 1, 0, -1):
+            if parts[i] == "packaged" and parts[i - 1] == "torchgen":
+                site = Path(*parts[: i - 1])
+                text = _read(site / "torch" / "version.py")
+                m = _VERSION_PY.search(text or "")
+                if m:
+                    return "torch/version.py", m.group(1)
+                break
+    return None
+
+
+def _from_content(native: Path | None, native_text: str | None) -> Detected | None:
+    if native_text is None and native is not None and os.path.isfile(native):
+        native_text = _read(native)
+    if native_text and re.search(r"\bDimname\b", native_text):
+        rules = max((r for r in FAMILIES if r.native.accepts_dimname), key=lambda r: r.first)
+        return Detected(rules, "native_functions.yaml uses Dimname, dropped in 2.13")
+    return None
