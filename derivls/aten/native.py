@@ -1232,10 +1232,12 @@ class NativeIndex:
         tags: frozenset[str] | None,
         legacy: bool,
         problems: Sequence[NativeProblem] = (),
+        rules: NativeRules = NEWEST,
     ) -> None:
         self.path = path
         self.tags = tags
         self.legacy = legacy
+        self.rules = rules  # the release whose rules read it (see native_rules)
         # functions left out because they use something the rules don't know (see native_rules)
         self.problems: tuple[NativeProblem, ...] = tuple(problems)
         self.unknown_by_schema: dict[str, NativeProblem] = {p.schema: p for p in problems if p.schema}
@@ -1363,4 +1365,5 @@ class NativeIndex:
             tags=frozenset(valid_tags) if valid_tags is not None else None,
             legacy=legacy,
             problems=problems,
+            rules=rules,
         )

@@ -25,6 +25,7 @@ class NativeRules:
     dispatch_keys     the DispatchKey names the release knows (None: not checked)
     implicit_tags     the tags torchgen adds by itself when tags.yaml defines them
     const_ref_out     whether use_const_ref_for_mutable_tensors on an out= function is an error (2.7+)
+    cpp_optional      how the release's C++ API spells optional types (`c10::optional` up to 2.3)
     label             how messages name the rules ("torch 2.4")
     """
 
@@ -33,7 +34,14 @@ class NativeRules:
     dispatch_keys: frozenset[str] | None = None
     implicit_tags: frozenset[str] = frozenset({"pt2_compliant_tag", "out", "inplace"})
     const_ref_out: bool = True
+    cpp_optional: str = "::std::optional"
     label: str = "derivls's newest rules"
+
+    def respell(self, cpp: str) -> str:
+        """C++ text as derivls renders it (2.13's spelling) → as this release's torchgen renders it."""
+        if self.cpp_optional == "::std::optional" or "::std::optional<" not in cpp:
+            return cpp
+        return cpp.replace("::std::optional<", self.cpp_optional + "<")
 
 
 NEWEST = NativeRules()

@@ -215,8 +215,11 @@ class EntryAnalyser:
     """Analyses one parsed entry against a NativeIndex (torchgen 2.x rules)."""
 
     def __init__(self, index: NativeIndex, native_path: str | None = None) -> None:
+        from derivls.derivatives.releases import rules_of
+
         self.index = index
         self.native_path = native_path
+        self.release = rules_of(index)  # the release whose loader the index was read for
 
     # -- the entry ---------------------------------------------------------------------------
 
@@ -525,8 +528,9 @@ class EntryAnalyser:
             return KeyResult(item, section_key, names, "non_differentiable")
 
         try:
-            formula_in, saved_inputs = saved_variables(formula, facts.arg_nctypes, names)
-            formula_out, saved_outputs = saved_variables(formula_in, facts.named_returns, names)
+            rules = self.release.loader
+            formula_in, saved_inputs = saved_variables(formula, facts.arg_nctypes, names, *rules)
+            formula_out, saved_outputs = saved_variables(formula_in, facts.named_returns, names, *rules)
         except SavedVariableError as e:
             context.diagnostics.append(_saved_variable_diagnostic(item, e))
             return invalid

@@ -103,4 +103,17 @@ def dump(analysis: DocumentAnalysis) -> dict[str, Any]:
         for schema, per_key in analysis.infos.items()
         for key, info in per_key.items()
     ]
+    rules = getattr(analysis.index, "rules", None)
+    if rules is not None:  # the C++ spelling of the release (c10::optional up to 2.3)
+        for info in infos:
+            for saved in _saved_lists(info):
+                for s in saved:
+                    s["type"] = rules.respell(s["type"])
     return {"infos": infos, "used_dispatch_keys": sorted(analysis.used_dispatch_keys)}
+
+
+def _saved_lists(info: dict[str, Any]) -> list[list[dict[str, str]]]:
+    lists = [info["all_saved_inputs"], info["all_saved_outputs"]]
+    for d in info["derivatives"]:
+        lists += [d["saved_inputs"], d["saved_outputs"]]
+    return lists

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from derivls.aten.native_rules import NativeRules
+from derivls.derivatives.saved import STRING_VIEW_CAST, TORCHGEN_REPLACEMENTS, Replacement
 
 __all__ = [
     "FAMILIES",
@@ -38,6 +39,7 @@ __all__ = [
     "detect",
     "parse_version",
     "rules_for_version",
+    "rules_of",
 ]
 
 # torchgen.model.DispatchKey of 2.13 (names and aliases), from which the other releases differ a little
@@ -72,6 +74,27 @@ _DK_2_3 = (_DK_2_4 - {"AutocastCPU", "AutocastCUDA", "MAIA", "PythonDispatcher",
 _DK_2_2 = _DK_2_3 - {"PreDispatch"} - _SPARSE_CSR_BACKENDS
 _DK_2_1 = _DK_2_2 - {"BatchedNestedTensor", "Conjugate", "Dense", "Negative", "NestedTensor"}
 
+# load_derivatives' substitutions: 2.13's, with the C++ spelling of 2.4 and before (c10::optional),
+# and 2.1 had no `self.sym_numel()` rule
+_REPL_C10 = tuple(
+    replace(
+        r,
+        expr=lambda name, _: (
+            f"{name}.has_value() ? c10::optional<c10::SymIntArrayRef>({name}->sym_sizes()) : c10::nullopt"
+        ),
+    )
+    if r.suffix == "_sym_sizes_opt"
+    else r
+    for r in TORCHGEN_REPLACEMENTS
+)
+_REPL_2_1 = tuple(r for r in _REPL_C10 if r.suffix != "_sym_numel")
+_CAST_C10 = "{name}.has_value() ? c10::optional<c10::string_view>({name}.value()) : c10::nullopt"
+_CAST_2_5 = "{name}.has_value() ? std::optional<c10::string_view>({name}.value()) : std::nullopt"
+_LOADER_2_1 = (_REPL_2_1, _CAST_C10)
+_LOADER_C10 = (_REPL_C10, _CAST_C10)
+_LOADER_2_5 = (TORCHGEN_REPLACEMENTS, _CAST_2_5)
+_LOADER_2_13 = (TORCHGEN_REPLACEMENTS, STRING_VIEW_CAST)
+
 _NO_SYMBOOL = frozenset({"SymBool", "GraphModule"})
 _PT2_ONLY = frozenset({"pt2_compliant_tag"})
 
@@ -84,6 +107,8 @@ class ReleaseRules:
     first: tuple[int, int]  # the first minor release the family covers, (2, 5)
     last: tuple[int, int] | None  # the last one (None: and every later release)
     native: NativeRules
+    # load_derivatives: (its saved-variable substitutions, how a saved optional string is passed on)
+    loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13
 
     @property
     def label(self) -> str:
@@ -93,31 +118,45 @@ class ReleaseRules:
         return self.first <= version and (self.last is None or version <= self.last)
 
 
-def _family(first: tuple[int, int], last: tuple[int, int] | None, **native: object) -> ReleaseRules:
+def _family(
+    first: tuple[int, int],
+    last: tuple[int, int] | None,
+    loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13,
+    **native: object,
+) -> ReleaseRules:
     name = f"{first[0]}.{first[1]}"
     if last is None:
         name += "+"
     elif last != first:
         name += f"-{last[0]}.{last[1]}"
     label = f"torch {name}'s torchgen"
-    return ReleaseRules(name, first, last, NativeRules(label=label, **native))  # type: ignore[arg-type]
+    return ReleaseRules(name, first, last, NativeRules(label=label, **native), loader)  # type: ignore[arg-type]
 
 
 FAMILIES: tuple[ReleaseRules, ...] = (
-    _family((2, 1), (2, 1), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
-            implicit_tags=frozenset(), const_ref_out=False),
-    _family((2, 2), (2, 2), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
+    _family((2, 1), (2, 1), _LOADER_2_1, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
+            implicit_tags=frozenset(), const_ref_out=False, cpp_optional="c10::optional"),
+    _family((2, 2), (2, 2), _LOADER_C10, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
+            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
+    _family((2, 3), (2, 3), _LOADER_C10, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
+            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
+    _family((2, 4), (2, 4), _LOADER_C10, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
             implicit_tags=_PT2_ONLY, const_ref_out=False),
-    _family((2, 3), (2, 3), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
-            implicit_tags=_PT2_ONLY, const_ref_out=False),
-    _family((2, 4), (2, 4), accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
-            implicit_tags=_PT2_ONLY, const_ref_out=False),
-    _family((2, 5), (2, 6), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+    _family((2, 5), (2, 5), _LOADER_2_5, accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+            const_ref_out=False),
+    _family((2, 6), (2, 6), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
             const_ref_out=False),
     _family((2, 7), (2, 12), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
     _family((2, 13), None, absent_types=frozenset({"Dimname"}), dispatch_keys=_DISPATCH_KEYS_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
+
+
+def rules_of(index: object) -> ReleaseRules:
+    """The family whose native rules an index was read with (NEWEST for anything else)."""
+    native = getattr(index, "rules", None)
+    return next((r for r in FAMILIES if r.native is native), NEWEST)
+
 
 _VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
 
