@@ -109,6 +109,15 @@ class ReleaseRules:
     native: NativeRules
     # load_derivatives: (its saved-variable substitutions, how a saved optional string is passed on)
     loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13
+    # gen_autograd_functions: how a node passes itself to SavedVariable::unpack (`getptr()` from 2.13)
+    node_self: str = "getptr()"
+    # gen_autograd_functions' templates for Functions.h/.cpp are 2.13's (derivls's codegen) from 2.7 on
+    codegen_exact: bool = True
+
+    def render(self, cpp: str) -> str:
+        """Generated C++ as derivls renders it (2.13) → as this release's torchgen renders it."""
+        cpp = self.native.respell(cpp)
+        return cpp if self.node_self == "getptr()" else cpp.replace("getptr()", self.node_self)
 
     @property
     def label(self) -> str:
@@ -122,6 +131,7 @@ def _family(
     first: tuple[int, int],
     last: tuple[int, int] | None,
     loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13,
+    codegen: tuple[str, bool] = ("shared_from_this()", False),
     **native: object,
 ) -> ReleaseRules:
     name = f"{first[0]}.{first[1]}"
@@ -130,7 +140,7 @@ def _family(
     elif last != first:
         name += f"-{last[0]}.{last[1]}"
     label = f"torch {name}'s torchgen"
-    return ReleaseRules(name, first, last, NativeRules(label=label, **native), loader)  # type: ignore[arg-type]
+    return ReleaseRules(name, first, last, NativeRules(label=label, **native), loader, *codegen)  # type: ignore[arg-type]
 
 
 FAMILIES: tuple[ReleaseRules, ...] = (
@@ -146,8 +156,10 @@ FAMILIES: tuple[ReleaseRules, ...] = (
             const_ref_out=False),
     _family((2, 6), (2, 6), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
             const_ref_out=False),
-    _family((2, 7), (2, 12), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
-    _family((2, 13), None, absent_types=frozenset({"Dimname"}), dispatch_keys=_DISPATCH_KEYS_2_13),
+    _family((2, 7), (2, 12), codegen=("shared_from_this()", True), accepts_dimname=True, dispatch_keys=_DK_2_4,
+            implicit_tags=_PT2_ONLY),
+    _family((2, 13), None, codegen=("getptr()", True), absent_types=frozenset({"Dimname"}),
+            dispatch_keys=_DISPATCH_KEYS_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
 
