@@ -37,6 +37,18 @@ def load_index(
     return NativeIndex.load(str(native), str(tags) if tags is not None else None, legacy=legacy, rules=native_rules)
 
 
+def left_out_warning(index: NativeIndex) -> Diagnostic:
+    """One line-1 warning naming the functions of native_functions.yaml the release rules left out."""
+    shown = "\n".join(f"  {p}" for p in index.problems[:10])
+    more = f"\n  … and {len(index.problems) - 10} more" if len(index.problems) > 10 else ""
+    return warning(
+        FIRST_LINE,
+        "native-functions-left-out",
+        f"{len(index.problems)} function(s) of native_functions.yaml use what {index.rules.label} does not know "
+        f"and were left out (entries for them are not checked):\n{shown}{more}",
+    )
+
+
 def open_workspace_files(
     path: Path, native: Path | None, tags: Path | None, profile: str = "auto"
 ) -> tuple[DocumentAnalysis, list[Diagnostic]]:
@@ -69,6 +81,8 @@ def open_workspace(
             index = load_index(files.native, files.tags, True if legacy else None, detected)
         except NativeIndexError as e:
             extra.append(error(FIRST_LINE, "native-unreadable", f"Cannot use {files.native}: {e}"))
+    if index is not None and index.problems:
+        extra.append(left_out_warning(index))
     chosen = resolve_profile(profile, path, index)
     analyzer = DocumentAnalyzer(index, str(files.native) if files.native else None, chosen)
     return analyzer.analyse(text), extra, detected if chosen == "torchgen" else None

@@ -26,7 +26,7 @@ from derivls.derivatives.saved import (
     saved_variables,
     uses_ident,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
+from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error, warning
 from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -262,7 +262,9 @@ class EntryAnalyser:
 
         schema_function = self.index.by_schema.get(specification)
         if schema_function is None:
-            diagnostics.append(self._schema_not_found(name, specification, defn_name))
+            diagnostics.append(
+                self._left_out(name, specification) or self._schema_not_found(name, specification, defn_name)
+            )
             diagnostics.extend(_schema_free_checks(entry))
             return EntryResult(entry, defn_name, None, None, (), tuple(diagnostics), guess)
 
@@ -374,6 +376,25 @@ class EntryAnalyser:
                 return None, None
             return (True,), tuple(value)
         return tuple(value), None
+
+    def _left_out(self, name: Scalar, specification: str) -> Diagnostic | None:
+        """The function is in native_functions.yaml but uses something the release rules don't know."""
+        problems = getattr(self.index, "problems", None)
+        if not problems:
+            return None
+        problem = self.index.unknown_by_schema.get(specification)
+        if problem is None:
+            m = _SCHEMA_NAME.match(specification)
+            problem = self.index.unknown_by_name.get(m.group(1) + (m.group(2) or "")) if m else None
+        if problem is None:
+            return None
+        return warning(
+            name.span,
+            "native-function-left-out",
+            f"Not checked: this function (native_functions.yaml:{problem.line}) was left out of the index: "
+            f"{problem.message}. Pick the matching release with --torch-version or the 'torchVersion' setting.",
+            related=(Related(problem.path, problem.line - 1, problem.message),),
+        )
 
     def _schema_not_found(self, name: Scalar, specification: str, defn_name: str) -> Diagnostic:
         return schema_not_found(name, specification, defn_name, self.index, self.native_path, cpp.name)
