@@ -154,9 +154,9 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
         for r in results:
             errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
             warnings = sum(1 for d in r.diagnostics if d.severity == Severity.WARNING)
-            out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
             if r.rules:
-                out.write(f"  using {r.rules}\n")
+                out.write(f"{r.path}: using {r.rules}\n")
+            out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
 
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
