@@ -86,15 +86,12 @@ def run_codegen(
         wanted = set(args.op)
         flat = [info for info in flat if info.op in wanted]
 
-    from derivls.codegen.nodes import GeneratedNode
     from derivls.derivatives.releases import detect
 
     rules = detect(getattr(args, "torch_version", None), derivatives, native).rules
     if not rules.codegen_exact:
-        print(f"derivls codegen: note: the text follows torch 2.7+'s templates, not {rules.label}'s", file=err)
-    nodes = [
-        GeneratedNode(n.op, rules.render(n.declaration), rules.render(n.definition)) for n in map(generate_node, flat)
-    ]
+        print(f"derivls codegen: note: the text follows torch 2.6+'s templates, not {rules.label}'s", file=err)
+    nodes = [generate_node(info, rules) for info in flat]
     if args.format == "json":
         import json
 

@@ -442,6 +442,10 @@ def process_function(info: Any, template: CodeTemplate) -> str:
         apply_with_saved_before=apply_with_saved_before,
         apply_with_saved_after=apply_with_saved_after,
         get_packed_args=get_packed_args,
+        # the names of 2.6's templates (release_templates)
+        num_vars=len(input_name_to_idx),
+        unpacked_saved_vars=apply_functional_args,
+        unpacked_saved_vars_signature=apply_functional_args_signature,
     )
 
 
@@ -450,13 +454,29 @@ def infos_with_derivatives_list(infos: Mapping[Any, Mapping[str, Any]]) -> list[
     return [info for per_key in infos.values() for info in per_key.values() if info.args_with_derivatives]
 
 
-def generate_node(info: Any) -> GeneratedNode:
-    """The Functions.h declaration and Functions.cpp definition of one info's node."""
-    return GeneratedNode(
-        op=info.op,
-        declaration=process_function(info, FUNCTION_DECLARATION),
-        definition=process_function(info, FUNCTION_DEFINITION),
-    )
+def generate_node(info: Any, release: Any = None) -> GeneratedNode:
+    """The Functions.h declaration and Functions.cpp definition of one info's node.
+
+    release: a derivls.derivatives.releases.ReleaseRules, to render as that release's torchgen does."""
+    if release is None:
+        return GeneratedNode(
+            op=info.op,
+            declaration=process_function(info, FUNCTION_DECLARATION),
+            definition=process_function(info, FUNCTION_DEFINITION),
+        )
+    from derivls.codegen.release_templates import templates_for
+    from derivls.codegen.templates import legacy_block_indent
+
+    declaration, definition = templates_for(release.codegen_templates)
+    token = legacy_block_indent.set(release.codegen_legacy_indent)
+    try:
+        return GeneratedNode(
+            op=info.op,
+            declaration=release.render(process_function(info, declaration)),
+            definition=release.render(process_function(info, definition)),
+        )
+    finally:
+        legacy_block_indent.reset(token)
 
 
 def generate_nodes(infos: Mapping[Any, Mapping[str, Any]] | Iterable[Any]) -> list[GeneratedNode]:

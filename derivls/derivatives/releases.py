@@ -111,7 +111,11 @@ class ReleaseRules:
     loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13
     # gen_autograd_functions: how a node passes itself to SavedVariable::unpack (`getptr()` from 2.13)
     node_self: str = "getptr()"
-    # gen_autograd_functions' templates for Functions.h/.cpp are 2.13's (derivls's codegen) from 2.7 on
+    # its Functions.h/.cpp templates (a set of derivls.codegen.release_templates; "2.7": from 2.7 on)
+    codegen_templates: str = "2.7"
+    # torchgen's CodeTemplate kept the indentation of blank lines in indented blocks before 2.8
+    codegen_legacy_indent: bool = False
+    # whether derivls renders this release's templates exactly (not yet before 2.6)
     codegen_exact: bool = True
 
     def render(self, cpp: str) -> str:
@@ -131,7 +135,7 @@ def _family(
     first: tuple[int, int],
     last: tuple[int, int] | None,
     loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13,
-    codegen: tuple[str, bool] = ("shared_from_this()", False),
+    codegen: tuple[str, str, bool, bool] = ("shared_from_this()", "2.6", True, False),
     **native: object,
 ) -> ReleaseRules:
     name = f"{first[0]}.{first[1]}"
@@ -154,11 +158,13 @@ FAMILIES: tuple[ReleaseRules, ...] = (
             implicit_tags=_PT2_ONLY, const_ref_out=False),
     _family((2, 5), (2, 5), _LOADER_2_5, accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
             const_ref_out=False),
-    _family((2, 6), (2, 6), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+    _family((2, 6), (2, 6), codegen=("shared_from_this()", "2.6", True, True), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
             const_ref_out=False),
-    _family((2, 7), (2, 12), codegen=("shared_from_this()", True), accepts_dimname=True, dispatch_keys=_DK_2_4,
-            implicit_tags=_PT2_ONLY),
-    _family((2, 13), None, codegen=("getptr()", True), absent_types=frozenset({"Dimname"}),
+    _family((2, 7), (2, 7), codegen=("shared_from_this()", "2.7", True, True), accepts_dimname=True,
+            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+    _family((2, 8), (2, 12), codegen=("shared_from_this()", "2.7", False, True), accepts_dimname=True,
+            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+    _family((2, 13), None, codegen=("getptr()", "2.7", False, True), absent_types=frozenset({"Dimname"}),
             dispatch_keys=_DISPATCH_KEYS_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
