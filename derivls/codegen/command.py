@@ -89,8 +89,6 @@ def run_codegen(
     from derivls.derivatives.releases import detect
 
     rules = detect(getattr(args, "torch_version", None), derivatives, native).rules
-    if not rules.codegen_exact:
-        print(f"derivls codegen: note: the text follows torch 2.6+'s templates, not {rules.label}'s", file=err)
     nodes = [generate_node(info, rules) for info in flat]
     if args.format == "json":
         import json

@@ -95,6 +95,18 @@ _LOADER_C10 = (_REPL_C10, _CAST_C10)
 _LOADER_2_5 = (TORCHGEN_REPLACEMENTS, _CAST_2_5)
 _LOADER_2_13 = (TORCHGEN_REPLACEMENTS, STRING_VIEW_CAST)
 
+# gen_autograd_functions up to 2.4: a saved optional string is a c10::optional, and compiled_args collects
+# SavedVariables without saying whether they are outputs
+_CODEGEN_2_4 = (
+    "shared_from_this()",
+    "2.5",
+    True,
+    (
+        (r"(?<!:)std::optional<std::string> ", "c10::optional<std::string> "),
+        (r"args\.collect\((\w+), (?:true|false)\);", r"args.collect(\1);"),
+    ),
+)
+
 _NO_SYMBOOL = frozenset({"SymBool", "GraphModule"})
 _PT2_ONLY = frozenset({"pt2_compliant_tag"})
 
@@ -115,13 +127,17 @@ class ReleaseRules:
     codegen_templates: str = "2.7"
     # torchgen's CodeTemplate kept the indentation of blank lines in indented blocks before 2.8
     codegen_legacy_indent: bool = False
-    # whether derivls renders this release's templates exactly (not yet before 2.6)
-    codegen_exact: bool = True
+    # (regex, replacement) rewrites of the generated text: what changed inside process_function's code
+    codegen_rewrites: tuple[tuple[str, str], ...] = ()
 
     def render(self, cpp: str) -> str:
         """Generated C++ as derivls renders it (2.13) → as this release's torchgen renders it."""
         cpp = self.native.respell(cpp)
-        return cpp if self.node_self == "getptr()" else cpp.replace("getptr()", self.node_self)
+        if self.node_self != "getptr()":
+            cpp = cpp.replace("getptr()", self.node_self)
+        for pattern, replacement in self.codegen_rewrites:
+            cpp = re.sub(pattern, replacement, cpp)
+        return cpp
 
     @property
     def label(self) -> str:
@@ -135,7 +151,7 @@ def _family(
     first: tuple[int, int],
     last: tuple[int, int] | None,
     loader: tuple[tuple[Replacement, ...], str] = _LOADER_2_13,
-    codegen: tuple[str, str, bool, bool] = ("shared_from_this()", "2.6", True, False),
+    codegen: tuple[str, str, bool, tuple[tuple[str, str], ...]] = ("shared_from_this()", "2.5", True, ()),
     **native: object,
 ) -> ReleaseRules:
     name = f"{first[0]}.{first[1]}"
@@ -148,23 +164,23 @@ def _family(
 
 
 FAMILIES: tuple[ReleaseRules, ...] = (
-    _family((2, 1), (2, 1), _LOADER_2_1, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
+    _family((2, 1), (2, 1), _LOADER_2_1, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
             implicit_tags=frozenset(), const_ref_out=False, cpp_optional="c10::optional"),
-    _family((2, 2), (2, 2), _LOADER_C10, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
+    _family((2, 2), (2, 2), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
             implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
-    _family((2, 3), (2, 3), _LOADER_C10, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
+    _family((2, 3), (2, 3), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
             implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
-    _family((2, 4), (2, 4), _LOADER_C10, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
+    _family((2, 4), (2, 4), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
             implicit_tags=_PT2_ONLY, const_ref_out=False),
     _family((2, 5), (2, 5), _LOADER_2_5, accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
             const_ref_out=False),
-    _family((2, 6), (2, 6), codegen=("shared_from_this()", "2.6", True, True), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+    _family((2, 6), (2, 6), codegen=("shared_from_this()", "2.6", True, ()), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
             const_ref_out=False),
-    _family((2, 7), (2, 7), codegen=("shared_from_this()", "2.7", True, True), accepts_dimname=True,
+    _family((2, 7), (2, 7), codegen=("shared_from_this()", "2.7", True, ()), accepts_dimname=True,
             dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
-    _family((2, 8), (2, 12), codegen=("shared_from_this()", "2.7", False, True), accepts_dimname=True,
+    _family((2, 8), (2, 12), codegen=("shared_from_this()", "2.7", False, ()), accepts_dimname=True,
             dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
-    _family((2, 13), None, codegen=("getptr()", "2.7", False, True), absent_types=frozenset({"Dimname"}),
+    _family((2, 13), None, codegen=("getptr()", "2.7", False, ()), absent_types=frozenset({"Dimname"}),
             dispatch_keys=_DISPATCH_KEYS_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
