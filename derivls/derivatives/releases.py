@@ -184,6 +184,7 @@ FAMILIES: tuple[ReleaseRules, ...] = (
             dispatch_keys=_DISPATCH_KEYS_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
+NEWEST_CHECKED = (2, 15)  # the newest release the release matrix (tests/releases) checks
 
 
 def rules_of(index: object) -> ReleaseRules:
@@ -203,6 +204,11 @@ def parse_version(text: str) -> tuple[int, int] | None:
 
 def rules_for_version(version: tuple[int, int]) -> tuple[ReleaseRules, str]:
     """The family of a release, and a note when the release is outside what derivls knows."""
+    if version > NEWEST_CHECKED:
+        return (
+            NEWEST,
+            f"; newer than every known release ({NEWEST_CHECKED[0]}.{NEWEST_CHECKED[1]}), so the newest rules",
+        )
     for rules in FAMILIES:
         if rules.covers(version):
             return rules, ""
