@@ -236,7 +236,7 @@ def detect(
             raise ValueError(f"'{requested}' is not a torch version (expected e.g. 2.4 or 2.4.1)")
         rules, note = rules_for_version(version)
         return Detected(rules, f"set to {requested}{note}")
-    for found in (_checkout_version(derivatives), _wheel_version(derivatives, native)):
+    for found in (_checkout_version(derivatives, native), _wheel_version(derivatives, native)):
         if found is not None:
             where, text = found
             version = parse_version(text)
@@ -256,18 +256,21 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _checkout_version(derivatives: Path | None) -> tuple[str, str] | None:
-    """<root>/version.txt of a checkout whose tools/autograd/ holds the derivatives.yaml."""
-    if derivatives is None:
-        return None
-    try:
-        here = Path(derivatives).resolve().parent
-    except (OSError, RuntimeError):
-        return None
-    if here.name != "autograd" or here.parent.name != "tools":
-        return None
-    text = _read(here.parent.parent / "version.txt")
-    return ("version.txt", text.strip()) if text and text.strip() else None
+def _checkout_version(derivatives: Path | None, native: Path | None = None) -> tuple[str, str] | None:
+    """<root>/version.txt of a checkout: tools/autograd/derivatives.yaml, aten/src/ATen/native/…."""
+    for path, layout in ((derivatives, ("tools", "autograd")), (native, ("aten", "src", "ATen", "native"))):
+        if path is None:
+            continue
+        try:
+            here = Path(path).resolve().parent
+        except (OSError, RuntimeError):
+            continue
+        if here.parts[-len(layout) :] != layout:
+            continue
+        text = _read(here.parents[len(layout) - 1] / "version.txt")
+        if text and text.strip():
+            return "version.txt", text.strip()
+    return None
 
 
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)

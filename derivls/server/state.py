@@ -94,8 +94,11 @@ def build_index(
     if tags_text is None and tags_path is not None:
         tags_text = read_optional(tags_path)
     try:
+        from derivls.derivatives.releases import detect  # the release's rules, from where the file is
+
+        rules = detect(None, None, Path(native_path), native_text).rules.native
         index = NativeIndex.from_text(
-            native_text, tags_text, native_path, tags_path=tags_path or "tags.yaml", legacy=legacy
+            native_text, tags_text, native_path, tags_path=tags_path or "tags.yaml", legacy=legacy, rules=rules
         )
     except NativeIndexError as e:
         return LoadedIndex(

@@ -89,3 +89,12 @@ def test_a_bad_torch_version_is_a_usage_error(tmp_path, capsys):
 def test_older_releases_accept_dimname_and_2_13_does_not(version):
     assert rules_for_version(parse_version(version))[0].native.accepts_dimname
     assert not NEWEST.native.accepts_dimname
+
+
+def test_a_checkout_s_version_txt_is_found_from_native_functions_yaml_too(tmp_path):
+    native = tmp_path / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
+    native.parent.mkdir(parents=True)
+    native.write_text("", encoding="utf-8")
+    (tmp_path / "version.txt").write_text("2.2.0a0\n", encoding="utf-8")
+    detected = detect(None, None, native)
+    assert detected.rules.family == "2.2" and detected.reason == "version.txt says 2.2.0a0"
