@@ -794,7 +794,7 @@ def _from_entry(
                     dispatch[k.strip()] = v
             else:
                 dispatch[ks.strip()] = v
-        if rules.dispatch_keys is not None and not rules.dispatch_keys.issuperset(dispatch):
+        if not legacy and rules.dispatch_keys is not None and not rules.dispatch_keys.issuperset(dispatch):
             unknown_key = sorted(set(dispatch) - rules.dispatch_keys)[0]
             raise UnknownToRules(f"dispatch key '{unknown_key}' is not known to {rules.label}", "dispatch")
     elif not structured and structured_delegate is None:
