@@ -1,24 +1,23 @@
 """One set of rules per PyTorch release family, and how derivls picks the one a workspace needs.
 
-derivls follows torchgen exactly, and torchgen changes between releases in a few small ways (worked
-out by diffing each release's torchgen against 2.13's; see README "Releases"):
+derivls follows torchgen exactly, and torchgen changes between releases in a few small ways, worked
+out by diffing each release's torchgen against 2.13's (README "Releases" has the table):
 
-| family     | native_functions.yaml                                   | tags torchgen adds itself       |
-| ---------- | ------------------------------------------------------- | ------------------------------- |
-| 2.1        | Dimname; no SymBool/GraphModule; 2.1's dispatch keys    | none                            |
-| 2.2        | Dimname; no SymBool/GraphModule; 2.2's dispatch keys    | pt2_compliant_tag               |
-| 2.3        | Dimname; no SymBool/GraphModule; 2.3's dispatch keys    | pt2_compliant_tag               |
-| 2.4        | Dimname; no SymBool/GraphModule; no AutocastXPU         | pt2_compliant_tag               |
-| 2.5 – 2.12 | Dimname; no AutocastXPU                                 | pt2_compliant_tag               |
-| 2.13 –     | no Dimname                                              | pt2_compliant_tag, out, inplace |
+- native_functions.yaml (`ReleaseRules.native`, an aten-level `NativeRules`): `Dimname` until 2.12,
+  `SymBool`/`GraphModule` from 2.5, the DispatchKey names of each release, the tags torchgen adds
+  itself (none in 2.1, `pt2_compliant_tag` from 2.2, `out`/`inplace` from 2.13), the out= const-ref
+  check from 2.7, C++ optionals spelled `c10::optional` until 2.3;
+- load_derivatives (`loader`): the spelling of two substitutions, and no `sym_numel` rule in 2.1;
+- gen_autograd_functions (`node_self`, `codegen_templates`, `codegen_legacy_indent`,
+  `codegen_rewrites`): `getptr()` from 2.13, the templates of 2.1-2.5 / 2.6 / 2.7+, CodeTemplate's
+  indentation before 2.8, and two rewrites for 2.1-2.4.
 
-derivatives.yaml itself (load_derivatives, the autograd keys, the C++ types, the codegen
-templates) reads and renders the same in every release from 2.1 to 2.15: the matrix in
-tests/releases checks each release's own torchgen against derivls on that release's files.
+The matrix in tests/releases checks each release's own torchgen against derivls on its own files.
+Families share values where releases agree; a new release is a new `_family(...)` line.
 
-Detection (`detect`), first match wins: an explicit setting (`--torch-version`, the `torchVersion`
-setting); a checkout's `version.txt`; a wheel's `torch/version.py` beside `torchgen/`; what
-native_functions.yaml contains (`Dimname` → the newest family that knows it); else the newest rules.
+Detection (`detect`), first match wins: an explicit setting (`--torch-version`); a checkout's
+`version.txt`; a wheel's `torch/version.py` beside `torchgen/`; what native_functions.yaml contains
+(`Dimname` → the newest family that knows it); else the newest rules.
 """
 
 from __future__ import annotations
