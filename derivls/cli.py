@@ -34,6 +34,9 @@ def _add_native_options(parser: argparse.ArgumentParser) -> None:
         default=AUTO,
         help="loader rules: torchgen (PyTorch 2.x) or legacy (the 2021 loader); auto picks by the files",
     )
+    parser.add_argument(
+        "--torch-version", metavar="X.Y", help="follow this PyTorch release's torchgen (default: found, else newest)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,15 +79,26 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 class CheckedFile:
     path: Path
     diagnostics: tuple[Diagnostic, ...]
+    rules: str | None = None  # which release's rules, and why
 
 
-def analyse_path(path: Path, native: Path | None, tags: Path | None, profile: str = AUTO):
+def analyse_path(
+    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
+):
     """Open `path` (derivls.project) and analyse it: (analysis, diagnostics about the set-up). Raises UsageError."""
+    analysis, setup, _ = analyse_path_with_rules(path, native, tags, profile, torch_version)
+    return analysis, setup
+
+
+def analyse_path_with_rules(
+    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
+):
+    """(analysis, set-up diagnostics, which rules were used and why). Raises UsageError."""
     from derivls.project import open_project, read_text
 
     text = read_text(path, "derivatives.yaml")
-    project = open_project(path, native, tags, profile)
-    return project.analyzer.analyse(text), list(project.setup)
+    project = open_project(path, native, tags, profile, torch_version=torch_version)
+    return project.analyzer.analyse(text), list(project.setup), project.release
 
 
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -102,9 +116,9 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
         paths = [found]
     results = []
     for path in paths:
-        analysis, extra = analyse_path(path, args.native, args.tags, args.profile)
+        analysis, extra, rules = analyse_path_with_rules(path, args.native, args.tags, args.profile, args.torch_version)
         diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
-        results.append(CheckedFile(path, diagnostics))
+        results.append(CheckedFile(path, diagnostics, rules.describe() if rules is not None else None))
     write_diagnostics(results, args.format, out)
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK
@@ -147,13 +161,15 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
         for r in results:
             errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
             warnings = sum(1 for d in r.diagnostics if d.severity == Severity.WARNING)
+            if r.rules:
+                out.write(f"{r.path}: using {r.rules}\n")
             out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
 
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
     from derivls.derivatives.dump import dump
 
-    analysis, extra = analyse_path(args.path, args.native, args.tags, args.profile)
+    analysis, extra = analyse_path(args.path, args.native, args.tags, args.profile, args.torch_version)
     problems = [d for d in (*extra, *(analysis.diagnostics if analysis else ())) if d.severity == Severity.ERROR]
     if analysis is None or problems:
         for d in problems or extra:

@@ -20,6 +20,7 @@ from derivls.aten.native import NativeIndex, NativeIndexError
 from derivls.derivatives import profiles
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.derivatives.profiles import AUTO, Profile
+from derivls.derivatives.releases import NEWEST, Detected, detect, parse_version
 from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
 from derivls.discovery import NativeFiles, find_native_files
 
@@ -75,13 +76,28 @@ class NativeLoad:
     problem: str | None = None
     problem_path: str | None = None
     problem_line: int | None = None  # 1-based
+    release: Detected | None = None  # which PyTorch release's rules (torchgen profile), and why
 
 
-def index_native(native_path: str, tags_path: str | None, preset: Profile | None, texts: NativeTexts) -> NativeLoad:
-    """Choose the profile (the preset, else by the texts) and index the texts by its grammar."""
+def index_native(
+    native_path: str,
+    tags_path: str | None,
+    preset: Profile | None,
+    texts: NativeTexts,
+    torch_version: str | None = None,
+    derivatives: Path | None = None,
+) -> NativeLoad:
+    """Choose the profile (the preset, else by the texts) and, for torchgen, the release; index the texts
+    by their grammar. Raises ValueError for a `torch_version` that is not a version."""
     profile = preset or profiles.choose_from_native(texts.native, texts.tags is not None)
+    release = None
+    native_rules = NEWEST.native
+    if not profile.native_2021_grammar:
+        release = detect(torch_version, derivatives, Path(native_path), texts.native)
+        native_rules = release.rules.native
+        profile = profiles.TorchgenProfile(release.rules.family, release.reason)
     if texts.native is None:
-        return NativeLoad(profile, None, texts.problem or f"cannot read {native_path}", native_path)
+        return NativeLoad(profile, None, texts.problem or f"cannot read {native_path}", native_path, release=release)
     try:
         index = NativeIndex.from_text(
             texts.native,
@@ -89,10 +105,23 @@ def index_native(native_path: str, tags_path: str | None, preset: Profile | None
             native_path,
             tags_path=tags_path or "tags.yaml",
             legacy=profile.native_2021_grammar,
+            rules=native_rules,
         )
     except NativeIndexError as e:
-        return NativeLoad(profile, None, e.message, e.path, e.line)
-    return NativeLoad(profile, index)
+        return NativeLoad(profile, None, e.message, e.path, e.line, release)
+    return NativeLoad(profile, index, release=release)
+
+
+def left_out_warning(index: NativeIndex) -> Diagnostic:
+    """One line-1 warning naming the functions of native_functions.yaml the release rules left out."""
+    shown = "\n".join(f"  {p}" for p in index.problems[:10])
+    more = f"\n  … and {len(index.problems) - 10} more" if len(index.problems) > 10 else ""
+    return warning(
+        FIRST_LINE,
+        "native-functions-left-out",
+        f"{len(index.problems)} function(s) of native_functions.yaml use what {index.rules.label} does not know "
+        f"and were left out (entries for them are not checked):\n{shown}{more}",
+    )
 
 
 def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> list[Diagnostic]:
@@ -101,6 +130,8 @@ def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> lis
         return []
     if files.native is None:
         return [warning(FIRST_LINE, "native-not-found", files.missing_message())]
+    if load is not None and load.index is not None and load.index.problems:
+        return [left_out_warning(load.index)]
     if load is None or load.index is not None or load.problem is None:
         return []
     where = load.problem_path or str(files.native)
@@ -133,7 +164,8 @@ class Project:
     profile: Profile
     index: NativeIndex | None
     analyzer: DocumentAnalyzer
-    setup: tuple[Diagnostic, ...]  # native-not-found, native-unreadable
+    setup: tuple[Diagnostic, ...]  # native-not-found, native-unreadable, native-functions-left-out
+    release: Detected | None = None  # the PyTorch release whose rules apply (torchgen profile), and why
 
 
 def open_project(
@@ -144,8 +176,12 @@ def open_project(
     *,
     native_text: str | None = None,
     tags_text: str | None = None,
+    torch_version: str | None = None,
 ) -> Project:
-    """Open `derivatives` with its native index. Raises UsageError for a path given that does not exist."""
+    """Open `derivatives` with its native index, by the rules of `profile` (and of the release
+    `torch_version`, else the one found). Raises UsageError for a path given that does not exist."""
+    if torch_version and torch_version != AUTO and parse_version(torch_version) is None:
+        raise UsageError(f"'{torch_version}' is not a torch version (expected e.g. 2.4 or 2.4.1)")
     for given, what in ((native, "native_functions.yaml"), (tags, "tags.yaml")):
         if given is not None and native_text is None and not given.is_file():
             raise UsageError(f"{what} not found: {given}")
@@ -155,10 +191,14 @@ def open_project(
     if files.native is not None:
         tags_path = str(files.tags) if files.tags is not None else None
         texts = read_texts(str(files.native), tags_path, native_text, tags_text)
-        load = index_native(str(files.native), tags_path, preset, texts)
+        try:
+            load = index_native(str(files.native), tags_path, preset, texts, torch_version, derivatives)
+        except ValueError as e:  # --torch-version that is not a version
+            raise UsageError(str(e)) from None
     analyzer = make_analyzer(load, preset)
     setup = tuple(setup_diagnostics(files, load))
-    return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup)
+    release = load.release if load is not None else None
+    return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup, release)
 
 
 def read_text(path: Path, what: str) -> str:
@@ -182,6 +222,7 @@ __all__ = [
     "Project",
     "UsageError",
     "index_native",
+    "left_out_warning",
     "locate",
     "make_analyzer",
     "open_project",

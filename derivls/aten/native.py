@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from derivls.aten.native_entry import _from_entry, _parse_tags, _read_entries, _yaml_entries
+from derivls.aten.native_entry import _from_entry, _parse_tags, _problem, _read_entries, _yaml_entries
 from derivls.aten.native_generated import add_generated_native_functions, get_grouped_by_view_native_functions
 from derivls.aten.native_model import (
     Location,
@@ -37,6 +37,7 @@ from derivls.aten.native_model import (
     get_view_copy_name,
     gets_generated_view_copy,
 )
+from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules
 from derivls.aten.schema import FunctionSchema
 from derivls.gcpolicy import paused_gc
 
@@ -51,6 +52,36 @@ __all__ = [
     "gets_generated_view_copy",
     "get_view_copy_name",
 ]
+
+
+def _generate_and_group(
+    rs: list[NativeFunction], problems: list[NativeProblem]
+) -> tuple[list[NativeFunction], list[NativeFunction | NativeFunctionsViewGroup]]:
+    """Generated functions and view groups. A function whose group no longer holds together because
+    a variant of it was left out (see native_rules) is left out too, with a problem saying so."""
+    while True:
+        attempt = list(rs)
+        try:
+            add_generated_native_functions(attempt)
+            if problems:  # a variant torchgen would generate must not stand in for a left-out one
+                left_out_names = {p.name for p in problems}
+                attempt = [f for f in attempt if not (f.is_generated and str(f.func.name) in left_out_names)]
+            return attempt, get_grouped_by_view_native_functions(attempt)
+        except NativeIndexError as e:
+            left_out = {_base_name(p.name) for p in problems if p.name}
+            culprit = next((f for f in rs if e.line is not None and f.source_line == e.line), None)
+            if culprit is None or _base_name(str(culprit.func.name)) not in left_out:
+                raise
+            rs = [f for f in rs if f is not culprit]
+            message = f"{e.message} (a variant of it was left out)"
+            problems.append(
+                NativeProblem(culprit.path, e.line or 0, message, str(culprit.func), str(culprit.func.name))
+            )
+
+
+def _base_name(name: str | None) -> str:
+    base = (name or "").split(".")[0].rstrip("_")
+    return base.removesuffix("_copy")
 
 
 # --------------------------------------------------------------------------------------
@@ -77,10 +108,17 @@ class NativeIndex:
         path: str,
         tags: frozenset[str] | None,
         legacy: bool,
+        problems: Sequence[NativeProblem] = (),
+        rules: NativeRules = NEWEST,
     ) -> None:
         self.path = path
         self.tags = tags
         self.legacy = legacy
+        self.rules = rules  # the release whose rules read it (see native_rules)
+        # functions left out because they use something the rules don't know (see native_rules)
+        self.problems: tuple[NativeProblem, ...] = tuple(problems)
+        self.unknown_by_schema: dict[str, NativeProblem] = {p.schema: p for p in problems if p.schema}
+        self.unknown_by_name: dict[str, NativeProblem] = {p.name: p for p in problems if p.name}
         self.functions: list[NativeFunction] = functions
         self.grouped = grouped
         self.loader_functions: list[NativeFunction] = [
@@ -122,6 +160,7 @@ class NativeIndex:
         tags_path: str | os.PathLike[str] | None = None,
         *,
         legacy: bool | None = None,
+        rules: NativeRules = NEWEST,
     ) -> NativeIndex:
         """Read native_functions.yaml (and tags.yaml: given, else the sibling file if any).
 
@@ -145,7 +184,7 @@ class NativeIndex:
                 tags_text = Path(tags_file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 raise NativeIndexError(f"cannot read tags file: {e}", path=tags_file) from None
-        return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy)
+        return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy, rules=rules)
 
     @staticmethod
     def from_text(
@@ -155,12 +194,14 @@ class NativeIndex:
         *,
         tags_path: str = "tags.yaml",
         legacy: bool | None = None,
+        rules: NativeRules = NEWEST,
     ) -> NativeIndex:
-        """Build from text (e.g. an unsaved editor buffer). See load() for `legacy`."""
+        """Build from text (e.g. an unsaved editor buffer). See load() for `legacy`; `rules`: which
+        release's native_functions.yaml (functions using what they don't know are left out)."""
         # The load allocates ~100k small objects and no cycles: pausing the cyclic GC
         # meanwhile saves a third of the time.
         with paused_gc():
-            return NativeIndex._from_text(native_text, tags_text, path, tags_path, legacy)
+            return NativeIndex._from_text(native_text, tags_text, path, tags_path, legacy, rules)
 
     @staticmethod
     def _from_text(
@@ -169,6 +210,7 @@ class NativeIndex:
         path: str,
         tags_path: str,
         legacy: bool | None,
+        rules: NativeRules = NEWEST,
     ) -> NativeIndex:
         if legacy is None:
             legacy = tags_text is None
@@ -176,14 +218,19 @@ class NativeIndex:
         if tags_text is not None:
             valid_tags = _parse_tags(tags_text, tags_path or "tags.yaml")
         entries = _read_entries(native_text, path)
-        rs = [_from_entry(ent, valid_tags, path, legacy) for ent in entries]
+        rs: list[NativeFunction] = []
+        problems: list[NativeProblem] = []
+        for ent in entries:
+            try:
+                rs.append(_from_entry(ent, valid_tags, path, legacy, rules))
+            except UnknownToRules as e:  # costs this function only
+                problems.append(_problem(ent, path, e))
         if legacy:
             # 2021-era torchgen generated nothing and had no view groups
             grouped: list[NativeFunction | NativeFunctionsViewGroup] = list(rs)
         else:
             try:
-                add_generated_native_functions(rs)
-                grouped = get_grouped_by_view_native_functions(rs)
+                rs, grouped = _generate_and_group(rs, problems)
             except NativeIndexError:
                 raise
             except ValueError as e:  # e.g. kind() of a schema both out= and inplace
@@ -194,6 +241,8 @@ class NativeIndex:
             path=path,
             tags=frozenset(valid_tags) if valid_tags is not None else None,
             legacy=legacy,
+            problems=problems,
+            rules=rules,
         )
 
 

@@ -14,6 +14,7 @@ from derivls.aten.native_model import (
     NativeIndexError,
     Variant,
 )
+from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules, schema_name_of, unknown_types
 from derivls.aten.schema import (
     FunctionSchema,
     OperatorName,
@@ -150,6 +151,23 @@ def _entry_error(ent: _Entry, path: str, msg: str, key: str | None = None) -> Na
     return NativeIndexError(msg, path=path, line=line)
 
 
+def _parse_with_dimname(schema_s: str) -> FunctionSchema:
+    """A schema with Dimname, for releases that know it: the 2021 grammar plus the invariants."""
+    func = FunctionSchema.parse(schema_s, legacy=True)
+    func.validate()
+    mutable_pre_self = [a for a in func.arguments.pre_self_positional if a.is_write]
+    if mutable_pre_self:
+        raise ValueError("mutable arguments before self are not supported: " + ", ".join(map(str, mutable_pre_self)))
+    return func
+
+
+def _problem(ent: _Entry, path: str, e: UnknownToRules) -> NativeProblem:
+    schema = ent.data.get("func")
+    line = ent.key_lines.get(e.key, ent.line) if e.key else ent.line
+    text = schema if isinstance(schema, str) else None
+    return NativeProblem(path, line, e.message, text, schema_name_of(text))
+
+
 _BOOL_KEYS = (
     ("use_const_ref_for_mutable_tensors", False),
     ("manual_kernel_registration", False),
@@ -172,14 +190,17 @@ _VARIANTS: dict[str, frozenset[Variant]] = {
 }
 
 
-def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool) -> NativeFunction:
-    """torchgen's NativeFunction.from_yaml, minus the backend-index checks."""
+def _from_entry(
+    ent: _Entry, valid_tags: set[str] | None, path: str, legacy: bool, rules: NativeRules = NEWEST
+) -> NativeFunction:
+    """torchgen's NativeFunction.from_yaml, minus the backend-index checks. Raises UnknownToRules for
+    what the release `rules` do not know (it costs this function only)."""
     get = ent.data.get
-    namespace, func = _schema(ent, path, legacy)
-    _check_keys(ent, path, legacy)
+    namespace, func = _schema(ent, path, legacy, rules)
+    _check_keys(ent, path, legacy, rules)
     use_const_ref = get("use_const_ref_for_mutable_tensors", False)
     structured = get("structured", False)
-    if use_const_ref and func.arguments.out and not legacy:
+    if use_const_ref and func.arguments.out and not legacy and rules.const_ref_out:
         raise _entry_error(
             ent,
             path,
@@ -197,8 +218,8 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     if device_check != "ExactSame" and device_check != "NoCheck":
         raise _entry_error(ent, path, f"illegal device_check '{device_check}'", "device_check")
     structured_delegate = _operator_name(ent, path, "structured_delegate")
-    tags = _tags(ent, path, valid_tags, namespace, func)
-    dispatch = _dispatch(ent, path, func, structured or structured_delegate is not None)
+    tags = _tags(ent, path, valid_tags, namespace, func, rules)
+    dispatch = _dispatch(ent, path, func, structured or structured_delegate is not None, legacy, rules)
     autogen = _autogen(ent, path)
     if func.arguments.out and variants != _VARIANTS["function"] and not legacy:
         raise _entry_error(
@@ -240,7 +261,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     )
 
 
-def _schema(ent: _Entry, path: str, legacy: bool) -> tuple[str, FunctionSchema]:
+def _schema(ent: _Entry, path: str, legacy: bool, rules: NativeRules) -> tuple[str, FunctionSchema]:
     """(namespace, schema) of the `func:` key."""
     funcs = ent.data.get("func")
     if funcs is None:
@@ -257,17 +278,25 @@ def _schema(ent: _Entry, path: str, legacy: bool) -> tuple[str, FunctionSchema]:
             )
         namespace, schema_s = names[0] or "aten", names[1]
     try:
-        return namespace, FunctionSchema.parse(schema_s, legacy=legacy)
+        func = FunctionSchema.parse(schema_s, legacy=legacy)
     except ValueError as ex:
-        raise _entry_error(ent, path, str(ex), "func") from None
+        if legacy or not rules.accepts_dimname or "Dimname" not in schema_s:
+            raise UnknownToRules(f"{ex} ({rules.label})", "func") from None
+        try:
+            func = _parse_with_dimname(schema_s)
+        except ValueError as ex2:
+            raise _entry_error(ent, path, str(ex2), "func") from None
+    if not legacy and (unknown := unknown_types(func, schema_s, rules)):
+        raise UnknownToRules(f"type '{unknown[0]}' is not known to {rules.label}", "func")
+    return namespace, func
 
 
-def _check_keys(ent: _Entry, path: str, legacy: bool) -> None:
+def _check_keys(ent: _Entry, path: str, legacy: bool, rules: NativeRules) -> None:
     """Unknown keys (not in the 2021 grammar, which had others) and the types of the typed ones."""
     e = ent.data
     if not legacy and not _KNOWN_KEYS.issuperset(e):
         k = sorted(set(e) - _KNOWN_KEYS, key=lambda k: ent.key_lines.get(k, 0))[0]
-        raise _entry_error(ent, path, f"unknown key '{k}' in native function entry", k)
+        raise UnknownToRules(f"unknown key '{k}' in native function entry ({rules.label})", k)
     if _TYPED_KEYS.isdisjoint(e):
         return  # (absent keys take their defaults, which are valid)
     for key, default in _BOOL_KEYS:
@@ -310,7 +339,9 @@ def _operator_name(ent: _Entry, path: str, key: str) -> OperatorName | None:
         raise _entry_error(ent, path, f"bad {key}: {ex}", key) from None
 
 
-def _tags(ent: _Entry, path: str, valid_tags: set[str] | None, namespace: str, func: FunctionSchema) -> set[str]:
+def _tags(
+    ent: _Entry, path: str, valid_tags: set[str] | None, namespace: str, func: FunctionSchema, rules: NativeRules
+) -> set[str]:
     tags_inp = ent.data.get("tags")
     if tags_inp is None:
         tags: set[str] = set()
@@ -323,18 +354,21 @@ def _tags(ent: _Entry, path: str, valid_tags: set[str] | None, namespace: str, f
     if valid_tags is not None:
         for t in tags:
             if t not in valid_tags:
-                raise _entry_error(ent, path, f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
-        # torchgen adds these implicit tags (when tags.yaml defines them)
-        if namespace == "aten" and "pt2_compliant_tag" in valid_tags:
+                raise UnknownToRules(f"illegal tag '{t}' (not defined in tags.yaml)", "tags")
+        # torchgen adds these implicit tags (when tags.yaml defines them and the release does)
+        implicit = rules.implicit_tags
+        if namespace == "aten" and "pt2_compliant_tag" in valid_tags and "pt2_compliant_tag" in implicit:
             tags.add("pt2_compliant_tag")
-        if func.arguments.out and "out" in valid_tags:
+        if func.arguments.out and "out" in valid_tags and "out" in implicit:
             tags.add("out")
-        if func.name.name.inplace and "inplace" in valid_tags:
+        if func.name.name.inplace and "inplace" in valid_tags and "inplace" in implicit:
             tags.add("inplace")
     return tags
 
 
-def _dispatch(ent: _Entry, path: str, func: FunctionSchema, structured: bool) -> dict[str, str]:
+def _dispatch(
+    ent: _Entry, path: str, func: FunctionSchema, structured: bool, legacy: bool, rules: NativeRules
+) -> dict[str, str]:
     """dispatch key → kernel, as written, plus torchgen's implicit entries."""
     raw_dispatch = ent.data.get("dispatch")
     dispatch: dict[str, str] = {}
@@ -349,6 +383,9 @@ def _dispatch(ent: _Entry, path: str, func: FunctionSchema, structured: bool) ->
                     dispatch[k.strip()] = v
             else:
                 dispatch[ks.strip()] = v
+        if not legacy and rules.dispatch_keys is not None and not rules.dispatch_keys.issuperset(dispatch):
+            unknown_key = sorted(set(dispatch) - rules.dispatch_keys)[0]
+            raise UnknownToRules(f"dispatch key '{unknown_key}' is not known to {rules.label}", "dispatch")
     elif not structured:
         # an entry without dispatch is implicitly CompositeImplicitAutograd
         dispatch[COMPOSITE_IMPLICIT] = cpp.name(func)

@@ -37,6 +37,9 @@ def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--native", metavar="FILE", help="native_functions.yaml (default: found next to PATH)")
     parser.add_argument("--tags", metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--torch-version", metavar="X.Y", help="follow this PyTorch release's torchgen (default: found, else newest)"
+    )
 
 
 def run_codegen(
@@ -68,7 +71,7 @@ def run_codegen(
     from derivls.codegen.nodes import generate_node, infos_with_derivatives_list
 
     if load is None:
-        load = _default_loader()
+        load = _default_loader(getattr(args, "torch_version", None))
     try:
         infos = load(str(derivatives), str(native), None if tags is None else str(tags))
     except Exception as e:  # the loader's own errors carry the file position
@@ -88,7 +91,10 @@ def run_codegen(
         wanted = set(args.op)
         flat = [info for info in flat if info.op in wanted]
 
-    nodes = [generate_node(info) for info in flat]
+    from derivls.derivatives.releases import detect
+
+    rules = detect(getattr(args, "torch_version", None), derivatives, native).rules
+    nodes = [generate_node(info, rules) for info in flat]
     if args.format == "json":
         import json
 
@@ -140,13 +146,13 @@ def _path(given: str | None) -> Path | None:
     return Path(given) if given is not None else None
 
 
-def _default_loader() -> Loader:
+def _default_loader(torch_version: str | None = None) -> Loader:
     def load(derivatives: str, native: str, tags: str | None) -> Any:
         from derivls.derivatives.profiles import TORCHGEN
         from derivls.project import open_project, read_text
 
         # the nodes are those of torchgen 2.x's templates, whatever the layout suggests
-        project = open_project(Path(derivatives), Path(native), _path(tags), TORCHGEN.name)
+        project = open_project(Path(derivatives), Path(native), _path(tags), TORCHGEN.name, torch_version=torch_version)
         analysis = project.analyzer.analyse(read_text(Path(derivatives), "derivatives.yaml"))
         errors = [d for d in (*project.setup, *analysis.diagnostics) if d.severity == 1]
         if errors:

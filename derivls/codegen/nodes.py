@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,9 @@ from derivls.codegen.templates import (
     WILL_RELEASE_VARIABLES,
     CodeTemplate,
 )
+
+# Set while rendering for a release before 2.6: its per-derivative templates (see generate_node)
+_inner_templates: ContextVar[Any] = ContextVar("inner_templates", default=None)
 
 # torchgen.utils.IDENT_REGEX
 IDENT_REGEX = r"(^|\W){}($|\W)"
@@ -330,9 +334,13 @@ def process_function(info: Any, template: CodeTemplate) -> str:
             f"const auto& {name} = grads[{available.index(name)}];" for name in sorted(info.used_named_gradients)
         )
 
+    inner = _inner_templates.get()
+
     def emit_derivative(derivative: Any, args_with_derivatives: Sequence[Any]) -> tuple[bool, str]:
         formula = derivative.formula
         var_names = derivative.var_names
+        if inner is not None:
+            return _emit_derivative_before_2_6(inner, info, formula, var_names, args_with_derivatives)
 
         if len(var_names) == 1:
             checks_any_grad_defined = False
@@ -374,6 +382,8 @@ def process_function(info: Any, template: CodeTemplate) -> str:
         )
 
     masks: list[str] = []
+    if inner is not None:  # before 2.6 the saved variables were unpacked in the body
+        body.extend(unpack)
 
     need_any_grad_defined_var = False
     for derivative in info.derivatives:
@@ -442,6 +452,37 @@ def process_function(info: Any, template: CodeTemplate) -> str:
         apply_with_saved_before=apply_with_saved_before,
         apply_with_saved_after=apply_with_saved_after,
         get_packed_args=get_packed_args,
+        # the names of 2.6's templates (release_templates)
+        num_vars=len(input_name_to_idx),
+        unpacked_saved_vars=apply_functional_args,
+        unpacked_saved_vars_signature=apply_functional_args_signature,
+    )
+
+
+def _emit_derivative_before_2_6(
+    inner: Any, info: Any, formula: str, var_names: Sequence[str], args_with_derivatives: Sequence[Any]
+) -> tuple[bool, str]:
+    """emit_derivative of torchgen 2.1-2.5 (task_should_compute_output instead of needs_input_grad)."""
+    if len(var_names) == 1:
+        checks_any_grad_defined = False
+        if "not_implemented" not in formula:
+            matching_args = [arg for arg in args_with_derivatives if arg.name == var_names[0]]
+            if len(matching_args) == 1:
+                arg = matching_args[0]
+                if _is_schema_argument(arg.argument) and str(arg.argument.type) in ("Tensor", "Tensor?"):
+                    formula = "any_grad_defined ? (" + formula + ") : Tensor()"
+                    checks_any_grad_defined = True
+        template = inner.single_foreach if info.name.startswith("_foreach_") else inner.single
+        return checks_any_grad_defined, template.substitute(name=var_names[0], derivative=formula)
+    if "grad_input_mask" in formula:
+        masks = [f"task_should_compute_output({{ {n}_ix }})," for n in var_names]
+        grad_input_mask = inner.grad_input_mask.substitute(masks=masks, n=len(var_names))
+    else:
+        grad_input_mask = ""
+    idx_ranges = ", ".join(f"{n}_ix" for n in var_names)
+    copy_ranges = [inner.multi_copy_range.substitute(name=n, i=i) for i, n in enumerate(var_names)]
+    return False, inner.multi.substitute(
+        idx_ranges=idx_ranges, copy_ranges=copy_ranges, derivative=formula, grad_input_mask=grad_input_mask
     )
 
 
@@ -450,13 +491,31 @@ def infos_with_derivatives_list(infos: Mapping[Any, Mapping[str, Any]]) -> list[
     return [info for per_key in infos.values() for info in per_key.values() if info.args_with_derivatives]
 
 
-def generate_node(info: Any) -> GeneratedNode:
-    """The Functions.h declaration and Functions.cpp definition of one info's node."""
-    return GeneratedNode(
-        op=info.op,
-        declaration=process_function(info, FUNCTION_DECLARATION),
-        definition=process_function(info, FUNCTION_DEFINITION),
-    )
+def generate_node(info: Any, release: Any = None) -> GeneratedNode:
+    """The Functions.h declaration and Functions.cpp definition of one info's node.
+
+    release: a derivls.derivatives.releases.ReleaseRules, to render as that release's torchgen does."""
+    if release is None:
+        return GeneratedNode(
+            op=info.op,
+            declaration=process_function(info, FUNCTION_DECLARATION),
+            definition=process_function(info, FUNCTION_DEFINITION),
+        )
+    from derivls.codegen.release_templates import inner_templates_for, templates_for
+    from derivls.codegen.templates import legacy_block_indent
+
+    declaration, definition = templates_for(release.codegen_templates)
+    token = legacy_block_indent.set(release.codegen_legacy_indent)
+    inner_token = _inner_templates.set(inner_templates_for(release.codegen_templates))
+    try:
+        return GeneratedNode(
+            op=info.op,
+            declaration=release.render(process_function(info, declaration)),
+            definition=release.render(process_function(info, definition)),
+        )
+    finally:
+        _inner_templates.reset(inner_token)
+        legacy_block_indent.reset(token)
 
 
 def generate_nodes(infos: Mapping[Any, Mapping[str, Any]] | Iterable[Any]) -> list[GeneratedNode]:

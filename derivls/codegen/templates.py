@@ -16,6 +16,11 @@ import itertools
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+
+# torchgen's CodeTemplate before 2.8 kept the indentation on the blank lines of an indented block
+# (and trailing spaces); set while rendering for such a release (see codegen.nodes.generate_node)
+legacy_block_indent: ContextVar[bool] = ContextVar("legacy_block_indent", default=False)
 
 # match $identifier or ${identifier} and replace with value in env
 # If this identifier is at the beginning of whitespace on a line
@@ -53,6 +58,8 @@ class CodeTemplate:
             return kwargs[v] if v in kwargs else env[v]
 
         def indent_lines(indent: str, v: Sequence[object]) -> str:
+            if legacy_block_indent.get():
+                return "".join([indent + line + "\n" for e in v for line in str(e).splitlines()]).rstrip()
             content = "\n".join(itertools.chain.from_iterable(str(e).splitlines() for e in v))
             content = textwrap.indent(content, prefix=indent)
             # Remove trailing whitespace on each line

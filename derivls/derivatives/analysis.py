@@ -8,6 +8,7 @@ depend on every earlier entry); see the Profile's `number_ops`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from derivls.aten import cpp
@@ -33,17 +34,22 @@ from derivls.derivatives.shared import (
     schema_not_found,
     unique,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, error
+from derivls.diagnostics import Diagnostic, Edit, Fix, Related, error, warning
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from derivls.derivatives.profiles.base import Profile
 
 
+_SCHEMA_NAME = re.compile(r"(\w+)(\.\w+)?\((.*)\)")
+
+
 class EntryAnalyzer:
     """Analyses one parsed entry against a NativeIndex (torchgen 2.x rules)."""
 
     def __init__(self, index: NativeIndex, native_path: str | None = None, profile: Profile | None = None) -> None:
+        from derivls.derivatives.releases import rules_of
+
         if profile is None:
             from derivls.derivatives.profiles import TORCHGEN
 
@@ -51,6 +57,7 @@ class EntryAnalyzer:
         self.index = index
         self.native_path = native_path
         self.profile = profile
+        self.release = rules_of(index)  # the release whose loader the index was read for
 
     # -- the entry ---------------------------------------------------------------------------
 
@@ -76,7 +83,9 @@ class EntryAnalyzer:
         output_differentiability, conditions = self._output_differentiability(entry, specification, diagnostics)
         schema_function = self.index.by_schema.get(specification)
         if schema_function is None:
-            diagnostics.append(self._schema_not_found(name, specification, defn_name))
+            diagnostics.append(
+                self._left_out(name, specification) or self._schema_not_found(name, specification, defn_name)
+            )
             diagnostics.extend(schema_free_checks(entry))
             return done(defn_name)
         canonical = self._canonical(name, specification, defn_name, schema_function, diagnostics)
@@ -89,7 +98,7 @@ class EntryAnalyzer:
         for section in entry.sections:
             if not self._valid_dispatch_key(section, specification, diagnostics):
                 continue
-            context = SectionContext()
+            context = SectionContext(loader_rules=self.release.loader)
             sections.append(
                 analyse_section(canonical, facts, defn_name, section, output_differentiability, conditions, context)
             )
@@ -208,6 +217,25 @@ class EntryAnalyzer:
                 return None, None
             return (True,), tuple(value)
         return tuple(value), None
+
+    def _left_out(self, name: Scalar, specification: str) -> Diagnostic | None:
+        """The function is in native_functions.yaml but uses something the release rules don't know."""
+        problems = getattr(self.index, "problems", None)
+        if not problems:
+            return None
+        problem = self.index.unknown_by_schema.get(specification)
+        if problem is None:
+            m = _SCHEMA_NAME.match(specification)
+            problem = self.index.unknown_by_name.get(m.group(1) + (m.group(2) or "")) if m else None
+        if problem is None:
+            return None
+        return warning(
+            name.span,
+            "native-function-left-out",
+            f"Not checked: this function (native_functions.yaml:{problem.line}) was left out of the index: "
+            f"{problem.message}. Pick the matching release with --torch-version or the 'torchVersion' setting.",
+            related=(Related(problem.path, problem.line - 1, problem.message),),
+        )
 
     def _schema_not_found(self, name: Scalar, specification: str, defn_name: str) -> Diagnostic:
         return schema_not_found(name, specification, defn_name, self.index, self.native_path, cpp.name)

@@ -308,12 +308,20 @@ def _view_copy_infos(owners: dict[FunctionSchema, PlacedEntry], index: NativeInd
 
 
 def load_derivatives(
-    derivatives_path: str | Path, native_path: str | Path, tags_path: str | Path | None = None
+    derivatives_path: str | Path,
+    native_path: str | Path,
+    tags_path: str | Path | None = None,
+    torch_version: str | None = None,
 ) -> tuple[dict[FunctionSchema, dict[str, DifferentiabilityInfo]], set[str]]:
-    """torchgen's `load_derivatives`, for callers that want its return shape (raises on error diagnostics)."""
+    """torchgen's `load_derivatives`, for callers that want its return shape (raises on error diagnostics).
+
+    Follows the release `torch_version` names, else the one the files' location shows (see releases.detect)."""
+    from derivls.derivatives.releases import detect
+
     profile = profiles.TORCHGEN
+    rules = detect(torch_version, Path(derivatives_path), Path(native_path)).rules.native
     index = NativeIndex.load(
-        str(native_path), str(tags_path) if tags_path else None, legacy=profile.native_2021_grammar
+        str(native_path), str(tags_path) if tags_path else None, legacy=profile.native_2021_grammar, rules=rules
     )
     text = Path(derivatives_path).read_text(encoding="utf-8")
     analysis = DocumentAnalyzer(index, str(native_path), profile).analyse(text)

@@ -203,6 +203,8 @@ def _rule_pattern(template: str, name: str) -> re.Pattern[str]:
 
 
 _OPTIONAL_STRING = OptionalCType(BaseCType(stringT))
+# how a saved optional string reaches the formula (2.13's spelling; releases.py has the others)
+STRING_VIEW_CAST = "{name}.has_value() ? std::optional<std::string_view>({name}.value()) : std::nullopt"
 
 
 def plain_name(nctype: NamedCType) -> str:
@@ -215,6 +217,7 @@ def saved_variables(
     nctypes: Sequence[NamedCType],
     var_names: Sequence[str],
     replacements: Sequence[Replacement] = TORCHGEN_REPLACEMENTS,
+    string_view_cast: str = STRING_VIEW_CAST,
 ) -> tuple[str, tuple[SavedAttribute, ...]]:
     """Rewrite `formula` to use saved attributes; return it with what must be saved, in torchgen's order."""
     check_unsupported_calls(formula)
@@ -248,11 +251,7 @@ def saved_variables(
 
         if nctype.type == _OPTIONAL_STRING:
             # Saved std::optional<std::string> must reach the formula as std::optional<std::string_view>.
-            formula = re.sub(
-                rf"\b{name}\b",
-                f"{name}.has_value() ? std::optional<std::string_view>({name}.value()) : std::nullopt",
-                formula,
-            )
+            formula = re.sub(rf"\b{name}\b", string_view_cast.format(name=name), formula)
             candidates = [j for j, r in enumerate(replacements) if r.marker in formula]
 
         if uses_ident(formula, name):

@@ -14,7 +14,15 @@ from derivls.derivatives.facts import FunctionFacts
 from derivls.derivatives.forward import postprocess_forward
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative
 from derivls.derivatives.results import KeyResult, SectionResult, used_gradient_indices
-from derivls.derivatives.saved import SavedVariableError, ident_pattern, saved_variables, uses_ident
+from derivls.derivatives.saved import (
+    STRING_VIEW_CAST,
+    TORCHGEN_REPLACEMENTS,
+    Replacement,
+    SavedVariableError,
+    ident_pattern,
+    saved_variables,
+    uses_ident,
+)
 from derivls.derivatives.shared import (
     dedup_saved,
     first_ident,
@@ -37,6 +45,8 @@ class SectionContext:
     """Mutable scratch state while one dispatch section is analysed."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # the release's saved-variable substitutions and optional-string cast (derivls.derivatives.releases)
+    loader_rules: tuple[Sequence[Replacement], str] = (TORCHGEN_REPLACEMENTS, STRING_VIEW_CAST)
 
     def error(self, span: Span, code: str, message: str, **extra: Any) -> None:
         self.diagnostics.append(error(span, code, message, **extra))
@@ -203,8 +213,9 @@ def backward_item(
         return KeyResult(item, section_key, names, "non_differentiable")
 
     try:
-        formula_in, saved_inputs = saved_variables(formula, facts.arg_nctypes, names)
-        formula_out, saved_outputs = saved_variables(formula_in, facts.named_returns, names)
+        rules = context.loader_rules
+        formula_in, saved_inputs = saved_variables(formula, facts.arg_nctypes, names, *rules)
+        formula_out, saved_outputs = saved_variables(formula_in, facts.named_returns, names, *rules)
     except SavedVariableError as e:
         context.diagnostics.append(saved_variable_diagnostic(item, e))
         return invalid

@@ -63,6 +63,7 @@ def code_lenses(analysis: DocumentAnalysis) -> list[CodeLens]:
 def render(analysis: DocumentAnalysis, placed: PlacedEntry) -> str:
     """The `Functions.h` struct and `Functions.cpp` definitions of each of the entry's nodes."""
     from derivls.codegen import generate_node
+    from derivls.derivatives.releases import rules_of
 
     schema = placed.result.schema_string or "?"
     header = [
@@ -78,9 +79,10 @@ def render(analysis: DocumentAnalysis, placed: PlacedEntry) -> str:
         for copy in analysis.view_copies
         if copy.source.line == placed.line and copy.info.args_with_derivatives
     ]
+    release = rules_of(analysis.index)  # the generated text as that release's torchgen writes it
     for key, info in infos:
         try:
-            node = generate_node(info)
+            node = generate_node(info, release)
         except Exception as e:  # the codegen must not break the editor
             log.exception("codegen failed for %s", info.op)
             parts.append(f"// ===== {info.op} ({key}) =====\n// derivls could not generate this node: {e!r}\n")

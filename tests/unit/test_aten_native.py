@@ -306,8 +306,13 @@ def test_legacy_mode_generates_nothing(legacy_dir):
     assert len(idx.functions) == 1830 and idx.loader_functions == idx.functions
     assert idx.view_groups == []
     assert any("Dimname" in str(f.func) for f in idx.functions)
-    with pytest.raises(NativeIndexError, match="unknown key 'use_c10_dispatcher'"):
-        NativeIndex.load(legacy_dir / "native_functions.yaml", legacy=False)
+    # read as a 2.x file, the 2021 entries with `use_c10_dispatcher:` are left out, one by one
+    strict = NativeIndex.load(legacy_dir / "native_functions.yaml", legacy=False)
+    assert {p.message.split(" (")[0] for p in strict.problems} == {
+        "unknown key 'use_c10_dispatcher' in native function entry",
+        "type 'Dimname' is no longer supported",
+    }
+    assert len(strict.functions) + len(strict.problems) == 1830
 
 
 def test_2021_functions_match_their_schemas(legacy_dir):
@@ -342,18 +347,21 @@ def test_yaml_error_has_line():
     assert e.line is not None and "YAML" in e.message
 
 
-def test_bad_schema_has_line():
-    e = _error(SMALL + "\n- func: bad(Tensor self) -> Tensr\n")
-    assert e.line == 33 and "Tensr" in str(e) and str(e).startswith("mem.yaml:33:")
+def test_a_schema_with_an_unknown_type_costs_only_its_function():
+    idx = NativeIndex.from_text(SMALL + "\n- func: bad(Tensor self) -> Tensr\n", TAGS, path="mem.yaml")
+    (problem,) = idx.problems
+    assert problem.line == 33 and "Tensr" in problem.message and str(problem).startswith("mem.yaml:33:")
+    assert problem.name == "bad" and idx.unknown_by_name["bad"] is problem
+    assert len(idx.functions) == len(NativeIndex.from_text(SMALL, TAGS).functions)
 
 
-def test_bad_tag_variant_and_key_have_lines():
-    e = _error("- func: a(Tensor self) -> Tensor\n  tags: nope\n")
-    assert e.line == 2 and "illegal tag 'nope'" in e.message
+def test_unknown_tag_and_key_cost_their_function_with_a_line_and_a_bad_variant_is_an_error():
+    idx = NativeIndex.from_text("- func: a(Tensor self) -> Tensor\n  tags: nope\n", TAGS, path="mem.yaml")
+    assert not idx.functions and idx.problems[0].line == 2 and "illegal tag 'nope'" in idx.problems[0].message
     e = _error("- func: a(Tensor self) -> Tensor\n  variants: methd\n")
     assert e.line == 2 and "methd" in e.message
-    e = _error("- func: a(Tensor self) -> Tensor\n  dispach:\n    CPU: a\n")
-    assert e.line == 2 and "dispach" in e.message
+    idx = NativeIndex.from_text("- func: a(Tensor self) -> Tensor\n  dispach:\n    CPU: a\n", TAGS, path="mem.yaml")
+    assert not idx.functions and idx.problems[0].line == 2 and "dispach" in idx.problems[0].message
     e = _error("- variants: method\n")
     assert "func" in e.message
 

@@ -101,6 +101,15 @@ class TorchgenProfile(Profile):
             for schema, per_key in analysis.infos.items()
             for key, info in per_key.items()
         ]
+        rules = getattr(analysis.index, "rules", None)
+        if rules is not None:  # the C++ spelling of the release (c10::optional up to 2.3)
+            for info in infos:
+                lists = [info["all_saved_inputs"], info["all_saved_outputs"]]
+                for d in info["derivatives"]:
+                    lists += [d["saved_inputs"], d["saved_outputs"]]
+                for saved in lists:
+                    for s in saved:
+                        s["type"] = rules.respell(s["type"])
         return {"infos": infos, "used_dispatch_keys": sorted(analysis.used_dispatch_keys)}
 
 
