@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from derivls.frozen import frozen_dataclass
+from derivls.limits import resolve_lenient
 
 CHECKOUT_DERIVATIVES = Path("tools/autograd/derivatives.yaml")
 CHECKOUT_NATIVE = Path("aten/src/ATen/native/native_functions.yaml")
@@ -37,8 +38,8 @@ def find_native_files(derivatives: Path, native: Path | None = None, tags: Path 
     tried: list[Path] = []
     if native is not None:
         return NativeFiles(native, tags if tags is not None else _tags_beside(native), (native,))
-    here = derivatives.resolve().parent
-    packaged = (here / PACKAGED_NATIVE).resolve()
+    here = resolve_lenient(derivatives).parent
+    packaged = resolve_lenient(here / PACKAGED_NATIVE)  # a symlink loop there: not found, not a traceback
     tried.append(packaged)
     if packaged.is_file() and here.name == "autograd":
         return NativeFiles(packaged, tags if tags is not None else _tags_beside(packaged), tuple(tried))

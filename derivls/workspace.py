@@ -9,6 +9,7 @@ from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.derivatives.profiles import profile_from_layout, resolve_profile
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.discovery import find_native_files
+from derivls.limits import FileRefused, read_regular_file
 
 FIRST_LINE = Span(0, 0, 0, 1)
 
@@ -19,7 +20,9 @@ class UsageError(Exception):
 
 def read_text(path: Path, what: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path, what)  # regular files only, size-capped
+    except FileRefused as e:
+        raise UsageError(str(e)) from None
     except FileNotFoundError:
         raise UsageError(f"{what} not found: {path}") from None
     except IsADirectoryError:

@@ -40,6 +40,8 @@ from derivls.aten.schema import (
 )
 from derivls.frozen import frozen_dataclass
 from derivls.gcpolicy import paused_gc
+from derivls.limits import read_regular_file
+from derivls.safeyaml import safe_load, short_repr
 from derivls.yamlsubset import Unsupported, resolve_plain, scan_tags
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -530,7 +532,7 @@ def _yaml_entries(text: str, path: str) -> list[_Entry]:
     import yaml
 
     try:
-        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
+        es = safe_load(text, _make_line_loader(_yaml_loader()))  # refuses anchors/aliases
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -545,7 +547,7 @@ def _yaml_entries(text: str, path: str) -> list[_Entry]:
     out: list[_Entry] = []
     for e in es:
         if not isinstance(e, dict):
-            raise NativeIndexError(f"expected an entry mapping, got {e!r}", path=path)
+            raise NativeIndexError(f"expected an entry mapping, got {short_repr(e)}", path=path)
         line = e.pop("__line__")
         key_lines = e.pop("__key_lines__", {})
         cols = e.pop("__func_cols__", (None, None))
@@ -573,7 +575,7 @@ def _parse_tags(text: str, path: str) -> set[str]:
     import yaml
 
     try:
-        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
+        es = safe_load(text, _make_line_loader(_yaml_loader()))  # refuses anchors/aliases
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise NativeIndexError(
@@ -586,7 +588,7 @@ def _parse_tags(text: str, path: str) -> set[str]:
     rs: set[str] = set()
     for e in es:
         if not isinstance(e, dict) or "tag" not in e:
-            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {e!r}", path=path)
+            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {short_repr(e)}", path=path)
         line = e.get("__line__")
         if not e.get("desc"):
             raise NativeIndexError(f"Tag '{e['tag']}' must have a non-empty description", path=path, line=line)
@@ -657,7 +659,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     if funcs is None:
         raise _entry_error(ent, path, "entry has no 'func' key")
     if not isinstance(funcs, str):
-        raise _entry_error(ent, path, f"'func' must be a schema string, not {funcs!r}", "func")
+        raise _entry_error(ent, path, f"'func' must be a schema string, not {short_repr(funcs)}", "func")
     namespace = "aten"
     schema_s = funcs
     if "::" in funcs:
@@ -680,11 +682,11 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
         for key, default in _BOOL_KEYS:
             v = get(key, default)
             if v is not True and v is not False:
-                raise _entry_error(ent, path, f"'{key}' must be True or False, not {v!r}", key)
+                raise _entry_error(ent, path, f"'{key}' must be True or False, not {short_repr(v)}", key)
         for key in _STR_KEYS:
             v = get(key)
             if v is not None and not isinstance(v, str):
-                raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
+                raise _entry_error(ent, path, f"'{key}' must be a string, not {short_repr(v)}", key)
     use_const_ref = get("use_const_ref_for_mutable_tensors", False)
     structured = get("structured", False)
     if use_const_ref and func.arguments.out and not legacy:
@@ -699,14 +701,17 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     cpp_no_default_args = get("cpp_no_default_args", ())
     if not isinstance(cpp_no_default_args, (list, tuple)):
         raise _entry_error(
-            ent, path, f"cpp_no_default_args must be a list, not {cpp_no_default_args!r}", "cpp_no_default_args"
+            ent,
+            path,
+            f"cpp_no_default_args must be a list, not {short_repr(cpp_no_default_args)}",
+            "cpp_no_default_args",
         )
 
     variants_s = get("variants", "function")
     variants = _VARIANTS.get(variants_s) if isinstance(variants_s, str) else None
     if variants is None:
         if not isinstance(variants_s, str):
-            raise _entry_error(ent, path, f"variants must be a string, not {variants_s!r}", "variants")
+            raise _entry_error(ent, path, f"variants must be a string, not {short_repr(variants_s)}", "variants")
         vs: set[Variant] = set()
         for v in variants_s.split(", "):
             if v == "function":
@@ -740,7 +745,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     elif isinstance(tags_inp, list):
         tags = set(tags_inp)
     else:
-        raise _entry_error(ent, path, f"tags must be a list, not {tags_inp!r}", "tags")
+        raise _entry_error(ent, path, f"tags must be a list, not {short_repr(tags_inp)}", "tags")
     if valid_tags is not None:
         for t in tags:
             if t not in valid_tags:
@@ -757,10 +762,10 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     dispatch: dict[str, str] = {}
     if raw_dispatch is not None:
         if not isinstance(raw_dispatch, dict):
-            raise _entry_error(ent, path, f"dispatch must be a mapping, not {raw_dispatch!r}", "dispatch")
+            raise _entry_error(ent, path, f"dispatch must be a mapping, not {short_repr(raw_dispatch)}", "dispatch")
         for ks, v in raw_dispatch.items():
             if not isinstance(ks, str) or not isinstance(v, str):
-                raise _entry_error(ent, path, f"illegal dispatch entry {ks!r}: {v!r}", "dispatch")
+                raise _entry_error(ent, path, f"illegal dispatch entry {short_repr(ks)}: {short_repr(v)}", "dispatch")
             if "," in ks:
                 for k in ks.split(","):
                     dispatch[k.strip()] = v
@@ -778,7 +783,7 @@ def _from_entry(ent: _Entry, valid_tags: set[str] | None, path: str, legacy: boo
     autogen: tuple[OperatorName, ...] = ()
     if autogen_str:
         if not isinstance(autogen_str, str):
-            raise _entry_error(ent, path, f"autogen must be a string, not {autogen_str!r}", "autogen")
+            raise _entry_error(ent, path, f"autogen must be a string, not {short_repr(autogen_str)}", "autogen")
         try:
             autogen = tuple(OperatorName.parse(x) for x in autogen_str.split(", "))
         except ValueError as ex:
@@ -1226,7 +1231,7 @@ class NativeIndex:
         view groups."""
         native_path = os.fspath(native_path)
         try:
-            text = Path(native_path).read_text(encoding="utf-8")
+            text = read_regular_file(native_path, "native functions file")
         except (OSError, UnicodeDecodeError) as e:
             raise NativeIndexError(f"cannot read native functions file: {e}", path=native_path) from None
         tags_text: str | None = None
@@ -1238,7 +1243,7 @@ class NativeIndex:
         if tags_path is not None:
             tags_file = os.fspath(tags_path)
             try:
-                tags_text = Path(tags_file).read_text(encoding="utf-8")
+                tags_text = read_regular_file(tags_file, "tags file")
             except (OSError, UnicodeDecodeError) as e:
                 raise NativeIndexError(f"cannot read tags file: {e}", path=tags_file) from None
         return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy)

@@ -28,6 +28,7 @@ from derivls.derivatives.saved import (
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 from derivls.frozen import frozen_dataclass
+from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -353,7 +354,7 @@ class EntryAnalyser:
                 error(
                     item.span,
                     "output-differentiability-item",
-                    f"Expected True, False or a condition string, not {item.value!r}.",
+                    f"Expected True, False or a condition string, not {short_repr(item.value)}.",
                 )
             )
         if bad:
@@ -404,7 +405,9 @@ class EntryAnalyser:
                 keyed.append((item.key.value, item))
             else:
                 context.error(
-                    item.key.span, "key-not-string", f"Expected argument or output names, not {item.key.value!r}."
+                    item.key.span,
+                    "key-not-string",
+                    f"Expected argument or output names, not {short_repr(item.key.value)}.",
                 )
                 results.append(KeyResult(item, section.key.value, (), "invalid"))
 
@@ -503,7 +506,7 @@ class EntryAnalyser:
                 item.value.span,
                 "formula-not-string",
                 f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
-                f"not {type(formula).__name__} {formula!r}; quote it.",
+                f"not {type(formula).__name__} {short_repr(formula)}; quote it.",
             )
             return invalid
 

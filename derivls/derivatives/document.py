@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.frozen import frozen_dataclass
+from derivls.safeyaml import safe_compose
 from derivls.yamlsubset import Node as SubsetNode
 from derivls.yamlsubset import Unsupported, compose_entry_chunk
 
@@ -308,7 +309,7 @@ def _parse_with_pyyaml(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, 
     except AttributeError:  # pragma: no cover - depends on how PyYAML was built
         loader = yaml.SafeLoader  # type: ignore[assignment]
     try:
-        root = yaml.compose(text, Loader=loader)
+        root = safe_compose(text, loader)  # no anchors/aliases: a few bytes of them expand to gigabytes
     except yaml.YAMLError as e:
         span = _yaml_error_span(e, text) if isinstance(e, yaml.MarkedYAMLError) else Span(0, 0, 0, 1)
         return (), (error(span, "yaml-syntax", _yaml_message(e)),)

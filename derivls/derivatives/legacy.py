@@ -62,6 +62,7 @@ from derivls.derivatives.saved import (
     uses_ident,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
+from derivls.safeyaml import short_repr
 
 __all__ = [
     "LEGACY_REPLACEMENTS",
@@ -338,7 +339,11 @@ class LegacyEntryAnalyser:
         for item in entry.output_differentiability_items:
             if not isinstance(item.value, bool):
                 diagnostics.append(
-                    warning(item.span, "output-differentiability-item", f"Expected True or False, not {item.value!r}.")
+                    warning(
+                        item.span,
+                        "output-differentiability-item",
+                        f"Expected True or False, not {short_repr(item.value)}.",
+                    )
                 )
         return tuple(node.value)
 
@@ -361,7 +366,9 @@ class LegacyEntryAnalyser:
                 keyed.append((item.key.value, item))
             else:
                 diagnostics.append(
-                    error(item.key.span, "key-not-string", f"Expected argument names, not {item.key.value!r}.")
+                    error(
+                        item.key.span, "key-not-string", f"Expected argument names, not {short_repr(item.key.value)}."
+                    )
                 )
                 results.append(KeyResult(item, "Default", (), "invalid"))
 
@@ -426,7 +433,7 @@ class LegacyEntryAnalyser:
                     item.value.span,
                     "formula-not-string",
                     f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
-                    f"not {type(formula).__name__} {formula!r}; the 2021 loader fails on it. Quote it.",
+                    f"not {type(formula).__name__} {short_repr(formula)}; the 2021 loader fails on it. Quote it.",
                 )
             )
             return invalid

@@ -1,0 +1,124 @@
+"""Bounds on what derivls reads and reports, whatever a file holds.
+
+- ``read_regular_file(path, what)``: the text of a regular file of at most ``MAX_FILE_BYTES``.
+  /dev/zero, a FIFO, a socket or a directory is refused with one clear line (a FIFO is opened
+  without blocking), a symlink loop is reported, not raised: every refusal is a
+  ``FileRefused``, an ``OSError``, so callers that already handle unreadable files handle it.
+- ``cap_diagnostics(items, make_truncated)``: at most ``MAX_DIAGNOSTICS`` per file, then one
+  diagnostic saying how many were left out.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+__all__ = [
+    "MAX_DIAGNOSTICS",
+    "MAX_FILE_BYTES",
+    "FileRefused",
+    "cap_diagnostics",
+    "read_regular_file",
+    "resolve_lenient",
+    "safe_resolve",
+]
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # the real files: derivatives.yaml 0.2 MB, native_functions.yaml 0.6 MB
+MAX_DIAGNOSTICS = 10_000  # per file; the real derivatives.yaml has none, a broken one a few dozen
+
+T = TypeVar("T")
+
+
+class FileRefused(OSError):
+    """A file derivls will not read (not a regular file, too big, a symlink loop); str() is one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_regular_file(path: str | os.PathLike[str], what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of `path` if it is a regular file of at most `max_bytes` bytes, else FileRefused.
+
+    FileNotFoundError and UnicodeDecodeError pass through unchanged (callers word them already)."""
+    name = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(name, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise FileRefused(f"{what} {name} is a symlink loop") from None
+        if e.errno == errno.EISDIR:
+            raise FileRefused(f"{what} {name} is a directory, not a file") from None
+        if e.errno == errno.ENXIO:  # a FIFO with no writer, a socket
+            raise FileRefused(f"{what} {name} is not a regular file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefused(f"{what} {name} is {_kind(info.st_mode)}, not a regular file; refused")
+        if info.st_size > max_bytes:
+            raise FileRefused(
+                f"{what} {name} is {info.st_size / 1e6:.1f} MB, over derivls's limit of {max_bytes / 1e6:.0f} MB; refused"
+            )
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            data = f.read(max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > max_bytes:  # grew while read
+        raise FileRefused(f"{what} {name} is over derivls's limit of {max_bytes / 1e6:.0f} MB; refused")
+    return data.decode("utf-8")
+
+
+def safe_resolve(path: Path) -> Path:
+    """path.resolve(), or FileRefused on a symlink loop (Path.resolve raises RuntimeError for one)."""
+    try:
+        return path.resolve()
+    except RuntimeError as e:  # "Symlink loop from ..."
+        raise FileRefused(f"{path} goes through a symlink loop ({e})") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise FileRefused(f"{path} goes through a symlink loop") from None
+        raise
+
+
+def cap_diagnostics(items: Sequence[T], make_truncated: Callable[[int], T], limit: int = MAX_DIAGNOSTICS) -> list[T]:
+    """The first `limit` items, then make_truncated(number left out) if any were."""
+    if len(items) <= limit:
+        return list(items)
+    return [*items[:limit], make_truncated(len(items) - limit)]
+
+
+def resolve_lenient(path: Path) -> Path:
+    """path.resolve(), or the absolute path as written when it goes through a symlink loop (a loop is
+    then simply not a file: `is_file()` is False, and the path is listed among those tried)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
