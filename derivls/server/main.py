@@ -34,6 +34,7 @@ from derivls import __version__
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
 from derivls.server import convert
 from derivls.server.positions import UTF16, LineIndex, apply_change
+from derivls.server.pygls_fixes import ForgetFinishedHandlers
 from derivls.server.raw import RawJSON
 from derivls.server.settings import SECTION, Settings
 from derivls.server.state import (
@@ -116,7 +117,7 @@ def guarded(default: Any = None) -> Callable[[F], F]:
     return decorate
 
 
-class DerivlsProtocol(LanguageServerProtocol):
+class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_fixes: no per-edit leak
     """Adds what pygls does not compute itself: the `derivls-generated:` content provider (LSP 3.18)."""
 
     @lsp_method(types.INITIALIZE)
