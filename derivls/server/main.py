@@ -908,7 +908,9 @@ class _PipeReader:
 
 def serve_pipes(server: DerivlsServer, stdin: Any, stdout: Any) -> bool:
     """Serve over stdio with an event-loop pipe reader. False if stdin is not a pipe (pygls's reader then)."""
-    from pygls.io_ import StdoutWriter, run_async
+    from pygls.io_ import StdoutWriter
+
+    from derivls.server.framing import serve_messages
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
@@ -917,15 +919,10 @@ def serve_pipes(server: DerivlsServer, stdin: Any, stdout: Any) -> bool:
         started.set()
         server._stop_event = threading.Event()
         server.protocol.set_writer(StdoutWriter(stdout))
-        await run_async(
-            stop_event=server._stop_event,
-            reader=_PipeReader(reader),
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
+        exit_code[0] = await serve_messages(server._stop_event, reader, server.protocol, log)  # framing.py
 
     started = threading.Event()
+    exit_code = [0]
     try:
         asyncio.run(run())
     except BrokenPipeError:  # before OSError, of which it is one
@@ -939,6 +936,8 @@ def serve_pipes(server: DerivlsServer, stdin: Any, stdout: Any) -> bool:
     finally:
         if started.is_set():
             server.shutdown()
+    if exit_code[0]:
+        raise SystemExit(exit_code[0])  # `exit` without `shutdown`: status 1, as LSP says
     return True
 
 

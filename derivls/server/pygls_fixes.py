@@ -8,7 +8,8 @@ handler a generator handler yields to gets another uuid and ``_run_generator`` a
 neither ever removes its entry. Each ``textDocument/didChange`` (a generator in pygls's
 ``LanguageServerProtocol``, which yields to the user's handler) so leaves a Future and a uuid
 string behind, for the life of the server. The mixin drops an entry once its future is done
-(``_request_futures`` only serves cancellation, and a finished future cannot be cancelled).
+(``_request_futures`` only serves cancellation, and a finished future cannot be cancelled):
+each handler run first drops the entries of the handlers that have finished.
 """
 
 from __future__ import annotations
@@ -24,14 +25,10 @@ class ForgetFinishedHandlers:
     _request_futures: dict[Any, Any]
 
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
-        super()._execute_handler(msg_id, handler, callback, args, kwargs)  # type: ignore[misc]
-        future = self._request_futures.get(msg_id)
-        if future is None:
-            return
+        # Drop the entries of finished handlers first (not from a done-callback: pygls's shutdown
+        # cancels the pending futures while iterating over the dict, and a callback would change it).
         futures = self._request_futures
-
-        def forget(done: Any) -> None:
-            if futures.get(msg_id) is done:
-                futures.pop(msg_id, None)
-
-        future.add_done_callback(forget)
+        finished = [key for key, future in futures.items() if future.done()]
+        for key in finished:
+            del futures[key]
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)  # type: ignore[misc]
