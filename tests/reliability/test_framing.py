@@ -136,7 +136,9 @@ def test_requests_after_shutdown_get_invalid_request_and_exit_then_returns_0():
     with RawServer(cwd="/tmp") as s:
         s.initialize()
         assert "result" in s.call("shutdown")
-        answer = s.call("textDocument/hover", {"textDocument": {"uri": "file:///a"}, "position": {"line": 0, "character": 0}})
+        answer = s.call(
+            "textDocument/hover", {"textDocument": {"uri": "file:///a"}, "position": {"line": 0, "character": 0}}
+        )
         assert answer["error"]["code"] == INVALID_REQUEST
         s.notify("exit")
         assert s.proc.wait(timeout=10) == 0
