@@ -15,12 +15,22 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from derivls.diagnostics import Diagnostic, Span, error, warning
+
+if TYPE_CHECKING:
+    from derivls.derivatives.document import Chunk
 
 __all__ = [
     "MAX_DIAGNOSTICS",
     "MAX_FILE_BYTES",
     "FileRefused",
+    "MAX_ENTRIES",
+    "MAX_ENTRY_CHARS",
+    "bound_chunks",
+    "bound_text",
+    "bound_diagnostics",
     "cap_diagnostics",
     "read_regular_file",
     "resolve_lenient",
@@ -29,6 +39,8 @@ __all__ = [
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # the real files: derivatives.yaml 0.2 MB, native_functions.yaml 0.6 MB
 MAX_DIAGNOSTICS = 10_000  # per file; the real derivatives.yaml has none, a broken one a few dozen
+MAX_ENTRIES = 20_000  # entries of derivatives.yaml analysed; the real file has about 1,400
+MAX_ENTRY_CHARS = 1_000_000  # characters of one entry (its lines, values); the real file's largest is under 2,000
 
 T = TypeVar("T")
 
@@ -122,3 +134,70 @@ def resolve_lenient(path: Path) -> Path:
         return path.resolve()
     except (RuntimeError, OSError):
         return Path(os.path.abspath(path))
+
+
+def bound_text(text: str) -> tuple[str, list[Diagnostic]]:
+    """derivatives.yaml cut before its (MAX_ENTRIES + 1)-th entry, with an error there; `text` itself when
+    it has no more entries (a count at C speed: a keystroke in a real file pays about a tenth of a ms)."""
+    if text.count("\n-") < MAX_ENTRIES:
+        return text, []
+    entries = 1 if text.startswith("-") else 0
+    at = text.find("\n-")
+    while at >= 0:
+        if text[at + 2 : at + 3] in ("", " ", "\t", "\r", "\n"):  # document._entry_starts's rule
+            entries += 1
+            if entries > MAX_ENTRIES:
+                from derivls.linebreaks import count_line_breaks
+
+                line = count_line_breaks(text, 0, at + 1)
+                refusal = error(
+                    Span(line, 0, line, 1),
+                    "too-many-entries",
+                    f"More than {MAX_ENTRIES:,} entries: derivls analyses the first {MAX_ENTRIES:,} and "
+                    "refuses the rest of the file from this entry on (not checked).",
+                )
+                return text[: at + 1], [refusal]
+        at = text.find("\n-", at + 2)
+    return text, []
+
+
+def bound_chunks(chunks: list[Chunk]) -> tuple[list[Chunk], list[Diagnostic]]:
+    """The chunks of derivatives.yaml without those over MAX_ENTRY_CHARS, and an error for each of those
+    (refused: not checked)."""
+    if all(len(c.text) <= MAX_ENTRY_CHARS for c in chunks):
+        return chunks, []
+    kept: list[Chunk] = []
+    refused: list[Diagnostic] = []
+    for chunk in chunks:
+        if len(chunk.text) <= MAX_ENTRY_CHARS:
+            kept.append(chunk)
+            continue
+        refused.append(
+            error(
+                Span(chunk.start_line, 0, chunk.start_line, 1),
+                "entry-too-large",
+                f"This entry is {len(chunk.text):,} characters long, over derivls's limit of "
+                f"{MAX_ENTRY_CHARS:,}: it is refused (not checked).",
+            )
+        )
+    return kept, refused
+
+
+def bound_diagnostics(
+    diagnostics: tuple[Diagnostic, ...], refused: list[Diagnostic], limit: int = MAX_DIAGNOSTICS
+) -> tuple[Diagnostic, ...]:
+    """The first `limit` of `diagnostics` (then one saying how many more), and every refusal, in file
+    order: the same tuple when there is nothing to add or cut."""
+    if not refused and len(diagnostics) <= limit:
+        return diagnostics
+    kept = list(diagnostics[:limit])
+    if len(diagnostics) > limit:
+        kept.append(
+            warning(
+                diagnostics[limit].span,
+                "diagnostics-truncated",
+                f"{len(diagnostics) - limit:,} more diagnostics from here on are not shown (derivls reports at "
+                f"most {limit:,} per file).",
+            )
+        )
+    return tuple(sorted((*kept, *refused), key=lambda d: (d.span.line, d.span.column)))

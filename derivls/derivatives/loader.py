@@ -21,6 +21,7 @@ from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entrie
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.diagnostics import Diagnostic, Related, warning
 from derivls.frozen import frozen_dataclass
+from derivls.limits import bound_chunks, bound_diagnostics, bound_text
 
 
 @frozen_dataclass
@@ -146,11 +147,16 @@ class DocumentAnalyzer:
         self._last: tuple[list[Chunk], DocumentAnalysis] | None = None
 
     def analyse(self, text: str) -> DocumentAnalysis:
-        chunks = split_entries(text)
+        text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
+        chunks, refused = bound_chunks(split_entries(text))
+        refused += too_many
         analysis = self._edit_in_place(chunks)
         if analysis is None:
             analysis = self._full_pass(chunks)
         self._last = (chunks, analysis)
+        diagnostics = bound_diagnostics(analysis.diagnostics, refused)  # refusals; at most MAX_DIAGNOSTICS
+        if diagnostics is not analysis.diagnostics:
+            analysis = DocumentAnalysis(analysis.entries, diagnostics, analysis.used_dispatch_keys, analysis.index)
         return analysis
 
     def _chunk_result(self, chunk: Chunk) -> _ChunkResult:
