@@ -28,6 +28,7 @@ __all__ = [
     "FileRefused",
     "MAX_ENTRIES",
     "MAX_ENTRY_CHARS",
+    "MAX_RESPONSE_ITEMS",
     "bound_chunks",
     "bound_text",
     "bound_diagnostics",
@@ -40,6 +41,7 @@ __all__ = [
 MAX_FILE_BYTES = 64 * 1024 * 1024  # the real files: derivatives.yaml 0.2 MB, native_functions.yaml 0.6 MB
 MAX_DIAGNOSTICS = 10_000  # per file; the real derivatives.yaml has none, a broken one a few dozen
 MAX_ENTRIES = 20_000  # entries of derivatives.yaml analysed; the real file has about 1,400
+MAX_RESPONSE_ITEMS = 5_000  # symbols, inlay hints, code lenses in one answer; the real file needs under 1,300
 MAX_ENTRY_CHARS = 1_000_000  # characters of one entry (its lines, values); the real file's largest is under 2,000
 
 T = TypeVar("T")

@@ -16,7 +16,7 @@ from typing import Any
 
 from derivls.diagnostics import Span
 
-__all__ = ["count_line_breaks", "error_span", "remap_marks"]
+__all__ = ["CompactLines", "count_line_breaks", "error_span", "remap_marks"]
 
 _LSP_BREAK = re.compile(r"\r\n|\r|\n")
 _YAML_ONLY = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")  # where PyYAML's line count and LSP's part
@@ -90,3 +90,40 @@ def error_span(e: Any, text: str) -> Span | None:
     index = max(0, min(index, len(text)))
     line, column = _Lines(text).position(index)
     return Span(line, column, line, column + 1)
+
+
+class CompactLines:
+    """The LSP lines of a big text as a read-only sequence of str, holding two offsets per line instead of
+    one str object per line (a 50 MB file of short lines: ~30 MB instead of ~170 MB)."""
+
+    __slots__ = ("text", "starts", "ends")
+
+    def __init__(self, text: str) -> None:
+        from array import array
+
+        self.text = text
+        starts = array("q", [0])
+        ends = array("q")
+        for match in _LSP_BREAK.finditer(text):
+            ends.append(match.start())
+            starts.append(match.end())
+        ends.append(len(text))
+        self.starts = starts
+        self.ends = ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self.starts)))]
+        if i < 0:
+            i += len(self.starts)
+        if not 0 <= i < len(self.starts):
+            raise IndexError("line index out of range")
+        return self.text[self.starts[i] : self.ends[i]]
+
+    def __iter__(self) -> Any:
+        text, starts, ends = self.text, self.starts, self.ends
+        for k in range(len(starts)):
+            yield text[starts[k] : ends[k]]

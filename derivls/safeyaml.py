@@ -17,7 +17,15 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["REPR_LIMIT", "alias_refused_class", "refuse_aliases", "safe_compose", "safe_load", "short_repr"]
+__all__ = [
+    "REPR_LIMIT",
+    "alias_refused_class",
+    "refuse_aliases",
+    "safe_compose",
+    "safe_load",
+    "short_repr",
+    "short_str",
+]
 
 REPR_LIMIT = 200
 
@@ -98,3 +106,10 @@ def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
     except ValueError:  # an int too long to print (sys.get_int_max_str_digits)
         text = f"<{type(value).__name__} too long to print>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def short_str(value: object, limit: int = REPR_LIMIT) -> str:
+    """str(value), at most `limit` characters (then '…'): a label for any value a YAML file holds."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 1] + "…"
+    return short_repr(value, limit)

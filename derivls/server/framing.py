@@ -185,7 +185,7 @@ class _Loop:
         self.log.error("message refused: %s; %d bytes skipped up to the next header", why, len(body))
         self.error(_find_id(body), PARSE_ERROR, f"Malformed message header: {why}")
 
-    async def read_body(self, length: int) -> bytes | None:
+    async def read_body(self, length: int) -> bytes | bytearray | None:
         """`length` bytes, or fewer when the stream stalls or ends after a whole JSON value."""
         buf = self.input.buffer
         while len(buf) < length:
@@ -206,7 +206,10 @@ class _Loop:
                 self.log.error("input ended inside a message body (%d of %d bytes)", len(buf), length)
                 buf.clear()
                 return None
-        body = bytes(buf[:length])
+        if len(buf) == length:  # the usual case: hand the buffer over, no copy of a big body
+            self.input.buffer = bytearray()
+            return buf
+        body = bytes(memoryview(buf)[:length])
         del buf[:length]
         return body
 
@@ -227,7 +230,7 @@ class _Loop:
         self.error(msg_id, INVALID_REQUEST, f"Message refused: {why}")
 
     # -- messages ------------------------------------------------------------------------------
-    def dispatch(self, body: bytes) -> int | None:
+    def dispatch(self, body: bytes | bytearray) -> int | None:
         """Handle one body; the exit code when it was `exit`."""
         try:
             data = json.loads(body)
@@ -301,6 +304,7 @@ class _Loop:
             if not body:
                 continue
             code = self.dispatch(body)
+            del body
             if code is not None:
                 return code
         return 0

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from derivls.derivatives import query
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
+from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server.raw import FragmentCache, RawJSON
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> RawJSON | li
     lines = doc.lines
     cache = doc.fragments.setdefault("lenses", FragmentCache())
     assert isinstance(cache, FragmentCache)
-    return cache.join(doc.analysis.entries, (uri, lines.encoding), lambda placed: _lens(uri, lines, placed))
+    entries = doc.analysis.entries[:MAX_RESPONSE_ITEMS]  # limits: a bounded answer for a huge file
+    return cache.join(entries, (uri, lines.encoding), lambda placed: _lens(uri, lines, placed))
 
 
 def _lens(uri: str, lines, placed: PlacedEntry) -> list[types.CodeLens]:

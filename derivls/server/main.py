@@ -32,6 +32,7 @@ from pygls.uris import to_fs_path
 
 from derivls import __version__
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
+from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server import convert
 from derivls.server.positions import UTF16, LineIndex, apply_change
 from derivls.server.pygls_fixes import ForgetFinishedHandlers
@@ -761,7 +762,7 @@ def create_server() -> DerivlsServer:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     @guarded([])
     def on_inlay_hint(ls: DerivlsServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        return inlay.inlay_hints(ls, params)
+        return inlay.inlay_hints(ls, params)[:MAX_RESPONSE_ITEMS]  # limits: bounded answers
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded()

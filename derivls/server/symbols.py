@@ -9,6 +9,8 @@ from lsprotocol import types
 from derivls.derivatives import query
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.diagnostics import Span
+from derivls.limits import MAX_RESPONSE_ITEMS
+from derivls.safeyaml import short_str
 from derivls.server.positions import LineIndex
 from derivls.server.raw import FragmentCache, RawJSON
 
@@ -39,7 +41,8 @@ def document_symbols(ls: DerivlsServer, params: types.DocumentSymbolParams) -> R
     lines = doc.lines
     cache = doc.fragments.setdefault("symbols", FragmentCache())
     assert isinstance(cache, FragmentCache)
-    return cache.join(doc.analysis.entries, (lines.encoding,), lambda placed: [entry_symbol(lines, placed)])
+    entries = doc.analysis.entries[:MAX_RESPONSE_ITEMS]  # limits: a bounded answer for a huge file
+    return cache.join(entries, (lines.encoding,), lambda placed: [entry_symbol(lines, placed)])
 
 
 def entry_symbol(lines: LineIndex, placed: PlacedEntry) -> types.DocumentSymbol:
@@ -59,7 +62,7 @@ def entry_symbol(lines: LineIndex, placed: PlacedEntry) -> types.DocumentSymbol:
             op = placed.op(str(section.key.value))
             children.append(
                 types.DocumentSymbol(
-                    name=str(section.key.value),
+                    name=short_str(section.key.value),
                     detail=op or "",
                     kind=types.SymbolKind.Namespace,
                     range=section_range,
@@ -99,8 +102,8 @@ def _item_symbol(lines: LineIndex, placed: PlacedEntry, item, outer: types.Range
         lines.range(Span(key_span.line, key_span.column, value_span.end_line, value_span.end_column)), outer
     )
     return types.DocumentSymbol(
-        name=str(item.key.value),
-        detail=_short(str(item.value.value)),
+        name=short_str(item.key.value),
+        detail=_short(short_str(item.value.value)),
         kind=types.SymbolKind.Field,
         range=whole,
         selection_range=_inside(lines.range(key_span), whole),
