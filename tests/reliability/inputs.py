@@ -23,7 +23,11 @@ def _top() -> str:
 
 def bomb_in_entry() -> str:
     """A derivatives.yaml entry whose formula is the bomb."""
-    return ABS + "\n".join(["- name: mul.Tensor(Tensor self, Tensor other) -> Tensor", *_anchors("  "), f"  self: [{_top()}]"]) + "\n"
+    return (
+        ABS
+        + "\n".join(["- name: mul.Tensor(Tensor self, Tensor other) -> Tensor", *_anchors("  "), f"  self: [{_top()}]"])
+        + "\n"
+    )
 
 
 def bomb_in_output_differentiability() -> str:
