@@ -53,13 +53,22 @@ def bomb_as_list_item() -> str:
     return ABS + "- [" + ", ".join(anchors) + ", [" + _top() + "]]\n"
 
 
+def _flow_bomb() -> str:
+    """One flow value holding the whole bomb: `[&a0 [...], &a1 [*a0, ...], ..., [*a8, ...]]`."""
+    anchors = ['&a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, LEVELS):
+        anchors.append(f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    return "[" + ", ".join(anchors) + ", [" + _top() + "]]"
+
+
 def native_bomb(key: str = "variants") -> str:
-    """The real native_functions.yaml with a bomb in the first entry's `key:`."""
+    """The real native_functions.yaml with the first entry's `key:` (added or replaced) a bomb."""
     text = REAL_NATIVE.read_text(encoding="utf-8")
     first = text.index("\n- func:") + 1
     end = text.index("\n", first) + 1
-    bomb = "\n".join([*_anchors("  ", "bomb"), f"  {key}: [{_top()}]"]) + "\n"
-    return text[:end] + bomb + text[end:]
+    if key == "func":
+        return text[:first] + f"- func: {_flow_bomb()}\n" + text[end:]
+    return text[:end] + f"  {key}: {_flow_bomb()}\n" + text[end:]
 
 
 def repeated_entry(megabytes: float) -> str:
