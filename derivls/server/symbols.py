@@ -113,6 +113,8 @@ def _item_symbol(lines: LineIndex, placed: PlacedEntry, item, outer: types.Range
 def _matches(query_text: str, name: str) -> bool:
     if not query_text:
         return True
+    if len(query_text) > len(name):  # cannot match: and a huge query costs nothing (no lower() per name)
+        return False
     q = query_text.lower()
     n = name.lower()
     if q in n:

@@ -158,3 +158,19 @@ def test_no_framing_case_leaves_a_traceback_in_the_log(server):
     server.send_raw(b"garbage\r\n\r\n")
     assert_still_serving(server)
     assert "Traceback" not in server.stderr_text()
+
+
+def test_a_3_mb_workspace_symbol_query_is_answered_in_bounded_time(tmp_path) -> None:
+    from tests.reliability.realfiles import REAL_DERIVATIVES, packaged_layout
+
+    path = packaged_layout(tmp_path)
+    with RawServer(cwd=tmp_path) as s:
+        s.initialize(tmp_path)
+        doc = s.open(path, REAL_DERIVATIVES.read_text(encoding="utf-8"))
+        assert s.diagnostics(doc, timeout=60) is not None
+        started = time.monotonic()
+        answer = s.call("workspace/symbol", {"query": "a" * 3_000_000}, timeout=60)
+        assert answer["result"] == []
+        assert time.monotonic() - started < 3.0  # was 10 s: the query was lower-cased once per symbol
+        assert len(s.call("workspace/symbol", {"query": "AddBackward"}, timeout=60)["result"]) > 0
+        s.close()
