@@ -26,6 +26,7 @@ from pathlib import Path
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.analysis import EntryAnalyser, EntryResult
+from derivls.limits import read_regular_file
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 
@@ -140,7 +141,7 @@ def _has_2021_keys(path: str) -> bool:
 @lru_cache(maxsize=16)
 def _file_has_2021_keys(path: str, mtime_ns: int, size: int) -> bool:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_file(path)
     except (OSError, UnicodeDecodeError):
         return False
     return _MARKER.search(text) is not None

@@ -32,7 +32,7 @@ from pygls.uris import to_fs_path
 
 from derivls import __version__
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
-from derivls.limits import MAX_RESPONSE_ITEMS
+from derivls.limits import MAX_RESPONSE_ITEMS, read_regular_file
 from derivls.server import convert
 from derivls.server.positions import UTF16, LineIndex, apply_change
 from derivls.server.pygls_fixes import ForgetFinishedHandlers
@@ -538,7 +538,7 @@ class DerivlsServer(LanguageServer):
         if cached is not None and cached[0] == (mtime, loaded.version, self.settings.profile):
             return cached[1]
         try:
-            text = Path(key).read_text(encoding="utf-8")
+            text = read_regular_file(key)
         except (OSError, UnicodeDecodeError):
             return None
         analysis = build_analyzer(loaded.index, loaded.native_path, self.settings.profile, Path(key)).analyse(text)

@@ -16,6 +16,7 @@ from derivls.aten.native import NativeIndex, NativeIndexError
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.discovery import NativeFiles, find_native_files
+from derivls.limits import read_regular_file
 from derivls.server.positions import LineIndex
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def read_optional(path: str | None) -> str | None:
     if path is None:
         return None
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_regular_file(path)
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -86,7 +87,7 @@ def build_index(
     started = time.perf_counter()
     if native_text is None:
         try:
-            native_text = Path(native_path).read_text(encoding="utf-8")
+            native_text = read_regular_file(native_path)
         except FileNotFoundError:
             return LoadedIndex(key, version, None, f"{native_path} does not exist")
         except (OSError, UnicodeDecodeError) as e:
