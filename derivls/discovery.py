@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from derivls.limits import resolve_lenient
+
 CHECKOUT_DERIVATIVES = Path("tools/autograd/derivatives.yaml")
 CHECKOUT_NATIVE = Path("aten/src/ATen/native/native_functions.yaml")
 PACKAGED_DERIVATIVES = Path("torchgen/packaged/autograd/derivatives.yaml")
@@ -85,8 +87,8 @@ def find_native_files(derivatives: Path | None, native: Path | None = None, tags
     if derivatives is None:
         return NativeFiles(None, tags, ())
     tried: list[Path] = []
-    here = derivatives.resolve().parent
-    packaged = (here / PACKAGED_NATIVE).resolve()
+    here = resolve_lenient(derivatives).parent
+    packaged = resolve_lenient(here / PACKAGED_NATIVE)  # a symlink loop there: not found, not a traceback
     tried.append(packaged)
     if packaged.is_file() and here.name == "autograd":
         return NativeFiles(packaged, tags if tags is not None else tags_beside(packaged), tuple(tried))

@@ -23,6 +23,7 @@ from derivls.derivatives.profiles import AUTO, Profile
 from derivls.derivatives.releases import NEWEST, Detected, detect, parse_version
 from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
 from derivls.discovery import NativeFiles, find_native_files
+from derivls.limits import FileRefused, read_regular_file
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2  # every command's exit status
 
@@ -54,14 +55,14 @@ def read_texts(
     """The texts to index: the given ones (open buffers) or the files. An unreadable tags.yaml counts as absent."""
     if native_text is None:
         try:
-            native_text = Path(native_path).read_text(encoding="utf-8")
+            native_text = read_regular_file(native_path, "native_functions.yaml")
         except FileNotFoundError:
             return NativeTexts(None, None, f"{native_path} does not exist")
         except (OSError, UnicodeDecodeError) as e:
             return NativeTexts(None, None, f"cannot read {native_path}: {e}")
     if tags_text is None and tags_path is not None:
         try:
-            tags_text = Path(tags_path).read_text(encoding="utf-8")
+            tags_text = read_regular_file(tags_path, "tags.yaml")
         except (OSError, UnicodeDecodeError):
             tags_text = None
     return NativeTexts(native_text, tags_text)
@@ -204,7 +205,9 @@ def open_project(
 def read_text(path: Path, what: str) -> str:
     """A file the user named, or UsageError saying why it cannot be read."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path, what)  # regular files only, size-capped
+    except FileRefused as e:
+        raise UsageError(str(e)) from None
     except FileNotFoundError:
         raise UsageError(f"{what} not found: {path}") from None
     except IsADirectoryError:

@@ -40,6 +40,7 @@ from derivls.aten.native_model import (
 from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules
 from derivls.aten.schema import FunctionSchema
 from derivls.gcpolicy import paused_gc
+from derivls.limits import read_regular_file
 
 __all__ = [
     "Location",
@@ -169,7 +170,7 @@ class NativeIndex:
         view groups."""
         native_path = os.fspath(native_path)
         try:
-            text = Path(native_path).read_text(encoding="utf-8")
+            text = read_regular_file(native_path, "native functions file")
         except (OSError, UnicodeDecodeError) as e:
             raise NativeIndexError(f"cannot read native functions file: {e}", path=native_path) from None
         tags_text: str | None = None
@@ -181,7 +182,7 @@ class NativeIndex:
         if tags_path is not None:
             tags_file = os.fspath(tags_path)
             try:
-                tags_text = Path(tags_file).read_text(encoding="utf-8")
+                tags_text = read_regular_file(tags_file, "tags file")
             except (OSError, UnicodeDecodeError) as e:
                 raise NativeIndexError(f"cannot read tags file: {e}", path=tags_file) from None
         return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy, rules=rules)

@@ -19,6 +19,7 @@ from derivls.aten.schema import (
     FunctionSchema,
     OperatorName,
 )
+from derivls.safeyaml import safe_load, short_repr
 from derivls.yamlsubset import ScannedEntry as _Entry
 from derivls.yamlsubset import Unsupported, scan_native_entries, scan_tags
 
@@ -54,7 +55,7 @@ def _yaml_entries(text: str, path: str) -> list[_Entry]:
     import yaml
 
     try:
-        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
+        es = safe_load(text, _make_line_loader(_yaml_loader()))  # refuses anchors/aliases
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -69,7 +70,7 @@ def _yaml_entries(text: str, path: str) -> list[_Entry]:
     out: list[_Entry] = []
     for e in es:
         if not isinstance(e, dict):
-            raise NativeIndexError(f"expected an entry mapping, got {e!r}", path=path)
+            raise NativeIndexError(f"expected an entry mapping, got {short_repr(e)}", path=path)
         line = e.pop("__line__")
         key_lines = e.pop("__key_lines__", {})
         cols = e.pop("__func_cols__", (None, None))
@@ -97,7 +98,7 @@ def _parse_tags(text: str, path: str) -> set[str]:
     import yaml
 
     try:
-        es = yaml.load(text, Loader=_make_line_loader(_yaml_loader()))
+        es = safe_load(text, _make_line_loader(_yaml_loader()))  # refuses anchors/aliases
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise NativeIndexError(
@@ -110,7 +111,7 @@ def _parse_tags(text: str, path: str) -> set[str]:
     rs: set[str] = set()
     for e in es:
         if not isinstance(e, dict) or "tag" not in e:
-            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {e!r}", path=path)
+            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {short_repr(e)}", path=path)
         line = e.get("__line__")
         if not e.get("desc"):
             raise NativeIndexError(f"Tag '{e['tag']}' must have a non-empty description", path=path, line=line)
@@ -211,7 +212,10 @@ def _from_entry(
     cpp_no_default_args = get("cpp_no_default_args", ())
     if not isinstance(cpp_no_default_args, (list, tuple)):
         raise _entry_error(
-            ent, path, f"cpp_no_default_args must be a list, not {cpp_no_default_args!r}", "cpp_no_default_args"
+            ent,
+            path,
+            f"cpp_no_default_args must be a list, not {short_repr(cpp_no_default_args)}",
+            "cpp_no_default_args",
         )
     variants = _variants(ent, path)
     device_check = get("device_check") or "ExactSame"
@@ -267,7 +271,7 @@ def _schema(ent: _Entry, path: str, legacy: bool, rules: NativeRules) -> tuple[s
     if funcs is None:
         raise _entry_error(ent, path, "entry has no 'func' key")
     if not isinstance(funcs, str):
-        raise _entry_error(ent, path, f"'func' must be a schema string, not {funcs!r}", "func")
+        raise _entry_error(ent, path, f"'func' must be a schema string, not {short_repr(funcs)}", "func")
     namespace = "aten"
     schema_s = funcs
     if "::" in funcs:
@@ -302,11 +306,11 @@ def _check_keys(ent: _Entry, path: str, legacy: bool, rules: NativeRules) -> Non
     for key, default in _BOOL_KEYS:
         v = e.get(key, default)
         if v is not True and v is not False:
-            raise _entry_error(ent, path, f"'{key}' must be True or False, not {v!r}", key)
+            raise _entry_error(ent, path, f"'{key}' must be True or False, not {short_repr(v)}", key)
     for key in _STR_KEYS:
         v = e.get(key)
         if v is not None and not isinstance(v, str):
-            raise _entry_error(ent, path, f"'{key}' must be a string, not {v!r}", key)
+            raise _entry_error(ent, path, f"'{key}' must be a string, not {short_repr(v)}", key)
 
 
 def _variants(ent: _Entry, path: str) -> frozenset[Variant]:
@@ -315,7 +319,7 @@ def _variants(ent: _Entry, path: str) -> frozenset[Variant]:
     if variants is not None:
         return variants
     if not isinstance(variants_s, str):
-        raise _entry_error(ent, path, f"variants must be a string, not {variants_s!r}", "variants")
+        raise _entry_error(ent, path, f"variants must be a string, not {short_repr(variants_s)}", "variants")
     vs: set[Variant] = set()
     for v in variants_s.split(", "):
         if v == "function":
@@ -350,7 +354,7 @@ def _tags(
     elif isinstance(tags_inp, list):
         tags = set(tags_inp)
     else:
-        raise _entry_error(ent, path, f"tags must be a list, not {tags_inp!r}", "tags")
+        raise _entry_error(ent, path, f"tags must be a list, not {short_repr(tags_inp)}", "tags")
     if valid_tags is not None:
         for t in tags:
             if t not in valid_tags:
@@ -374,10 +378,10 @@ def _dispatch(
     dispatch: dict[str, str] = {}
     if raw_dispatch is not None:
         if not isinstance(raw_dispatch, dict):
-            raise _entry_error(ent, path, f"dispatch must be a mapping, not {raw_dispatch!r}", "dispatch")
+            raise _entry_error(ent, path, f"dispatch must be a mapping, not {short_repr(raw_dispatch)}", "dispatch")
         for ks, v in raw_dispatch.items():
             if not isinstance(ks, str) or not isinstance(v, str):
-                raise _entry_error(ent, path, f"illegal dispatch entry {ks!r}: {v!r}", "dispatch")
+                raise _entry_error(ent, path, f"illegal dispatch entry {short_repr(ks)}: {short_repr(v)}", "dispatch")
             if "," in ks:
                 for k in ks.split(","):
                     dispatch[k.strip()] = v
@@ -400,7 +404,7 @@ def _autogen(ent: _Entry, path: str) -> tuple[OperatorName, ...]:
     if not autogen_str:
         return ()
     if not isinstance(autogen_str, str):
-        raise _entry_error(ent, path, f"autogen must be a string, not {autogen_str!r}", "autogen")
+        raise _entry_error(ent, path, f"autogen must be a string, not {short_repr(autogen_str)}", "autogen")
     try:
         return tuple(OperatorName.parse(x) for x in autogen_str.split(", "))
     except ValueError as ex:

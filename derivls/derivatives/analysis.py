@@ -35,6 +35,7 @@ from derivls.derivatives.shared import (
     unique,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, error, warning
+from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -199,7 +200,7 @@ class EntryAnalyzer:
                 error(
                     item.span,
                     "output-differentiability-item",
-                    f"Expected True, False or a condition string, not {item.value!r}.",
+                    f"Expected True, False or a condition string, not {short_repr(item.value)}.",
                 )
             )
         if bad:

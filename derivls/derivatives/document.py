@@ -12,6 +12,8 @@ from functools import lru_cache
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.frozen import frozen_dataclass
+from derivls.linebreaks import count_line_breaks, error_span, remap_marks
+from derivls.safeyaml import safe_compose
 from derivls.yamlsubset import Node as SubsetNode
 from derivls.yamlsubset import Unsupported, compose_entry_chunk
 
@@ -64,7 +66,7 @@ def split_entries(text: str) -> list[Chunk]:
         if begin == end:
             continue
         chunks.append(Chunk(line, text[begin:end], begin in is_entry))
-        line += text.count("\n", begin, end)
+        line += count_line_breaks(text, begin, end)  # LSP's: a lone \r ends a line too
     return chunks
 
 
@@ -308,10 +310,11 @@ def _parse_with_pyyaml(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, 
     except AttributeError:  # pragma: no cover - depends on how PyYAML was built
         loader = yaml.SafeLoader  # type: ignore[assignment]
     try:
-        root = yaml.compose(text, Loader=loader)
+        root = safe_compose(text, loader)  # no anchors/aliases: a few bytes of them expand to gigabytes
     except yaml.YAMLError as e:
-        span = _yaml_error_span(e, text) if isinstance(e, yaml.MarkedYAMLError) else Span(0, 0, 0, 1)
+        span = error_span(e, text) or Span(0, 0, 0, 1)  # on LSP lines; reader errors located too
         return (), (error(span, "yaml-syntax", _yaml_message(e)),)
+    remap_marks(root, text)  # PyYAML also breaks lines at \x85, \u2028, \u2029: marks on LSP lines
     return _entries(root, text)
 
 

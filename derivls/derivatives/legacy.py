@@ -60,6 +60,7 @@ from derivls.derivatives.shared import (
     unique,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
+from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,7 +206,11 @@ class LegacyEntryAnalyzer:
         for item in entry.output_differentiability_items:
             if not isinstance(item.value, bool):
                 diagnostics.append(
-                    warning(item.span, "output-differentiability-item", f"Expected True or False, not {item.value!r}.")
+                    warning(
+                        item.span,
+                        "output-differentiability-item",
+                        f"Expected True or False, not {short_repr(item.value)}.",
+                    )
                 )
         return tuple(node.value)
 
@@ -228,7 +233,9 @@ class LegacyEntryAnalyzer:
                 keyed.append((item.key.value, item))
             else:
                 diagnostics.append(
-                    error(item.key.span, "key-not-string", f"Expected argument names, not {item.key.value!r}.")
+                    error(
+                        item.key.span, "key-not-string", f"Expected argument names, not {short_repr(item.key.value)}."
+                    )
                 )
                 results.append(KeyResult(item, "Default", (), "invalid"))
 
@@ -293,7 +300,7 @@ class LegacyEntryAnalyzer:
                     item.value.span,
                     "formula-not-string",
                     f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
-                    f"not {type(formula).__name__} {formula!r}; the 2021 loader fails on it. Quote it.",
+                    f"not {type(formula).__name__} {short_repr(formula)}; the 2021 loader fails on it. Quote it.",
                 )
             )
             return invalid

@@ -22,6 +22,7 @@ from derivls.derivatives.profiles import Profile
 from derivls.derivatives.results import EntryResult
 from derivls.diagnostics import Diagnostic, Related, warning
 from derivls.frozen import frozen_dataclass
+from derivls.limits import bound_chunks, bound_diagnostics, bound_text, read_regular_file
 
 
 @frozen_dataclass
@@ -155,11 +156,18 @@ class DocumentAnalyzer:
         self._last: tuple[list[Chunk], DocumentAnalysis] | None = None
 
     def analyse(self, text: str) -> DocumentAnalysis:
-        chunks = split_entries(text)
+        text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
+        chunks, refused = bound_chunks(split_entries(text))
+        refused += too_many
         analysis = self._edit_in_place(chunks)
         if analysis is None:
             analysis = self._full_pass(chunks)
         self._last = (chunks, analysis)
+        diagnostics = bound_diagnostics(analysis.diagnostics, refused)  # refusals; at most MAX_DIAGNOSTICS
+        if diagnostics is not analysis.diagnostics:
+            analysis = DocumentAnalysis(
+                analysis.entries, diagnostics, analysis.used_dispatch_keys, analysis.index, analysis.profile
+            )
         return analysis
 
     def _chunk_result(self, chunk: Chunk) -> _ChunkResult:
@@ -323,7 +331,7 @@ def load_derivatives(
     index = NativeIndex.load(
         str(native_path), str(tags_path) if tags_path else None, legacy=profile.native_2021_grammar, rules=rules
     )
-    text = Path(derivatives_path).read_text(encoding="utf-8")
+    text = read_regular_file(derivatives_path, "derivatives.yaml")
     analysis = DocumentAnalyzer(index, str(native_path), profile).analyse(text)
     errors = [d for d in analysis.diagnostics if d.severity == 1]
     if errors:

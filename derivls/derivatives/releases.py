@@ -29,6 +29,7 @@ from pathlib import Path
 
 from derivls.aten.native_rules import NativeRules
 from derivls.derivatives.saved import STRING_VIEW_CAST, TORCHGEN_REPLACEMENTS, Replacement
+from derivls.limits import read_regular_file
 
 __all__ = [
     "FAMILIES",
@@ -250,7 +251,7 @@ def detect(
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path, "version file", 1 << 20)
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -32,6 +32,7 @@ from derivls.derivatives.shared import (
     saved_variable_diagnostic,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Span, error
+from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def _sort_items(
             keyed.append((item.key.value, item))
         else:
             context.error(
-                item.key.span, "key-not-string", f"Expected argument or output names, not {item.key.value!r}."
+                item.key.span, "key-not-string", f"Expected argument or output names, not {short_repr(item.key.value)}."
             )
             items.results.append(KeyResult(item, section.key.value, (), "invalid"))
     for raw_names, item in sorted(keyed, key=lambda pair: pair[0]):
@@ -191,7 +192,7 @@ def backward_item(
             item.value.span,
             "formula-not-string",
             f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
-            f"not {type(formula).__name__} {formula!r}; quote it.",
+            f"not {type(formula).__name__} {short_repr(formula)}; quote it.",
         )
         return invalid
 

@@ -10,6 +10,7 @@ from derivls.derivatives.document import FormulaItem
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.diagnostics import Span
 from derivls.ide import facts
+from derivls.safeyaml import short_str
 
 # kinds (the server maps them to its protocol's)
 FUNCTION = "function"
@@ -85,8 +86,8 @@ def entry_symbol(lines: Sequence[str], placed: PlacedEntry) -> DocumentSymbol:
         end = items[-1].span if items else key_span
         children.append(
             DocumentSymbol(
-                name=str(section.key.value),
-                detail=placed.op(str(section.key.value)) or "",
+                name=short_str(section.key.value),
+                detail=placed.op(short_str(section.key.value)) or "",
                 kind=NAMESPACE,
                 span=Span(key_span.line, key_span.column, end.end_line, end.end_column),
                 selection=key_span,
@@ -108,8 +109,8 @@ def _item_symbol(placed: PlacedEntry, item: FormulaItem, outer: Span) -> Documen
     value_span = item.value.span.shifted(placed.start_line)
     whole = inside(Span(key_span.line, key_span.column, value_span.end_line, value_span.end_column), outer)
     return DocumentSymbol(
-        name=str(item.key.value),
-        detail=short(str(item.value.value)),
+        name=short_str(item.key.value),
+        detail=short(short_str(item.value.value)),
         kind=FIELD,
         span=whole,
         selection=inside(key_span, whole),
@@ -124,6 +125,8 @@ def matches(query: str, name: str) -> bool:
     """`query` in `name`, or its characters in order (case-insensitive)."""
     if not query:
         return True
+    if len(query) > len(name):  # cannot match; and a huge query costs nothing (no lower() per name)
+        return False
     q = query.lower()
     n = name.lower()
     if q in n:

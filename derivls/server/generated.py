@@ -12,6 +12,7 @@ from typing import Any
 from lsprotocol import types
 
 from derivls.ide import generated as ide
+from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server.app import DerivlsServer
 from derivls.server.pipeline import current
 from derivls.server.raw import FragmentCache, RawJSON
@@ -35,7 +36,8 @@ def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> RawJSON | li
 
     cache = doc.fragments.setdefault("lenses", FragmentCache())
     assert isinstance(cache, FragmentCache)
-    return cache.join(doc.analysis.entries, (uri, lines.encoding), lens)
+    entries = doc.analysis.entries[:MAX_RESPONSE_ITEMS]  # limits: a bounded answer for a huge file
+    return cache.join(entries, (uri, lines.encoding), lens)
 
 
 def show_generated_code(ls: DerivlsServer, args: tuple[Any, ...]) -> dict[str, str] | None:

@@ -13,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server import actions, completion, definition, generated, hover, indexes, inlay, pipeline, symbols
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
@@ -112,7 +113,7 @@ def _register_features(server: DerivlsServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     @guarded([])
     def on_inlay_hint(ls: DerivlsServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        return inlay.inlay_hints(ls, params)
+        return inlay.inlay_hints(ls, params)[:MAX_RESPONSE_ITEMS]  # limits: bounded answers
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded()

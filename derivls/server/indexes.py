@@ -23,6 +23,7 @@ from derivls.diagnostics import Diagnostic
 from derivls.discovery import NativeFiles
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
 from derivls.ide import manual
+from derivls.limits import read_regular_file
 from derivls.server import convert
 from derivls.server.app import DerivlsServer, resolved, uri_path
 from derivls.server.guard import guarded
@@ -291,7 +292,7 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
     if cached is not None and cached[0] == stamp:
         return cached[1]  # type: ignore[return-value]
     try:
-        text = Path(key).read_text(encoding="utf-8")
+        text = read_regular_file(key, "derivatives.yaml")
     except (OSError, UnicodeDecodeError):
         return None
     analysis = make_analyzer(loaded, files).analyse(text)

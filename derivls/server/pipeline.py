@@ -3,7 +3,7 @@
 - Every notification schedules work; work always reads the newest text, so changes that arrive while
   an analysis is scheduled or running are analysed once, together (stale versions are never analysed).
 - No delay otherwise: an isolated keystroke is analysed at once. The stdio reader takes every message
-  already received before the scheduled analysis runs (transport.PipeReader), so a burst (a paste
+  already received before the scheduled analysis runs (framing.py reads buffered messages without yielding), so a burst (a paste
   replayed as many changes, a macro) is coalesced exactly as far as it is backlogged.
 - When an index is loaded or replaced, the documents that use it are analysed again and, once they
   are, the client is asked to refresh what it shows (inlay hints, code lenses): until then those

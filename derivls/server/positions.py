@@ -12,6 +12,7 @@ import re
 from lsprotocol import types
 
 from derivls.diagnostics import Span
+from derivls.linebreaks import CompactLines
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -93,6 +94,9 @@ def apply_change(text: str, change: object, encoding: str = UTF16) -> str:
     return text[:start] + new_text + text[end:]
 
 
+COMPACT_FROM = 4_000_000  # characters
+
+
 class LineIndex:
     """The lines of one document version (without their line breaks)."""
 
@@ -101,7 +105,8 @@ class LineIndex:
     def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.text = text
         self.encoding = encoding
-        self.lines: list[str] = split_lines(text)
+        # a big text keeps offsets, not one str per line (linebreaks.CompactLines: same lines, ~6x less memory)
+        self.lines: list[str] = split_lines(text) if len(text) < COMPACT_FROM else CompactLines(text)  # type: ignore[assignment]
 
     def line(self, n: int) -> str:
         return self.lines[n] if 0 <= n < len(self.lines) else ""

@@ -20,6 +20,7 @@ from pygls.protocol.language_server import lsp_method
 
 from derivls.ide.generated import SCHEME as GENERATED_SCHEME
 from derivls.server.positions import UTF16, apply_change
+from derivls.server.pygls_fixes import ForgetFinishedHandlers
 from derivls.server.raw import RawJSON
 
 log = logging.getLogger("derivls.server")
@@ -55,7 +56,7 @@ def position_encoding(protocol: LanguageServerProtocol) -> str:
     return str(getattr(encoding, "value", encoding))
 
 
-class DerivlsProtocol(LanguageServerProtocol):
+class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_fixes: no per-edit leak
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
         result = yield from super().lsp_initialize(params)

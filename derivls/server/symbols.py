@@ -6,6 +6,7 @@ from lsprotocol import types
 
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.ide import symbols as ide
+from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server import indexes
 from derivls.server.app import DerivlsServer
 from derivls.server.pipeline import analysed_documents, current
@@ -40,9 +41,8 @@ def document_symbols(ls: DerivlsServer, params: types.DocumentSymbolParams) -> R
     lines = doc.lines
     cache = doc.fragments.setdefault("symbols", FragmentCache())
     assert isinstance(cache, FragmentCache)
-    return cache.join(
-        doc.analysis.entries, (lines.encoding,), lambda placed: [to_lsp(lines, ide.entry_symbol(lines.lines, placed))]
-    )
+    entries = doc.analysis.entries[:MAX_RESPONSE_ITEMS]  # limits: a bounded answer for a huge file
+    return cache.join(entries, (lines.encoding,), lambda placed: [to_lsp(lines, ide.entry_symbol(lines.lines, placed))])
 
 
 def _symbols_of(uri: str, analysis: DocumentAnalysis, lines: LineIndex, query: str) -> list[types.WorkspaceSymbol]:

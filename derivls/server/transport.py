@@ -43,29 +43,11 @@ def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
     server.start_tcp(host, port)
 
 
-class PipeReader:
-    """asyncio's own reader for stdin: no worker-thread round trip per line, as pygls's reader makes.
-
-    Messages already in the buffer are read without yielding to the event loop, so a burst of changes
-    is applied before the analysis it scheduled runs: that is what coalesces edits under backlog.
-    """
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
-
-    async def readline(self) -> bytes:
-        return await self.reader.readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self.reader.readexactly(n)
-        except asyncio.IncompleteReadError:
-            return b""  # end of input: the loop stops
-
-
 def serve_pipes(server: LanguageServer, stdin: Any, stdout: Any) -> bool:
     """Serve over stdio with an event-loop pipe reader. False if stdin is not a pipe (pygls's reader then)."""
-    from pygls.io_ import StdoutWriter, run_async
+    from pygls.io_ import StdoutWriter
+
+    from derivls.server.framing import serve_messages
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
@@ -77,14 +59,11 @@ def serve_pipes(server: LanguageServer, stdin: Any, stdout: Any) -> bool:
         # (server.shutdown() reads it).
         server._stop_event = threading.Event()
         server.protocol.set_writer(StdoutWriter(stdout))
-        await run_async(
-            stop_event=server._stop_event,
-            reader=PipeReader(reader),
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
+        # framing.py: survives bad framing, answers every request, and reads messages already
+        # buffered without yielding, so a burst of changes is applied before the analysis it scheduled
+        exit_code[0] = await serve_messages(server._stop_event, reader, server.protocol, log)
 
+    exit_code = [0]
     started = threading.Event()
     try:
         asyncio.run(run())
@@ -99,7 +78,9 @@ def serve_pipes(server: LanguageServer, stdin: Any, stdout: Any) -> bool:
     finally:
         if started.is_set():
             server.shutdown()
+    if exit_code[0]:
+        raise SystemExit(exit_code[0])  # `exit` without `shutdown`: status 1, as LSP says
     return True
 
 
-__all__ = ["PipeReader", "configure_logging", "serve_pipes", "serve_stdio", "serve_tcp"]
+__all__ = ["configure_logging", "serve_pipes", "serve_stdio", "serve_tcp"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from derivls.cli import analyse_path_with_rules
 
+from derivls.cli import analyse_path_with_rules
 from derivls.derivatives.dump import dump
 
 CHANGES = {

@@ -1,0 +1,135 @@
+"""Shared measures of the reliability suite: the real file's cost (the yardstick every bound is a
+ratio of), CLI runs with their peak RSS, and servers opened on a generated input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.rawlsp import RawServer
+from tests.reliability.realfiles import REAL_DERIVATIVES, REAL_NATIVE, packaged_layout
+
+MAX_RSS_MB = 300
+NOISE = 3.0  # seconds of slack on every time bound: CI machines are shared (a bomb took > 60 s before)
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_mb: float
+
+
+def _high_water_kb(pid: int) -> int:
+    """VmHWM: the process's peak RSS so far (wait4's ru_maxrss would count the forking pytest's too)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> Run:
+    """`python -m derivls ARGS` with its wall time and peak RSS (sampled every 10 ms until it exits)."""
+    started = time.monotonic()
+    out_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"derivls-cli-{os.getpid()}.out"
+    with open(out_path, "w+b") as out, open(str(out_path) + ".err", "w+b") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "derivls", *args], stdout=out, stderr=err, cwd=cwd)
+        deadline = started + timeout
+        peak_kb = 0
+        while True:
+            peak_kb = max(peak_kb, _high_water_kb(proc.pid))
+            pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                pid, status, _ = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
+        seconds = time.monotonic() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    os.unlink(out_path)
+    os.unlink(str(out_path) + ".err")
+    return Run(proc.returncode, stdout, stderr, seconds, peak_kb / 1024)
+
+
+@dataclass(frozen=True)
+class Yardstick:
+    """The real derivatives.yaml's cost: CLI check and server open -> diagnostics, in seconds and per MB."""
+
+    cli_seconds: float
+    server_seconds: float
+    megabytes: float
+
+    def cli_budget(self, size_bytes: int) -> float:
+        """2x the real file's check time per MB of input; for inputs smaller than the real file, 2x
+        checking the real file plus NOISE seconds (start-up dominates; the machine is shared)."""
+        return 2 * max(self.cli_seconds, self.cli_seconds / self.megabytes * size_bytes / 1e6) + NOISE
+
+    def server_budget(self, size_bytes: int) -> float:
+        return 2 * max(self.server_seconds, self.server_seconds / self.megabytes * size_bytes / 1e6) + NOISE
+
+
+@pytest.fixture(scope="session")
+def yardstick(tmp_path_factory: pytest.TempPathFactory) -> Yardstick:
+    cli = run_cli("check", str(REAL_DERIVATIVES), "--native", str(REAL_NATIVE))
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    root = tmp_path_factory.mktemp("yardstick")
+    path = packaged_layout(root)
+    with RawServer(cwd=root) as server:
+        server.initialize(root)
+        started = time.monotonic()
+        doc = server.open(path, REAL_DERIVATIVES.read_text(encoding="utf-8"))
+        assert server.diagnostics(doc, timeout=120) is not None
+        server_seconds = time.monotonic() - started
+        server.close()
+    stick = Yardstick(cli.seconds, server_seconds, REAL_DERIVATIVES.stat().st_size / 1e6)
+    print(
+        f"\nyardstick: real file {stick.megabytes:.2f} MB: check {stick.cli_seconds:.2f} s, "
+        f"server open->diagnostics {stick.server_seconds:.2f} s"
+    )
+    return stick
+
+
+REQUESTS = ("textDocument/documentSymbol", "textDocument/inlayHint", "textDocument/codeLens")
+
+
+def request_params(method: str, doc: str) -> dict[str, object]:
+    params: dict[str, object] = {"textDocument": {"uri": doc}}
+    if method == "textDocument/inlayHint":
+        params["range"] = {"start": {"line": 0, "character": 0}, "end": {"line": 10**6, "character": 0}}
+    return params
+
+
+def open_and_query(root: Path, text: str, budget: float) -> tuple[dict[str, object], RawServer]:
+    """Open `text` as a packaged-layout derivatives.yaml: its diagnostics within `budget` seconds, then
+    each of REQUESTS answered within `budget`. Returns the published params and the (open) server."""
+    path = packaged_layout(root)
+    server = RawServer(cwd=root)
+    server.initialize(root)
+    started = time.monotonic()
+    doc = server.open(path, text)
+    published = server.diagnostics(doc, timeout=budget)
+    assert published is not None, f"no diagnostics within {budget:.0f} s"
+    assert time.monotonic() - started <= budget
+    for method in REQUESTS:
+        started = time.monotonic()
+        answer = server.response(server.request(method, request_params(method, doc)), timeout=budget)
+        assert answer is not None and "result" in answer, f"{method}: no answer within {budget:.0f} s"
+        assert len(answer["result"] or []) <= 5_000
+    return published, server
