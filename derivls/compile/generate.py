@@ -113,6 +113,7 @@ def _read(folder: Path | None, name: str) -> str | None:
 
 
 _GRAD_RESULT_MARKERS = ("auto grad_result = ", "grad_result.emplace_back(")
+_ANY_GRAD_DEFINED = "any_grad_defined ? ("
 
 
 def formula_offsets(definition: str, derivatives: Sequence[Any]) -> list[int]:
@@ -124,8 +125,16 @@ def formula_offsets(definition: str, derivatives: Sequence[Any]) -> list[int]:
     offsets = []
     at = max(definition.find("_apply_functional("), 0)
     for derivative in derivatives:
-        marks = [m for m in (definition.find(marker, at) for marker in _GRAD_RESULT_MARKERS) if m >= 0]
-        found = definition.find(derivative.formula, min(marks)) if marks else -1
+        found = -1
+        marks = [(m, marker) for marker in _GRAD_RESULT_MARKERS if (m := definition.find(marker, at)) >= 0]
+        if marks:
+            mark, marker = min(marks)
+            begin = mark + len(marker)
+            if definition.startswith(_ANY_GRAD_DEFINED, begin):
+                begin += len(_ANY_GRAD_DEFINED)
+            if definition.startswith(derivative.formula, begin):
+                found = begin
+            at = begin
         offsets.append(found)
         if found >= 0:
             at = found + len(derivative.formula)

@@ -47,7 +47,7 @@ def _entry_units(placed: Any, infos: Iterable[tuple[str, Any]]) -> list[Unit]:
     sections = {s.dispatch_key: s for s in placed.result.sections}
     name = placed.entry.name
     name_span = name.span.shifted(placed.start_line) if name is not None else Span(placed.line, 0, placed.line, 0)
-    entry_text = _entry_text(placed)
+    entry_text = entry_key(placed)
     units = []
     for key, info in infos:
         section = sections.get(key)
@@ -69,7 +69,8 @@ def _entry_units(placed: Any, infos: Iterable[tuple[str, Any]]) -> list[Unit]:
     return units
 
 
-def _entry_text(placed: Any) -> str:
+def entry_key(placed: Any) -> str:
+    """What identifies an entry's compiled code: a change to it means the entry must be compiled again."""
     # The parsed entry (spans relative to its own first line, so moving it changes nothing) and
     # its node names: a change to either changes what the compiler sees.
     return repr(placed.result.entry) + repr(placed.ops)
