@@ -9,7 +9,9 @@ from two hook points of the server (nothing else in the server needs to know abo
     # 2. where the server publishes a document's diagnostics (DerivlsServer.publish), merged in:
     diagnostics += compile_on_save.lsp_diagnostics(ls, doc)
 
-and, when a document is closed, `compile_on_save.close(ls, uri)`.
+and, when a document is closed, `compile_on_save.close(ls, uri)`. Optionally, once the first
+analysis of an opened document is there, `compile_on_save.on_open(ls, uri)`: the entries as opened
+then count as compiled, and saves compile only what was edited (else the first save compiles all).
 
 The setting is read as `ls.settings.compile_on_save` (a bool the Settings dataclass gets from
 `compileOnSave`; absent means off). On save, the entries changed since their last compile are
@@ -49,6 +51,15 @@ def engine(ls: Any) -> CompileOnSave:
         )
         ls._derivls_compile_on_save = found
     return found
+
+
+def on_open(ls: Any, uri: str) -> None:
+    """Optional hook: the document as opened counts as compiled (see CompileOnSave.on_open)."""
+    if not enabled(ls):
+        return
+    doc = ls.current(uri)
+    if doc is not None and doc.analysis is not None:
+        engine(ls).on_open(uri, doc.analysis)
 
 
 def on_save(ls: Any, uri: str) -> None:
