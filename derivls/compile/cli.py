@@ -94,8 +94,10 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
             pch = stats.pch
             built = f"built in {pch.seconds:.0f} s" if pch and pch.built else "reused"
             size = f"{pch.size / 2**20:.0f} MB" if pch else "?"
+            per_batch = sum(stats.batch_seconds) / len(stats.batch_seconds) if stats.batch_seconds else 0.0
             print(
-                f"compiled {stats.units} unit(s) of {path} in {stats.batches} batch(es), {stats.seconds:.1f} s "
+                f"compiled {stats.units} unit(s) of {path} in {stats.batches} batch(es) "
+                f"({per_batch:.1f} s each, {max(1, args.jobs)} at a time), {stats.seconds:.1f} s "
                 f"(precompiled header {built}, {size})",
                 file=err,
             )
