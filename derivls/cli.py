@@ -195,12 +195,11 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if args.command == "serve":
             return run_serve(args)
         if args.command == "check":
-            status = run_check(args, sys.stdout)
-            if getattr(args, "compile", False) and status != EXIT_USAGE:
+            if getattr(args, "compile", False):
                 from derivls.compile.cli import run_compile
 
-                status = max(status, run_compile(args, sys.stdout))
-            return status
+                return run_compile(args, sys.stdout)
+            return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
         if args.command == "codegen":

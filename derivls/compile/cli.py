@@ -58,39 +58,39 @@ def compile_file(
 
 
 def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
-    """Compile every checked file's entries and print the compiler's errors like check's own."""
+    """`check --compile`: check's diagnostics and the compiler's, in one report (any --format)."""
     from derivls.cli import CheckedFile, analyse_path, write_diagnostics
     from derivls.compile.toolchain import SetupError
+    from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
+    from derivls.workspace import UsageError
 
     err = sys.stderr if err is None else err
     paths: list[Path] = list(args.paths)
     if not paths:
         found, _ = find_default_derivatives()
         if found is None:
-            print("derivls: error: no derivatives.yaml given and none found; pass a PATH", file=err)
-            return EXIT_USAGE
+            raise UsageError("no derivatives.yaml given and none found; pass a PATH")
         paths = [found]
     results = []
     for path in paths:
-        analysis, _extra = analyse_path(path, args.native, args.tags, args.profile)
-        if analysis is None:
-            continue
-        try:
-            result = compile_file(
-                path,
-                analysis,
-                cxx=args.cxx,
-                torch_include=args.torch_include,
-                ops=args.op,
-                jobs=max(1, args.jobs),
-                progress=_progress(err) if args.format == "text" else None,
-            )
-        except (SetupError, LookupError) as e:
-            print(f"derivls: error: {e.args[0] if e.args else e}", file=err)
-            return EXIT_USAGE
-        stats = result.stats
-        if args.format == "text":
+        analysis, extra = analyse_path(path, args.native, args.tags, args.profile)
+        diagnostics = list(extra) + list(analysis.diagnostics if analysis is not None else ())
+        if analysis is not None:
+            try:
+                result = compile_file(
+                    path,
+                    analysis,
+                    cxx=args.cxx,
+                    torch_include=args.torch_include,
+                    ops=args.op,
+                    jobs=max(1, args.jobs),
+                )
+            except (SetupError, LookupError) as e:
+                print(f"derivls: error: {e.args[0] if e.args else e}", file=err)
+                return EXIT_USAGE
+            diagnostics += result.diagnostics
+            stats = result.stats
             pch = stats.pch
             built = f"built in {pch.seconds:.0f} s" if pch and pch.built else "reused"
             size = f"{pch.size / 2**20:.0f} MB" if pch else "?"
@@ -101,22 +101,8 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
                 f"(precompiled header {built}, {size})",
                 file=err,
             )
-        results.append(CheckedFile(path, tuple(result.diagnostics)))
-    if args.format == "text":
-        for r in results:  # check's own summary line was printed already: only the diagnostics here
-            for d in r.diagnostics:
-                message = d.message.replace("\n", "\n    ")
-                out.write(f"{r.path}:{d.span.line + 1}:{d.span.column + 1}: error: {message} [{d.code}]\n")
-            out.write(f"compiled {r.path}: {len(r.diagnostics)} error(s)\n")
-    else:
-        write_diagnostics(results, args.format, out)
-    return EXIT_ERRORS if any(r.diagnostics for r in results) else EXIT_OK
-
-
-def _progress(err: TextIO) -> Any:
-    def report(done: int, total: int, what: str) -> None:
-        if err.isatty():
-            err.write(f"\r{what}...   ")
-            err.flush()
-
-    return report
+        diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+        results.append(CheckedFile(path, tuple(diagnostics)))
+    write_diagnostics(results, args.format, out)
+    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
+    return EXIT_ERRORS if has_errors else EXIT_OK
