@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing is not imported at run time (derivls.cli imports this module to build its parser)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
