@@ -126,15 +126,17 @@ def formula_offsets(definition: str, derivatives: Sequence[Any]) -> list[int]:
     at = max(definition.find("_apply_functional("), 0)
     for derivative in derivatives:
         found = -1
-        marks = [(m, marker) for marker in _GRAD_RESULT_MARKERS if (m := definition.find(marker, at)) >= 0]
-        if marks:
+        while found < 0:
+            marks = [(m, marker) for marker in _GRAD_RESULT_MARKERS if (m := definition.find(marker, at)) >= 0]
+            if not marks:
+                break
             mark, marker = min(marks)
             begin = mark + len(marker)
             if definition.startswith(_ANY_GRAD_DEFINED, begin):
                 begin += len(_ANY_GRAD_DEFINED)
             if definition.startswith(derivative.formula, begin):
                 found = begin
-            at = begin
+            at = begin  # foreach nodes also have `grad_result.emplace_back(Tensor())`: look further
         offsets.append(found)
         if found >= 0:
             at = found + len(derivative.formula)

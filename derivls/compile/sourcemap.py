@@ -177,6 +177,11 @@ class SourceMap:
         return "".join(self.text)
 
     @property
+    def formulas(self) -> list[tuple[int, int, FormulaOrigin]]:
+        """(start, end, origin) of each formula placed in the generated text."""
+        return list(self._formulas)
+
+    @property
     def units(self) -> list[tuple[int, int, str, Span]]:
         return list(self._units)
 

@@ -109,3 +109,22 @@ def test_compiler_output_groups_notes_and_instantiation_context_with_their_error
     first, second = messages.parse(output)
     assert first.message.startswith("no matching function") and len(first.notes) == 2
     assert second.places()[1].path == "b.cpp" and second.places()[1].line == 20
+
+
+def test_every_formula_of_the_real_file_is_placed_in_the_generated_code(real_files):
+    from derivls.cli import analyse_path
+    from derivls.compile.generate import Templates, backward_source, forward_source
+    from derivls.compile.units import collect_units
+
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    units = collect_units(analysis)
+    backward = backward_source(units, Templates(real_files.derivatives))
+    forward = forward_source(units)
+    text = backward.render()
+    placed = backward.formulas
+    assert len(placed) == sum(len(u.info.derivatives) for u in units if u.has_backward)
+    assert all(text[start:end] == origin.rewritten for start, end, origin in placed)
+    fw_text = forward.render()
+    expected = sum(len(u.info.forward_derivatives) for u in units if not u.info.name.startswith("_foreach"))
+    assert len(forward.formulas) == expected
+    assert all(fw_text[start:end] == origin.rewritten for start, end, origin in forward.formulas)
