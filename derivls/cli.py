@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="derivatives.yaml files (default: found)")
     _add_native_options(check)
     check.add_argument("--format", choices=("text", "json", "github"), default="text")
+    from derivls.compile.cli import add_compile_arguments
+
+    add_compile_arguments(check)
 
     dump = commands.add_parser("dump", help="print what the loader computes, as JSON")
     dump.add_argument("path", type=Path, metavar="PATH")
@@ -210,6 +213,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if args.command == "serve":
             return run_serve(args)
         if args.command == "check":
+            if getattr(args, "compile", False):
+                from derivls.compile.cli import run_compile
+
+                return run_compile(args, sys.stdout)
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)

@@ -1,0 +1,111 @@
+"""`derivls check --compile [--torch-include DIR] [--cxx CXX] [--op NAME]`.
+
+`add_compile_arguments(parser)` adds the options to `check`; `run_compile(args, out)` runs after the
+normal check (cli.py calls it when `args.compile` is set) and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing is not imported at run time (derivls.cli imports this module to build its parser)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("compile", "compile the generated C++ against torch's headers")
+    group.add_argument(
+        "--compile",
+        action="store_true",
+        help="also compile the C++ the codegen generates for the formulas and report compiler errors on them",
+    )
+    group.add_argument("--torch-include", metavar="DIR", help="torch's include folder (default: the matching torch)")
+    group.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++, c++, clang++)")
+    group.add_argument(
+        "--op",
+        metavar="NAME",
+        action="append",
+        help="only this node or function (MulBackward0, mul.Tensor); repeatable",
+    )
+    group.add_argument("--jobs", "-j", type=int, default=2, help="compilers run at once (default: 2)")
+
+
+def compile_file(
+    path: Path,
+    analysis: Any,
+    *,
+    cxx: str | None = None,
+    torch_include: str | None = None,
+    ops: list[str] | None = None,
+    lines: Any = None,
+    jobs: int = 2,
+    cancel: Any = None,
+    progress: Any = None,
+) -> Any:
+    """Compile a DocumentAnalysis's entries; a CompileResult. Raises SetupError, LookupError."""
+    from derivls.compile.engine import compile_units
+    from derivls.compile.generate import Templates
+    from derivls.compile.toolchain import Toolchain
+    from derivls.compile.units import collect_units
+
+    toolchain = Toolchain.find(path, cxx, torch_include)
+    units = collect_units(analysis, ops, lines)
+    if ops and not units:
+        raise LookupError(f"no autograd node or function named {', '.join(ops)}")
+    return compile_units(units, toolchain, Templates(path), jobs=jobs, cancel=cancel, progress=progress)
+
+
+def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    """`check --compile`: check's diagnostics and the compiler's, in one report (any --format)."""
+    from derivls.cli import CheckedFile, analyse_path, write_diagnostics
+    from derivls.compile.toolchain import SetupError
+    from derivls.diagnostics import Severity
+    from derivls.discovery import find_default_derivatives
+    from derivls.workspace import UsageError
+
+    err = sys.stderr if err is None else err
+    paths: list[Path] = list(args.paths)
+    if not paths:
+        found, _ = find_default_derivatives()
+        if found is None:
+            raise UsageError("no derivatives.yaml given and none found; pass a PATH")
+        paths = [found]
+    results = []
+    for path in paths:
+        analysis, extra = analyse_path(path, args.native, args.tags, args.profile)
+        diagnostics = list(extra) + list(analysis.diagnostics if analysis is not None else ())
+        if analysis is not None:
+            try:
+                result = compile_file(
+                    path,
+                    analysis,
+                    cxx=args.cxx,
+                    torch_include=args.torch_include,
+                    ops=args.op,
+                    jobs=max(1, args.jobs),
+                )
+            except (SetupError, LookupError) as e:
+                print(f"derivls: error: {e.args[0] if e.args else e}", file=err)
+                return EXIT_USAGE
+            diagnostics += result.diagnostics
+            stats = result.stats
+            pch = stats.pch
+            built = f"built in {pch.seconds:.0f} s" if pch and pch.built else "reused"
+            size = f"{pch.size / 2**20:.0f} MB" if pch else "?"
+            per_batch = sum(stats.batch_seconds) / len(stats.batch_seconds) if stats.batch_seconds else 0.0
+            print(
+                f"compiled {stats.units} unit(s) of {path} in {stats.batches} batch(es) "
+                f"({per_batch:.1f} s each, {max(1, args.jobs)} at a time), {stats.seconds:.1f} s "
+                f"(precompiled header {built}, {size})",
+                file=err,
+            )
+        diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+        results.append(CheckedFile(path, tuple(diagnostics)))
+    write_diagnostics(results, args.format, out)
+    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
+    return EXIT_ERRORS if has_errors else EXIT_OK

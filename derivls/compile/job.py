@@ -1,0 +1,220 @@
+"""Compile-on-save as plain code: a cancellable compile in a subprocess, one at a time per document.
+
+The server (or anything else) drives it:
+
+    compiler = CompileOnSave(cxx=None, torch_include=None)
+    job = compiler.on_save(uri, path, text, analysis, native, tags)   # after didSave; None: nothing changed
+    ...
+    job.poll()            # -> None while running; the JobResult when done (never blocks)
+    job.progress          # (done, total, what) of the running compile
+    job.cancel()          # kills the compiler processes
+    compiler.diagnostics(uri, analysis)   # compile diagnostics placed on the current analysis
+
+Entries are compiled again only when they changed since their last compile (their `entry_key`:
+the parsed entry and its node names); an entry whose text changes loses its compile diagnostics at
+once (`diagnostics()` keeps only those whose entry key is unchanged), and they move with the entry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from derivls.compile.engine import CODE, SOURCE
+from derivls.diagnostics import Diagnostic, Related, Severity, Span
+
+__all__ = ["CODE", "SOURCE", "CompileJob", "CompileOnSave", "JobResult"]
+
+
+@dataclass
+class JobResult:
+    # entry key -> diagnostics with spans relative to the entry's `- name:` line
+    entries: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    error: str | None = None  # a missing compiler or headers: one line
+    cancelled: bool = False
+
+
+class CompileJob:
+    """One compile of some entries of one document, in `python -m derivls.compile.worker`."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.request = request
+        self.progress: tuple[int, int, str] = (0, 1, "starting")
+        self._result: JobResult | None = None
+        self._cancelled = False
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "derivls.compile.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # its own process group: cancel() ends the compilers too
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        process = self._process
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps(self.request))
+            process.stdin.close()
+            result = JobResult()
+            for line in process.stdout:
+                message = json.loads(line)
+                if "progress" in message:
+                    done, total, what = message["progress"]
+                    self.progress = (int(done), int(total), str(what))
+                elif "error" in message:
+                    result.error = message["error"]
+                elif "entries" in message:
+                    for entry in message["entries"]:
+                        result.entries[entry["key"]] = [_from_json(d) for d in entry["diagnostics"]]
+            process.wait()
+        except (OSError, ValueError):
+            result = JobResult(error=None if self._cancelled else "the compile process failed")
+        if self._cancelled:
+            result = JobResult(cancelled=True)
+        elif process.returncode not in (0, 2) and result.error is None and not result.entries:
+            result.error = f"the compile process exited with status {process.returncode}"
+        self._result = result
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    def poll(self) -> JobResult | None:
+        return self._result
+
+    def wait(self, timeout: float | None = None) -> JobResult | None:
+        self._reader.join(timeout)
+        return self._result
+
+    def cancel(self) -> None:
+        if self._result is not None:
+            return
+        self._cancelled = True
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _from_json(d: dict[str, Any]) -> Diagnostic:
+    return Diagnostic(
+        Span(d["line"], d["column"], d["end_line"], d["end_column"]),
+        Severity.ERROR,
+        d.get("code", CODE),
+        d["message"],
+        tuple(Related(path, line, message) for path, line, message in d.get("related", ())),
+    )
+
+
+@dataclass
+class _DocumentState:
+    compiled: dict[str, list[Diagnostic]] = field(default_factory=dict)  # entry key -> relative diagnostics
+    job: CompileJob | None = None
+    job_keys: dict[int, str] = field(default_factory=dict)  # line -> key of the entries the job compiles
+
+
+class CompileOnSave:
+    """The compile-on-save engine of a server: one job at a time per document, never blocking."""
+
+    def __init__(self, cxx: str | None = None, torch_include: str | None = None, jobs: int = 2) -> None:
+        self.cxx = cxx
+        self.torch_include = torch_include
+        self.jobs = jobs
+        self._documents: dict[str, _DocumentState] = {}
+        self.last_error: str | None = None
+
+    def on_open(self, uri: str, analysis: Any) -> None:
+        """Count the entries as they are now (the file as opened) as compiled without error.
+
+        Optional: without it the first save compiles every entry (minutes for the whole file);
+        with it, compile-on-save compiles what is changed in the editor, as the rest presumably
+        built already (`derivls check --compile` checks the whole file).
+        """
+        from derivls.compile.units import entry_key
+
+        state = self._documents.setdefault(uri, _DocumentState())
+        for placed in analysis.entries:
+            if placed.result.canonical is not None:
+                state.compiled.setdefault(entry_key(placed), [])
+
+    def on_save(
+        self, uri: str, path: str, text: str, analysis: Any, native: str, tags: str | None
+    ) -> CompileJob | None:
+        """Start compiling the entries changed since their last compile; a running job is cancelled
+        (its entries are compiled again by the new one). None when nothing changed."""
+        from derivls.compile.units import entry_key
+
+        state = self._documents.setdefault(uri, _DocumentState())
+        current = {placed.line: entry_key(placed) for placed in analysis.entries if placed.result.canonical}
+        if state.job is not None and not state.job.done:
+            state.job.cancel()
+        changed = sorted(line for line, key in current.items() if key not in state.compiled)
+        if not changed:
+            state.job = None
+            return None
+        state.job_keys = {line: current[line] for line in changed}
+        state.job = CompileJob(
+            {
+                "path": path,
+                "text": text,
+                "native": native,
+                "tags": tags,
+                "lines": changed,
+                "cxx": self.cxx,
+                "torch_include": self.torch_include,
+                "jobs": self.jobs,
+            }
+        )
+        return state.job
+
+    def collect(self, uri: str) -> JobResult | None:
+        """The finished job's result, recorded (None while it runs or when there is none)."""
+        state = self._documents.get(uri)
+        if state is None or state.job is None:
+            return None
+        result = state.job.poll()
+        if result is None:
+            return None
+        state.job = None
+        if result.cancelled:
+            return result
+        self.last_error = result.error
+        if result.error is None:
+            for key in state.job_keys.values():
+                state.compiled[key] = result.entries.get(key, [])
+        return result
+
+    def running(self, uri: str) -> CompileJob | None:
+        state = self._documents.get(uri)
+        return state.job if state is not None and state.job is not None and not state.job.done else None
+
+    def diagnostics(self, uri: str, analysis: Any) -> list[Diagnostic]:
+        """The compile diagnostics of the entries that did not change since compiled, at their place now."""
+        from dataclasses import replace
+
+        from derivls.compile.units import entry_key
+
+        state = self._documents.get(uri)
+        if state is None:
+            return []
+        out: list[Diagnostic] = []
+        for placed in analysis.entries:
+            relative = state.compiled.get(entry_key(placed))
+            if relative:
+                out.extend(replace(d, span=d.span.shifted(placed.line)) for d in relative)
+        return out
+
+    def close(self, uri: str) -> None:
+        state = self._documents.pop(uri, None)
+        if state is not None and state.job is not None:
+            state.job.cancel()

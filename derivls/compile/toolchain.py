@@ -1,0 +1,211 @@
+"""The compiler, the torch headers, and the precompiled header built once per (headers, compiler, flags).
+
+The precompiled header lives in the user cache directory ($XDG_CACHE_HOME/derivls, else
+~/.cache/derivls), under a folder named by a hash of what it depends on: the compiler (its path
+and `--version`), the flags, the include folders and the size and mtime of the headers that
+matter. A change to any of them gives a new key, so a stale header is never used; the build
+writes to a temporary file and renames it into place (atomic), under a lock, so two processes
+never build the same header at once and never see a half-written one. Older headers of the
+same (compiler, include folders) are removed when a new one is built: each is ~0.5 GB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from derivls.compile.generate import PCH_NAME
+
+
+class SetupError(Exception):
+    """A missing compiler or missing headers: one line for the user."""
+
+
+# Headers whose change makes the precompiled header stale (besides the compiler and flags).
+STAMP_HEADERS = (
+    "torch/csrc/autograd/FunctionsManual.h",
+    "torch/csrc/autograd/generated/Functions.h",
+    "torch/csrc/autograd/generated/VariableType.h",
+    "torch/csrc/autograd/VariableTypeUtils.h",
+    "torch/csrc/dynamo/compiled_autograd.h",
+    "ATen/ATen.h",
+    "ATen/Functions.h",
+    "ATen/RedispatchFunctions.h",
+    "c10/macros/cmake_macros.h",
+    "torch/version.h",
+)
+REQUIRED_HEADERS = (
+    "torch/csrc/autograd/FunctionsManual.h",
+    "torch/csrc/autograd/generated/Functions.h",
+    "ATen/ATen.h",
+)
+
+
+def find_compiler(cxx: str | None = None) -> str:
+    """The C++ compiler: `cxx`, else $CXX, else g++, c++ or clang++ on PATH."""
+    candidates = [cxx] if cxx else ([os.environ["CXX"]] if os.environ.get("CXX") else ["g++", "c++", "clang++"])
+    for candidate in candidates:
+        found = shutil.which(candidate)
+        if found:
+            return found
+    if cxx:
+        raise SetupError(f"C++ compiler not found: {cxx}")
+    raise SetupError("no C++ compiler found (looked for $CXX, g++, c++, clang++ on PATH); install one or pass --cxx")
+
+
+def find_include_dirs(derivatives: Path | None, torch_include: str | None = None) -> list[Path]:
+    """The include folders of the torch that matches the yaml.
+
+    Given: that folder. A torch wheel's packaged yaml (site-packages/torchgen/packaged/autograd/):
+    site-packages/torch/include. A checkout (tools/autograd/derivatives.yaml): its torch/include,
+    filled by a build (`python setup.py develop`) with the generated headers.
+    """
+    tried: list[Path] = []
+    if torch_include is not None:
+        roots = [Path(torch_include)]
+    else:
+        roots = []
+        if derivatives is not None:
+            here = derivatives.resolve().parent
+            if here.name == "autograd" and here.parent.name == "packaged":
+                roots.append(here.parent.parent.parent / "torch" / "include")
+            for folder in here.parents:
+                if (folder / "tools" / "autograd" / "derivatives.yaml").is_file():
+                    roots.append(folder / "torch" / "include")
+                    roots.append(folder / "build" / "include")
+                    break
+    for root in roots:
+        tried.append(root)
+        missing = [h for h in REQUIRED_HEADERS if not (root / h).is_file()]
+        if not missing:
+            dirs = [root]
+            api = root / "torch" / "csrc" / "api" / "include"
+            if api.is_dir():
+                dirs.append(api)
+            return dirs
+    if not tried:
+        raise SetupError("no torch headers found for this derivatives.yaml; pass --torch-include DIR (torch/include)")
+    where = ", ".join(str(t) for t in tried)
+    raise SetupError(
+        f"torch headers not found (need {', '.join(REQUIRED_HEADERS)} under {where}); "
+        "build the checkout (its generated headers) or pass --torch-include DIR of a matching torch"
+    )
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "derivls"
+
+
+def _is_gcc(cxx: str, version: str) -> bool:
+    return "clang" not in version.lower() and ("gcc" in version.lower() or "g++" in Path(cxx).name)
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    cxx: str
+    version: str  # first line of `cxx --version`
+    include_dirs: tuple[Path, ...]
+    flags: tuple[str, ...]
+
+    @staticmethod
+    def find(derivatives: Path | None, cxx: str | None = None, torch_include: str | None = None) -> Toolchain:
+        compiler = find_compiler(cxx)
+        dirs = find_include_dirs(derivatives, torch_include)
+        try:
+            version = subprocess.run(
+                [compiler, "--version"], capture_output=True, text=True, timeout=60, check=False
+            ).stdout.strip()
+        except OSError as e:
+            raise SetupError(f"cannot run the C++ compiler {compiler}: {e}") from e
+        flags = ["-std=c++20", "-w", "-fdiagnostics-color=never", "-fno-diagnostics-show-caret"]
+        if _is_gcc(compiler, version):
+            flags += ["-fdiagnostics-column-unit=byte", "-fno-diagnostics-show-line-numbers"]
+        return Toolchain(compiler, version.splitlines()[0] if version else compiler, tuple(dirs), tuple(flags))
+
+    def key(self, header: str) -> str:
+        h = hashlib.sha256()
+        for part in (self.cxx, self.version, *self.flags, header):
+            h.update(part.encode() + b"\0")
+        for folder in self.include_dirs:
+            h.update(str(folder.resolve()).encode() + b"\0")
+            for name in STAMP_HEADERS:
+                try:
+                    st = (folder / name).stat()
+                    h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+                except OSError:
+                    pass
+        return h.hexdigest()[:24]
+
+    def family(self, header: str) -> str:
+        """What a stale header is replaced by a new one within: (compiler, include folders, header text)."""
+        h = hashlib.sha256(
+            (self.cxx + "\0" + "\0".join(str(d.resolve()) for d in self.include_dirs) + "\0" + header).encode()
+        )
+        return h.hexdigest()[:12]
+
+    def include_flags(self, pch_dir: Path | None) -> list[str]:
+        flags = [f"-I{pch_dir}"] if pch_dir is not None else []
+        return flags + [f"-I{d}" for d in self.include_dirs]
+
+
+@dataclass(frozen=True)
+class Pch:
+    folder: Path  # holds derivls-autograd.h and derivls-autograd.h.gch
+    built: bool  # built by this call (False: reused)
+    seconds: float
+    size: int
+
+
+def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice: bool = True) -> Pch:
+    """The precompiled header for `header` (the includes of both generated files): reused, or built."""
+    import fcntl
+
+    root = root or cache_root()
+    pch_root = root / "pch"
+    key = toolchain.key(header)
+    folder = pch_root / f"{toolchain.family(header)}-{key}"
+    gch = folder / (PCH_NAME + ".gch")
+    stamp = folder / "stamp"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(pch_root / f"{toolchain.family(header)}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.is_file() and gch.is_file() and stamp.read_text() == key:
+            return Pch(folder, False, 0.0, gch.stat().st_size)
+        started = time.monotonic()
+        _write_atomic(folder / PCH_NAME, header)
+        tmp = folder / f".{PCH_NAME}.gch.{os.getpid()}.tmp"
+        command = [
+            toolchain.cxx,
+            *toolchain.flags,
+            "-x",
+            "c++-header",
+            *toolchain.include_flags(None),
+            str(folder / PCH_NAME),
+            "-o",
+            str(tmp),
+        ]
+        if nice:
+            command = ["nice", *command]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
+            raise SetupError(f"the torch headers do not compile with {toolchain.cxx}: {first[:300]}")
+        os.replace(tmp, gch)
+        _write_atomic(stamp, key)
+        for other in pch_root.glob(f"{toolchain.family(header)}-*"):
+            if other != folder and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+        return Pch(folder, True, time.monotonic() - started, gch.stat().st_size)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,108 @@
+"""What gets compiled: one unit per autograd node and per function with forward formulas.
+
+A unit carries the info the codegen renders and, for each of its formulas, where the formula's
+text stands in the YAML (a `FormulaOrigin`), so compiler errors can be mapped back to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from derivls.compile.sourcemap import FormulaOrigin
+from derivls.diagnostics import Span
+
+
+@dataclass(frozen=True)
+class Unit:
+    info: Any  # DifferentiabilityInfo, with its op name
+    entry_line: int  # 0-based line of the entry's `- name:` (which entry this unit belongs to)
+    entry_text: str  # the entry's text, to tell which entries changed since the last compile
+    name_span: Span  # absolute span of the entry's `name:` value
+    backward: tuple[FormulaOrigin | None, ...]  # one per info.derivatives
+    forward: tuple[FormulaOrigin | None, ...]  # one per info.forward_derivatives
+
+    @property
+    def name(self) -> str:
+        return self.info.op or self.info.name
+
+    @property
+    def has_backward(self) -> bool:
+        return bool(self.info.args_with_derivatives)
+
+    @property
+    def has_forward(self) -> bool:
+        return bool(self.info.forward_derivatives)
+
+
+def _origin(item: Any, formula: str, start_line: int) -> FormulaOrigin | None:
+    value = item.value
+    if not isinstance(value.value, str):
+        return None
+    return FormulaOrigin(formula, value.value, value.source, value.span.shifted(start_line))
+
+
+def _entry_units(placed: Any, infos: Iterable[tuple[str, Any]]) -> list[Unit]:
+    sections = {s.dispatch_key: s for s in placed.result.sections}
+    name = placed.entry.name
+    name_span = name.span.shifted(placed.start_line) if name is not None else Span(placed.line, 0, placed.line, 0)
+    entry_text = entry_key(placed)
+    units = []
+    for key, info in infos:
+        section = sections.get(key)
+        by_id: dict[int, Any] = {}
+        if section is not None:
+            for k in section.keys:
+                if k.derivative is not None:
+                    by_id[id(k.derivative)] = k.item
+                if k.forward is not None:
+                    by_id[id(k.forward)] = k.item
+        backward = tuple(
+            _origin(by_id[id(d)], d.formula, placed.start_line) if id(d) in by_id else None for d in info.derivatives
+        )
+        forward = tuple(
+            _origin(by_id[id(d)], d.formula, placed.start_line) if id(d) in by_id else None
+            for d in info.forward_derivatives
+        )
+        units.append(Unit(info, placed.line, entry_text, name_span, backward, forward))
+    return units
+
+
+def entry_key(placed: Any) -> str:
+    """What identifies an entry's compiled code: a change to it means the entry must be compiled again."""
+    # The parsed entry (spans relative to its own first line, so moving it changes nothing) and
+    # its node names: a change to either changes what the compiler sees.
+    return repr(placed.result.entry) + repr(placed.ops)
+
+
+def collect_units(analysis: Any, only: Sequence[str] | None = None, lines: Iterable[int] | None = None) -> list[Unit]:
+    """The units of a DocumentAnalysis, in file order (view_copy nodes after their view's).
+
+    `only`: node names (MulBackward0) or function names (mul.Tensor, mul) to keep; `lines`: keep
+    the entries whose `- name:` is on one of these 0-based lines.
+    """
+    wanted_lines = set(lines) if lines is not None else None
+    copies: dict[int, list[tuple[str, Any]]] = {}
+    for copy in analysis.view_copies:
+        copies.setdefault(id(copy.source), []).append((copy.dispatch_key, copy.info))
+    units: list[Unit] = []
+    for placed in analysis.entries:
+        if wanted_lines is not None and placed.line not in wanted_lines:
+            continue
+        if placed.result.canonical is None:
+            continue
+        units.extend(_entry_units(placed, placed.infos()))
+        units.extend(_entry_units(placed, copies.get(id(placed), ())))
+    if only:
+        names = set(only)
+        units = [u for u in units if _matches(u.info, names)]
+    return units
+
+
+def _matches(info: Any, names: set[str]) -> bool:
+    return bool({info.op, info.name, str(info.func.func.name)} & names)
+
+
+def unit_names(analysis: Any) -> list[str]:
+    return [u.name for u in collect_units(analysis)]

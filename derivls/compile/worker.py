@@ -1,0 +1,74 @@
+"""The compile subprocess: `python -m derivls.compile.worker`, a JSON request on stdin.
+
+Request: {"path", "text", "native", "tags", "lines": [0-based `- name:` lines] | null, "cxx",
+"torch_include", "jobs"}. Output, one JSON object per line on stdout: {"progress": [done, total,
+what]} while it runs, then {"entries": [{"line", "key", "diagnostics": [...]}]} (diagnostic spans
+relative to their entry's line) or {"error": "one line"} (a missing compiler or headers).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def diagnostic_to_json(d: Any, entry_line: int) -> dict[str, Any]:
+    return {
+        "line": d.span.line - entry_line,
+        "column": d.span.column,
+        "end_line": d.span.end_line - entry_line,
+        "end_column": d.span.end_column,
+        "message": d.message,
+        "code": d.code,
+        "related": [[r.path, r.line, r.message] for r in d.related],
+    }
+
+
+def run(request: dict[str, Any], out: Any) -> int:
+    from derivls.aten.native import NativeIndex
+    from derivls.compile.cli import compile_file
+    from derivls.compile.toolchain import SetupError
+    from derivls.compile.units import entry_key
+    from derivls.derivatives.loader import DocumentAnalyzer
+
+    def emit(obj: dict[str, Any]) -> None:
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    try:
+        index = NativeIndex.load(request["native"], request.get("tags"))
+        analysis = DocumentAnalyzer(index, request["native"]).analyse(request["text"])
+        lines = request.get("lines")
+        result = compile_file(
+            Path(request["path"]),
+            analysis,
+            cxx=request.get("cxx"),
+            torch_include=request.get("torch_include"),
+            lines=lines,
+            jobs=int(request.get("jobs") or 2),
+            progress=lambda done, total, what: emit({"progress": [done, total, what]}),
+        )
+    except (SetupError, LookupError, OSError, ValueError) as e:
+        emit({"error": str(e.args[0] if e.args else e)})
+        return 2
+    keys = {placed.line: entry_key(placed) for placed in analysis.entries}
+    entries = [
+        {
+            "line": line,
+            "key": keys.get(line, ""),
+            "diagnostics": [diagnostic_to_json(d, line) for d in diagnostics],
+        }
+        for line, diagnostics in sorted(result.by_entry.items())
+    ]
+    emit({"entries": entries})
+    return 0
+
+
+def main() -> int:
+    return run(json.loads(sys.stdin.read()), sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""The `compileOnSave` setting: compile the saved entries in the background, publish the compiler's errors.
+
+The engine is LSP-free (`derivls.compile.job.CompileOnSave`); this module is the wiring, called
+from two hook points of the server (nothing else in the server needs to know about compiling):
+
+    # 1. in the TEXT_DOCUMENT_DID_SAVE handler:
+    compile_on_save.on_save(ls, params.text_document.uri)
+
+    # 2. where the server publishes a document's diagnostics (DerivlsServer.publish), merged in:
+    diagnostics += compile_on_save.lsp_diagnostics(ls, doc)
+
+and, when a document is closed, `compile_on_save.close(ls, uri)`. Optionally, once the first
+analysis of an opened document is there, `compile_on_save.on_open(ls, uri)`: the entries as opened
+then count as compiled, and saves compile only what was edited (else the first save compiles all).
+
+The setting is read as `ls.settings.compile_on_save` (a bool the Settings dataclass gets from
+`compileOnSave`; absent means off). On save, the entries changed since their last compile are
+compiled in a subprocess (one job per document at a time; a newer save cancels the running one),
+with `$/progress` (cancellable: the client's cancel kills the compilers). The diagnostics carry
+the source "derivls-compile" and disappear as soon as their entry's text changes (an edit
+republishes the analysis without them), and move with the entry when lines are inserted above it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from derivls.compile.job import SOURCE, CompileOnSave
+
+log = logging.getLogger(__name__)
+_tokens = itertools.count(1)
+POLL_SECONDS = 0.25
+
+
+def enabled(ls: Any) -> bool:
+    return bool(getattr(ls.settings, "compile_on_save", False))
+
+
+def engine(ls: Any) -> CompileOnSave:
+    found = getattr(ls, "_derivls_compile_on_save", None)
+    if found is None:
+        settings = ls.settings
+        found = CompileOnSave(
+            cxx=getattr(settings, "compile_cxx", None),
+            torch_include=getattr(settings, "compile_torch_include", None),
+        )
+        ls._derivls_compile_on_save = found
+    return found
+
+
+def on_open(ls: Any, uri: str) -> None:
+    """Optional hook: the document as opened counts as compiled (see CompileOnSave.on_open)."""
+    if not enabled(ls):
+        return
+    doc = ls.current(uri)
+    if doc is not None and doc.analysis is not None:
+        engine(ls).on_open(uri, doc.analysis)
+
+
+def on_save(ls: Any, uri: str) -> None:
+    """Hook 1 (didSave): start compiling the changed entries; returns at once."""
+    if not enabled(ls):
+        return
+    doc = ls.current(uri)
+    if doc is None or doc.analysis is None or doc.path is None or doc.text is None:
+        return
+    files = doc.files
+    if files is None or files.native is None:
+        return
+    job = engine(ls).on_save(
+        uri,
+        str(doc.path),
+        doc.text,
+        doc.analysis,
+        str(files.native),
+        str(files.tags) if files.tags is not None else None,
+    )
+    if job is not None:
+        asyncio.ensure_future(_follow(ls, uri, job))
+
+
+async def _follow(ls: Any, uri: str, job: Any) -> None:
+    token: str | None = f"derivls-compile-{next(_tokens)}"
+    progress = ls.work_done_progress
+    try:
+        await asyncio.wait_for(progress.create_async(token), timeout=5)
+        progress.begin(token, types.WorkDoneProgressBegin(title="derivls: compiling", cancellable=True, percentage=0))
+        cancelled = progress.tokens.get(token)
+        if cancelled is not None:
+            cancelled.add_done_callback(lambda f: job.cancel() if f.cancelled() else None)
+    except Exception:  # a client without work-done progress: compile all the same
+        token = None
+    last = None
+    while not job.done:
+        await asyncio.sleep(POLL_SECONDS)
+        if token is not None and job.progress != last:
+            last = job.progress
+            done, total, what = last
+            progress.report(
+                token, types.WorkDoneProgressReport(message=what, percentage=int(100 * done / max(total, 1)))
+            )
+    result = engine(ls).collect(uri)
+    if token is not None:
+        progress.end(token, types.WorkDoneProgressEnd(message="cancelled" if result and result.cancelled else "done"))
+    if result is None or result.cancelled:
+        return
+    if result.error:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"derivls: {result.error}")
+        )
+        return
+    doc = ls.docs.get(uri)
+    if doc is not None and doc.analysis is not None and doc.lines is not None:
+        ls.publish(doc)
+
+
+def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
+    """Hook 2 (publish): the compile diagnostics of the entries unchanged since compiled."""
+    if not enabled(ls) or doc.analysis is None or doc.lines is None:
+        return []
+    from derivls.server import convert
+
+    out = convert.to_lsp_all(engine(ls).diagnostics(doc.uri, doc.analysis), doc.lines, doc.uri)
+    for d in out:
+        d.source = SOURCE
+    return out
+
+
+def close(ls: Any, uri: str) -> None:
+    found = getattr(ls, "_derivls_compile_on_save", None)
+    if found is not None:
+        found.close(uri)

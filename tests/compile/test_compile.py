@@ -1,0 +1,135 @@
+"""`derivls check --compile`: the generated C++ compiles, and compiler errors land on the formula.
+
+Slow (a C++ compiler; the precompiled header is built once into the user cache directory and
+reused by later runs): run with `python -m pytest -m compile`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from derivls.cli import analyse_path
+from derivls.compile.cli import compile_file
+from derivls.diagnostics import Span
+
+pytestmark = pytest.mark.compile
+
+# (the formula as shipped, the seeded mistake, the mistaken text the error must be on, a word of the message)
+SEEDS = [
+    # wrong arity for a FunctionsManual helper
+    (
+        "  self: mul_tensor_backward(grad, other, self.scalar_type())\n"
+        "  other: mul_tensor_backward(grad, self, other.scalar_type())\n"
+        "  result: other_t * self_p + self_t * other_p\n",
+        "  self: mul_tensor_backward(grad, other)\n"
+        "  other: mul_tensor_backward(grad, self, other.scalar_type())\n"
+        "  result: other_t * self_p + self_t * other_p\n",
+        "mul_tensor_backward",
+        "mul_tensor_backward",
+    ),
+    # a Tensor where a SymIntArrayRef is wanted
+    (
+        "      self: grad.expand_symint(self.sym_sizes())\n      result: auto_linear\n",
+        "      self: grad.expand_symint(self)\n      result: auto_linear\n",
+        "self)",
+        "SymIntArrayRef",
+    ),
+    # `sym_size()` without an index
+    (
+        "  self: col2im_symint(grad, {self.sym_size(-2), self.sym_size(-1)}, kernel_size, dilation, padding, stride)\n",
+        "  self: col2im_symint(grad, {self.sym_size(-2), self.sym_size()}, kernel_size, dilation, padding, stride)\n",
+        "sym_size()",
+        "sym_size",
+    ),
+    # a misspelled method, in a forward-mode formula
+    (
+        "- name: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n"
+        "  self: handle_r_to_c(self.scalar_type(), grad)\n"
+        "  other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))\n"
+        "  result: self_t - maybe_multiply(other_t, alpha)\n",
+        "- name: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n"
+        "  self: handle_r_to_c(self.scalar_type(), grad)\n"
+        "  other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))\n"
+        "  result: self_t.sbu(maybe_multiply(other_t, alpha))\n",
+        "sbu",
+        "sbu",
+    ),
+]
+SEEDED_OPS = ["mul.Tensor", "sum", "im2col", "sub.Tensor"]
+
+
+def _position(text: str, needle: str, within: str) -> tuple[int, int]:
+    """0-based line and column of the first `needle` inside the (unique) text `within`."""
+    offset = text.index(within) + within.index(needle)
+    line = text.count("\n", 0, offset)
+    return line, offset - (text.rfind("\n", 0, offset) + 1)
+
+
+@pytest.fixture(scope="module")
+def seeded(real_files, tmp_path_factory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("seeded") / "autograd"
+    folder.mkdir()
+    shutil.copytree(real_files.derivatives.parent / "templates", folder / "templates")
+    text = real_files.derivatives.read_text(encoding="utf-8")
+    for shipped, mistaken, _, _ in SEEDS:
+        assert text.count(shipped) >= 1, shipped
+        text = text.replace(shipped, mistaken, 1)
+    path = folder / "derivatives.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def _torch_include(real_files) -> str:
+    return str(real_files.packaged.parent.parent / "torch" / "include")
+
+
+def test_seeded_type_and_overload_mistakes_are_reported_on_the_mistaken_formula_text(real_files, seeded):
+    path, text = seeded
+    analysis, _ = analyse_path(path, real_files.native, real_files.tags, "torchgen")
+    assert analysis is not None and not analysis.has_errors  # the loader cannot see these mistakes
+    result = compile_file(path, analysis, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
+    diagnostics = result.diagnostics
+    for _shipped, mistaken, needle, word in SEEDS:
+        line, column = _position(text, needle, mistaken)
+        on_it = [
+            d
+            for d in diagnostics
+            if d.span.line == line and d.span.column <= column + len(needle) and d.span.end_column >= column
+        ]
+        assert on_it, f"no compiler error on {needle!r} at {line + 1}:{column + 1}: {diagnostics}"
+        assert any(word in d.message for d in on_it), on_it
+    assert all(d.code == "compile-error" for d in diagnostics)
+
+
+def test_the_unmodified_formulas_of_the_seeded_functions_compile(real_files):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    result = compile_file(real_files.derivatives, analysis, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
+    assert result.diagnostics == []
+    assert result.stats.units >= 4
+
+
+def test_the_real_2_13_file_compiles_with_no_error(real_files):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    result = compile_file(real_files.derivatives, analysis, torch_include=_torch_include(real_files))
+    assert result.stats.units > 700
+    assert result.diagnostics == [], "\n".join(f"{d.span.line + 1}: {d.message}" for d in result.diagnostics[:10])
+
+
+def test_an_error_in_a_folded_multiline_formula_lands_on_its_continuation_line(real_files, tmp_path):
+    folder = tmp_path / "autograd"
+    folder.mkdir()
+    text = real_files.derivatives.read_text(encoding="utf-8")
+    shipped = "  self: mul_tensor_backward(grad, other, self.scalar_type())\n"
+    mistaken = "  self: mul_tensor_backward(grad,\n    other, self.scalar_typo())\n"
+    text = text.replace(shipped, mistaken, 1)
+    path = folder / "derivatives.yaml"
+    path.write_text(text, encoding="utf-8")
+    analysis, _ = analyse_path(path, real_files.native, real_files.tags, "torchgen")
+    result = compile_file(path, analysis, torch_include=_torch_include(real_files), ops=["mul.Tensor"])
+    line, column = _position(text, "scalar_typo", mistaken)
+    assert any(d.span == Span(line, column, line, column + len("scalar_typo")) for d in result.diagnostics), (
+        result.diagnostics
+    )

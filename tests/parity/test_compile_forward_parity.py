@@ -1,0 +1,65 @@
+"""derivls's forward-mode (VariableType) blocks against torchgen's gen_variable_type, on the real 2.13 files.
+
+For every function with forward formulas that derivls compiles, the blocks derivls writes (the
+`<out>_new_fw_grad_opt` declaration, the unpacking of `_t` / `_p`, the formula, the setters) must
+stand verbatim in the method torchgen's own gen_variable_type_func generates for it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from derivls.cli import analyse_path
+from derivls.compile.generate import forward_kernel
+from derivls.compile.units import collect_units
+
+torchgen_load = pytest.importorskip("torchgen.packaged.autograd.load_derivatives")
+torchgen_variable_type = pytest.importorskip("torchgen.packaged.autograd.gen_variable_type")
+torchgen_gen = pytest.importorskip("torchgen.gen")
+torchgen_autograd = pytest.importorskip("torchgen.api.autograd")
+
+
+@pytest.fixture(scope="module")
+def torchgen_methods(real_files):
+    functions = torchgen_gen.parse_native_yaml(str(real_files.native), str(real_files.tags)).native_functions
+    infos, _ = torchgen_load.load_derivatives(str(real_files.derivatives), str(real_files.native), str(real_files.tags))
+    matched = torchgen_autograd.match_differentiability_info(functions, infos)
+    return {str(f.func.func.name): f for f in matched}
+
+
+def _torchgen_text(fn) -> str:
+    out = torchgen_variable_type.gen_variable_type_func(fn)
+    return "".join(v for key, values in out.items() if key.startswith("type_derived") for v in values)
+
+
+def _blocks(kernel_text: str) -> str:
+    start = kernel_text.index(
+        next(line for line in kernel_text.splitlines() if "_new_fw_grad_opt = ::std::nullopt" in line)
+    )
+    return kernel_text[start : kernel_text.rindex("\n}")]
+
+
+def test_forward_blocks_stand_verbatim_in_torchgens_variable_type(real_files, torchgen_methods):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    compared, differing = 0, []
+    for unit in collect_units(analysis):
+        kernel = forward_kernel(unit)
+        if kernel is None:
+            continue
+        fn = torchgen_methods[str(unit.info.func.func.name)]
+        text = _torchgen_text(fn)
+        if _blocks(kernel[0]) not in text:
+            differing.append(str(unit.info.func.func.name))
+        compared += 1
+    assert compared >= 460
+    assert differing == []
+
+
+def test_every_non_foreach_forward_formula_is_compiled(real_files):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    skipped = [
+        u.info.name
+        for u in collect_units(analysis)
+        if u.has_forward and forward_kernel(u) is None and not u.info.name.startswith("_foreach")
+    ]
+    assert skipped == []

@@ -1,0 +1,69 @@
+"""CompileOnSave's job: started on save without blocking, one at a time, cancellable (no real compile)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from derivls.cli import analyse_path
+from derivls.compile.job import CompileOnSave
+
+
+@pytest.fixture
+def slow_compiler(tmp_path, monkeypatch):
+    """A 'compiler' that answers --version and then takes 60 s for anything else."""
+    script = tmp_path / "slow-cxx"
+    script.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "slow 1.0"; exit 0; fi\nsleep 60\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return str(script)
+
+
+@pytest.fixture(scope="module")
+def analysed(real_files):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    return analysis, real_files.derivatives.read_text(encoding="utf-8")
+
+
+def _save(engine, real_files, analysed):
+    analysis, text = analysed
+    return engine.on_save(
+        "file:///d.yaml", str(real_files.derivatives), text, analysis, str(real_files.native), str(real_files.tags)
+    )
+
+
+def test_a_save_starts_a_job_at_once_and_cancel_ends_it_and_its_compilers(real_files, analysed, slow_compiler):
+    engine = CompileOnSave(cxx=slow_compiler)
+    started = time.monotonic()
+    job = _save(engine, real_files, analysed)
+    assert job is not None and time.monotonic() - started < 1.0  # never blocks the caller
+    time.sleep(3)  # the worker is in the (slow) compiler by now
+    assert engine.running("file:///d.yaml") is job
+    cancelled_at = time.monotonic()
+    job.cancel()
+    result = job.wait(15)
+    assert result is not None and result.cancelled and time.monotonic() - cancelled_at < 15
+    assert engine.collect("file:///d.yaml").cancelled
+    assert engine.diagnostics("file:///d.yaml", analysed[0]) == []
+
+
+def test_a_second_save_cancels_the_running_job(real_files, analysed, slow_compiler):
+    engine = CompileOnSave(cxx=slow_compiler)
+    first = _save(engine, real_files, analysed)
+    second = _save(engine, real_files, analysed)
+    assert first is not second
+    assert first.wait(15) is not None and first.poll().cancelled
+    assert engine.running("file:///d.yaml") is second
+    second.cancel()
+    assert second.wait(15).cancelled
+
+
+def test_a_missing_compiler_is_the_jobs_one_line_error(real_files, analysed, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    engine = CompileOnSave(cxx=str(tmp_path / "no-cxx"))
+    job = _save(engine, real_files, analysed)
+    result = job.wait(60)
+    assert result is not None and "compiler not found" in (result.error or "")
+    engine.collect("file:///d.yaml")
+    assert engine.last_error == result.error
