@@ -67,6 +67,10 @@ class DerivlsServer(LanguageServer):
         # indexes.py tells the pipeline that documents must be analysed again (wired by handlers.py):
         # None = files appeared or went (find them again), a key = that index was loaded or replaced.
         self.index_changed: Callable[[IndexKey | None], None] = lambda key: None
+        # the pipeline's, set by handlers.register (for compile_on_save, which runs beside it)
+        self.current: Callable[[str], DerivDocument | None] = lambda uri: None
+        self.publish: Callable[[DerivDocument], None] = lambda doc: None
+        self.compile_opened: set[str] = set()  # documents compile_on_save has seen opened
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls would show errors outside requests to the user (window/showMessage): log them instead."""

@@ -53,11 +53,11 @@ def engine(ls: Any) -> CompileOnSave:
     return found
 
 
-def on_open(ls: Any, uri: str) -> None:
+def on_open(ls: Any, uri: str, doc: Any = None) -> None:
     """Optional hook: the document as opened counts as compiled (see CompileOnSave.on_open)."""
     if not enabled(ls):
         return
-    doc = ls.current(uri)
+    doc = doc if doc is not None else ls.current(uri)
     if doc is not None and doc.analysis is not None:
         engine(ls).on_open(uri, doc.analysis)
 

@@ -14,7 +14,18 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from derivls.limits import MAX_RESPONSE_ITEMS
-from derivls.server import actions, completion, definition, generated, hover, indexes, inlay, pipeline, symbols
+from derivls.server import (
+    actions,
+    compile_on_save,
+    completion,
+    definition,
+    generated,
+    hover,
+    indexes,
+    inlay,
+    pipeline,
+    symbols,
+)
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.settings import Settings
@@ -24,6 +35,8 @@ COMPLETION_TRIGGERS = [" ", ",", "_", "[", "."]
 
 def register(server: DerivlsServer) -> None:
     server.index_changed = functools.partial(pipeline.index_changed, server)
+    server.current = functools.partial(pipeline.current, server)
+    server.publish = functools.partial(pipeline.publish, server)
     _register_lifecycle(server)
     _register_documents(server)
     _register_features(server)
@@ -95,8 +108,14 @@ def _register_documents(server: DerivlsServer) -> None:
     @guarded()
     def did_close(ls: DerivlsServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        compile_on_save.close(ls, uri)
         if not pipeline.close_document(ls, uri) and indexes.native_kind(uri):
             indexes.set_overlay(ls, uri, None)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @guarded()
+    def did_save(ls: DerivlsServer, params: types.DidSaveTextDocumentParams) -> None:
+        compile_on_save.on_save(ls, params.text_document.uri)  # the compileOnSave setting (off: nothing)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded()

@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from derivls.gcpolicy import freeze_heap, paused_gc
 from derivls.ide.generated import content_for, parse_generated_uri
-from derivls.server import convert, indexes
+from derivls.server import compile_on_save, convert, indexes
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.positions import LineIndex
@@ -56,6 +56,7 @@ def close_document(ls: DerivlsServer, uri: str) -> bool:
     if ls.docs.pop(uri, None) is None:
         return False
     ls.refresh_after.discard(uri)
+    ls.compile_opened.discard(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     return True
 
@@ -209,6 +210,10 @@ def analysed_documents(ls: DerivlsServer) -> list[DerivDocument]:
 def publish(ls: DerivlsServer, doc: DerivDocument) -> None:
     assert doc.lines is not None and doc.analysis is not None
     diagnostics = convert.to_lsp_all((*doc.setup, *doc.analysis.diagnostics), doc.lines, doc.uri)
+    if doc.uri not in ls.compile_opened:  # compileOnSave: the text as opened counts as compiled
+        ls.compile_opened.add(doc.uri)
+        compile_on_save.on_open(ls, doc.uri, doc)
+    diagnostics += compile_on_save.lsp_diagnostics(ls, doc)  # compileOnSave: the compiler's, while valid
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diagnostics, version=doc.version)
     )

@@ -25,6 +25,9 @@ class Settings:
     native_functions: Path | None = None
     tags: Path | None = None
     profile: str = "auto"
+    compile_on_save: bool = False  # `compileOnSave`: compile the saved entries' C++ (derivls check --compile)
+    compile_cxx: str | None = None  # `compileCxx`: the compiler (default: $CXX, g++, c++, clang++)
+    compile_torch_include: str | None = None  # `compileTorchInclude`: torch's include folder (default: found)
 
     def merged(self, raw: Any, root: Path | None) -> Settings:
         """These settings with the values set in `raw` (a settings object from the client) applied."""
@@ -37,6 +40,12 @@ class Settings:
             result = replace(result, native_functions=_path(raw["nativeFunctions"], root))
         if "tags" in raw:
             result = replace(result, tags=_path(raw["tags"], root))
+        if isinstance(raw.get("compileOnSave"), bool):
+            result = replace(result, compile_on_save=raw["compileOnSave"])
+        for key, name in (("compileCxx", "compile_cxx"), ("compileTorchInclude", "compile_torch_include")):
+            if key in raw:
+                value = raw[key]
+                result = replace(result, **{name: value.strip() if isinstance(value, str) and value.strip() else None})
         profile = raw.get("profile")
         if isinstance(profile, str) and profile.strip():
             if profile.strip() in PROFILES:
