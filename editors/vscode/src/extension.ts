@@ -39,6 +39,11 @@ let generated: GeneratedCodeProvider;
 let client: LanguageClient | undefined;
 let running: ServerCandidate | undefined;
 let starting: Promise<void> | undefined;
+/**
+ * Set when the last start failed (and the user was told): opening more files does not try again and
+ * stack up notifications; "derivls: Restart Server" or a change of `derivls.server.*` does.
+ */
+let startFailed = false;
 /** The extension's own folder: the server's working directory (see LaunchContext.neutralCwd). */
 let extensionDir: string | undefined;
 
@@ -114,6 +119,7 @@ async function startClient(): Promise<void> {
     output.appendLine(`[derivls] ${f.candidate.origin}: ${f.candidate.display}: ${f.reason}`);
   }
   if (chosen === undefined) {
+    startFailed = true;
     showServerError(noServerMessage(failures));
     return;
   }
@@ -150,6 +156,7 @@ async function startClient(): Promise<void> {
   try {
     await newClient.start();
   } catch (err) {
+    startFailed = true;
     showServerError(
       `derivls: the language server (${chosen.display}) failed to start: ${String(err)}. ` +
         'See "derivls: Show Output"; set "derivls.server.path" or "derivls.server.python" to another installation if needed.',
@@ -167,7 +174,7 @@ async function startClient(): Promise<void> {
 
 /** Starts the server once; concurrent callers share the same start. */
 function ensureStarted(): Promise<void> {
-  if (client !== undefined) {
+  if (client !== undefined || startFailed) {
     return Promise.resolve();
   }
   starting ??= startClient().finally(() => {
@@ -192,6 +199,7 @@ async function stopClient(): Promise<void> {
 
 async function restart(): Promise<void> {
   await stopClient();
+  startFailed = false;
   await ensureStarted();
 }
 
@@ -253,6 +261,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (client === undefined) {
+        if (startFailed && e.affectsConfiguration(`${SECTION}.server`)) {
+          startFailed = false; // new settings: try them
+          await startIfWanted();
+        }
         return;
       }
       if (e.affectsConfiguration(`${SECTION}.server`)) {
