@@ -553,6 +553,7 @@ def run_scenario_with_server(session: Session, server: CodeServer, browser: Brow
         hover_widget = page.locator(".monaco-hover:not(.hidden)", has_text="AcosBackward0").first
         hover_widget.wait_for(timeout=SHORT_MS)
         value = text_of(hover_widget)
+        session.screenshot("hover-shown")
         page.keyboard.press("Escape")
         page.mouse.move(5, 5)
         return {"text": value}
@@ -585,6 +586,7 @@ def run_scenario_with_server(session: Session, server: CodeServer, browser: Brow
                     raise
                 page.keyboard.press("Escape")
         title = text_of(action)
+        session.screenshot("quick-fix-menu")
         page.keyboard.press("Enter")  # the focused (first) quick fix
         editor_line(page, r"self:\s+grad\s+\*\s+self\.sgn\(\)").wait_for(timeout=SHORT_MS)
         page.locator(".markers-panel .monaco-list-row", has_text="only refer to 'grads[0]'").first.wait_for(
