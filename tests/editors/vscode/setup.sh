@@ -33,8 +33,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if ! "$PYTHON" -c 'import playwright' 2>/dev/null; then
-  echo "== setup: pip install playwright"
-  "$PYTHON" -m pip install -q playwright
+  # Only into a virtualenv (the project's test extra lists it; this is for running the test alone).
+  if "$PYTHON" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
+    echo "== setup: pip install playwright"
+    "$PYTHON" -m pip install -q playwright
+  else
+    echo "Playwright is missing from $PYTHON (not a virtualenv): pip install -e '.[test]' in the project's venv" >&2
+    exit 1
+  fi
 fi
 
 # code-server writes a config file into $XDG_CONFIG_HOME on every start, even for --version.
@@ -72,7 +78,7 @@ else
     [ -n "$tag" ] || { echo "no ripgrep release tag in @vscode/ripgrep@$v" >&2; exit 1; }
     mkdir -p "$seed/vscode-ripgrep-cache-$v"
     tar czf "$seed/vscode-ripgrep-cache-$v/ripgrep-$tag-$target.tar.gz" -C "$seed/rg" rg
-    echo "== setup: seeded @vscode/ripgrep@$v ($tag, $target) with $(rg --version | head -1)"
+    echo "== setup: seeded @vscode/ripgrep@$v ($tag, $target) with $(rg --version | sed -n 1p)"
   done
   # npm_config_yes: node-pty's postinstall runs `npx node-gyp`; nodedir: build against the installed headers;
   # unsafe_perm: code-server's postinstall refuses to run as root without it.
