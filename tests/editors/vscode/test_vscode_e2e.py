@@ -88,7 +88,7 @@ USER_SETTINGS = {
 }
 
 
-def fail_or_skip(message: str) -> None:
+def fail_missing(message: str) -> None:
     """Missing tools fail the test (never skip); the message says how to install them."""
     pytest.fail(message)
 
@@ -142,7 +142,7 @@ def tools() -> Tools:
     log = artifacts / "install.log"
     start = time.monotonic()
     if shutil.which("node") is None or shutil.which("npm") is None:
-        fail_or_skip("node 20 and npm are needed for the VS Code end-to-end test")
+        fail_missing("node 20 and npm are needed for the VS Code end-to-end test")
     env = {**os.environ, "PYTHON": sys.executable}
     out = _run(["bash", str(SETUP)], cwd=REPO, log=log, env=env)
     found = re.findall(r"^CODE_SERVER=(.+)$", out, re.M)
@@ -421,7 +421,7 @@ def browser(tools: Tools) -> Iterator[Browser]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:  # pragma: no cover - setup.sh installs it
-        fail_or_skip("Playwright is missing: pip install playwright (setup.sh installs it)")
+        fail_missing("Playwright is missing: pip install playwright (setup.sh installs it)")
     pw = sync_playwright().start()
     b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
     try:
