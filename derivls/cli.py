@@ -7,6 +7,7 @@ so `derivls check` starts fast.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -127,6 +128,17 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_ERRORS if has_errors else EXIT_OK
 
 
+def annotation_path(path: Path, cwd: Path | None = None) -> str:
+    """The `file=` of a GitHub annotation: relative to the current directory (the repository root in a
+    workflow) when `path` is under it, else as given."""
+    try:
+        base = os.path.abspath(cwd if cwd is not None else os.getcwd())
+        relative = os.path.relpath(os.path.abspath(path), base)
+    except (ValueError, OSError):  # another drive; no working directory
+        return str(path)
+    return str(path) if relative == os.pardir or relative.startswith(os.pardir + os.sep) else Path(relative).as_posix()
+
+
 def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> None:
     if fmt == "json":
         import json
@@ -154,7 +166,7 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
                 level = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(d.severity, "notice")
                 message = d.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
                 out.write(
-                    f"::{level} file={r.path},line={d.span.line + 1},col={d.span.column + 1},"
+                    f"::{level} file={annotation_path(r.path)},line={d.span.line + 1},col={d.span.column + 1},"
                     f"endLine={d.span.end_line + 1},endColumn={d.span.end_column + 1},title={d.code}::{message}\n"
                 )
             else:

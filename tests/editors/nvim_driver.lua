@@ -16,7 +16,18 @@ local function write_result()
   f:close()
 end
 
+local only = nil -- cfg.only: run just these steps
+if cfg.only then
+  only = {}
+  for _, name in ipairs(cfg.only) do
+    only[name] = true
+  end
+end
+
 local function step(name, fn)
+  if only and not only[name] then
+    return nil
+  end
   local ok, value = xpcall(fn, debug.traceback)
   if ok then
     result.steps[name] = { ok = true, value = value }
@@ -46,8 +57,13 @@ vim.notify = function(msg, level, opts)
   return orig_notify(msg, level, opts)
 end
 
--- The test's overrides: server command and settings (merged into lsp/derivls.lua's config).
-vim.lsp.config('derivls', { cmd = cfg.cmd, settings = { derivls = cfg.settings } })
+-- The test's overrides: server command (none: the plugin's default) and settings (merged into
+-- lsp/derivls.lua's config), and the plugin's options.
+local cmd = cfg.cmd ~= vim.NIL and cfg.cmd or nil
+vim.lsp.config('derivls', { cmd = cmd, settings = { derivls = cfg.settings } })
+if cfg.inlay_hints_option ~= nil then
+  vim.g.derivls_inlay_hints = cfg.inlay_hints_option
+end
 
 local function hover_text(res)
   local contents = res and res.contents
@@ -108,6 +124,64 @@ local function after_attach()
       return #hits > 0 and hits or nil
     end)
     return { seeded = found, total = #vim.diagnostic.get(buf) }
+  end)
+
+  step('inlay_hints_displayed', function()
+    -- With the plugin's default settings (vim.g.derivls_inlay_hints unset), without touching the
+    -- buffer or moving the cursor: the hints are enabled, received, and drawn as virtual text.
+    local enabled = vim.lsp.inlay_hint.is_enabled({ bufnr = buf })
+    if not enabled then
+      error('inlay hints are not enabled for the derivls buffer')
+    end
+    local hints = wait_for('inlay hints to be displayed', timeout, function()
+      vim.cmd('redraw')
+      local got = vim.lsp.inlay_hint.get({ bufnr = buf })
+      return #got > 0 and got or nil
+    end)
+    local labels = {}
+    for i = 1, math.min(5, #hints) do
+      local label = hints[i].inlay_hint.label
+      if type(label) == 'table' then
+        local parts = {}
+        for _, p in ipairs(label) do
+          table.insert(parts, p.value)
+        end
+        label = table.concat(parts)
+      end
+      table.insert(labels, { line = hints[i].inlay_hint.position.line, label = label })
+    end
+    local cursor = vim.api.nvim_win_get_cursor(0)
+    -- The virtual text actually drawn (extmarks of the inlay hint namespace): Neovim draws the hints
+    -- of the visible lines only, so look at the first entry in a second window, then close it.
+    local main_win = vim.api.nvim_get_current_win()
+    vim.cmd('split')
+    vim.api.nvim_win_set_cursor(0, { cfg.hover_line + 1, 0 })
+    vim.cmd('normal! zt')
+    vim.cmd('redraw!')
+    local drawn = {}
+    for name, ns in pairs(vim.api.nvim_get_namespaces()) do
+      if name:find('inlay') then
+        for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+          local details = mark[4] or {}
+          local text = {}
+          for _, chunk in ipairs(details.virt_text or {}) do
+            table.insert(text, chunk[1])
+          end
+          if #drawn < 5 then
+            table.insert(drawn, { line = mark[2], text = table.concat(text) })
+          end
+        end
+      end
+    end
+    vim.cmd('close')
+    vim.api.nvim_set_current_win(main_win)
+    return {
+      enabled = enabled,
+      count = #hints,
+      sample = labels,
+      drawn = drawn,
+      cursor = cursor,
+    }
   end)
 
   step('hover', function()

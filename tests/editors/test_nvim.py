@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from tests.editors.shadowing import add_shadowing_modules, imported
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PLUGIN_DIR = REPO / "editors" / "nvim"
@@ -118,8 +120,13 @@ def run_nvim(workdir: Path, config: dict[str, Any]) -> Run:
     stderr_path = workdir / "nvim-stderr.txt"
     with open(stderr_path, "wb") as stderr_file:
         proc = subprocess.Popen(
-            argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=stderr_file, start_new_session=True,
+            argv,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr_file,
+            start_new_session=True,
         )
         try:
             proc.wait(timeout=RUN_TIMEOUT_S)
@@ -231,6 +238,17 @@ def test_real_inlay_hints(real):
     assert hints["count"] > 0, run.describe()
 
 
+def test_real_inlay_hints_are_displayed_with_default_settings(real):
+    run, _ = real
+    shown = run.step("inlay_hints_displayed")
+    assert shown["enabled"] is True
+    assert shown["count"] > 0, run.describe()
+    labels = " ".join(h["label"] for h in shown["sample"])
+    assert "Backward" in labels, shown
+    assert shown["drawn"] and any("Backward" in d["text"] for d in shown["drawn"]), shown
+    assert shown["cursor"] == [1, 0]  # nothing moved the cursor
+
+
 def test_real_show_generated_code(real):
     run, layout = real
     gen = run.step("generated_code")
@@ -281,7 +299,11 @@ def stub(tmp_path_factory: pytest.TempPathFactory, real_files) -> tuple[Run, Lay
         layout,
         cmd=[sys.executable, str(STUB_SERVER), str(log)],
         # `~` must reach the server expanded.
-        settings={"nativeFunctions": "~/native_functions.yaml", "tags": str(native_dir / "tags.yaml"), "profile": "legacy"},
+        settings={
+            "nativeFunctions": "~/native_functions.yaml",
+            "tags": str(native_dir / "tags.yaml"),
+            "profile": "legacy",
+        },
     )
     config["server_log"] = str(log)
     return run_nvim(workdir, config), layout, checkout
@@ -310,7 +332,9 @@ def test_plugin_sends_settings(stub):
 def test_plugin_opens_only_the_derivatives_file(stub):
     run, layout, _ = stub
     received = run.step("server_settings")
-    assert [(o["uri"].rsplit("/", 1)[-1], o["languageId"]) for o in received["opened"]] == [("derivatives.yaml", "yaml")]
+    assert [(o["uri"].rsplit("/", 1)[-1], o["languageId"]) for o in received["opened"]] == [
+        ("derivatives.yaml", "yaml")
+    ]
     assert "derivls" not in run.step("other_yaml")["clients"]
 
 
@@ -344,8 +368,59 @@ def test_plugin_code_lens_command_handler(stub):
     assert received["commands"][-1] == {"uri": layout.derivatives.as_uri(), "entryLine": layout.lens_line}
 
 
+def test_plugin_enables_inlay_hints_by_default(stub):
+    run, _, _ = stub
+    shown = run.step("inlay_hints_displayed")
+    assert shown["enabled"] is True and shown["count"] > 0
+    assert any("AcosBackward0" in d["text"] for d in shown["drawn"]), shown
+
+
+def test_plugin_inlay_hints_option_off(tmp_path, real_files):
+    layout = write_files(real_files.derivatives, tmp_path / "checkout" / "tools" / "autograd")
+    config = driver_config(layout, cmd=[sys.executable, str(STUB_SERVER), str(tmp_path / "log.json")], settings={})
+    config["inlay_hints_option"] = False
+    config["only"] = ["open", "attach", "inlay_hints_displayed"]
+    run = run_nvim(tmp_path, config)
+    info = run.report["steps"]["inlay_hints_displayed"]
+    assert not info["ok"] and "not enabled" in info["error"], info
+
+
 def test_plugin_diagnostics_hover_inlay_hints(stub):
     run, layout, _ = stub
     assert run.step("diagnostics")["seeded"][0]["lnum"] == layout.seeded_first + 1
     assert "AcosBackward0" in run.step("hover")["text"]
     assert run.step("inlay_hints")["count"] > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# A workspace that shadows Python modules never runs its code
+
+
+def shadowing_checkout(workdir: Path, real_files, marker: Path) -> Layout:
+    """Neovim's working directory is a PyTorch checkout that also holds derivls/, yaml/, json/..."""
+    native_dir = workdir / "aten" / "src" / "ATen" / "native"
+    native_dir.mkdir(parents=True)
+    shutil.copy(real_files.native, native_dir / "native_functions.yaml")
+    shutil.copy(real_files.tags, native_dir / "tags.yaml")
+    add_shadowing_modules(workdir, marker)
+    return write_files(real_files.derivatives, workdir / "tools" / "autograd")
+
+
+@pytest.mark.parametrize("launch", ["plugin default cmd", "python -m derivls"])
+def test_shadowing_workspace_runs_nothing(tmp_path, real_files, launch):
+    workdir = tmp_path / "workspace"  # also Neovim's working directory (run_nvim)
+    marker = tmp_path / "imported.txt"
+    layout = shadowing_checkout(workdir, real_files, marker)
+    if launch == "plugin default cmd":
+        cmd = None  # lsp/derivls.lua's `derivls`, from PATH
+        if shutil.which("derivls") is None:
+            pytest.fail("the `derivls` script must be on PATH (pip install -e .)")
+    else:
+        cmd = [sys.executable, "-m", "derivls"]
+    config = driver_config(layout, cmd=cmd, settings={})
+    config["only"] = ["open", "attach", "diagnostics", "hover"]
+    run = run_nvim(workdir, config)
+    assert run.step("attach")["root_dir"] == str(workdir)
+    assert "AcosBackward0" in run.step("hover")["text"]
+    assert run.step("diagnostics")["seeded"]
+    assert imported(marker) == [], run.describe()

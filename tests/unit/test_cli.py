@@ -140,3 +140,28 @@ def test_dump_refuses_a_file_with_errors(checkout):
 def test_version():
     run = derivls("--version")
     assert run.returncode == 0 and run.stdout.startswith("derivls ")
+
+
+def test_github_format_paths_are_relative_to_the_current_directory(checkout):
+    absolute = checkout / "tools" / "autograd" / "derivatives.yaml"
+    run = derivls("check", str(absolute), "--format", "github", cwd=checkout)
+    assert run.stdout.splitlines()[0].startswith("::error file=tools/autograd/derivatives.yaml,line=4,")
+    inside = derivls("check", str(absolute), "--format", "github", cwd=checkout / "tools")
+    assert inside.stdout.splitlines()[0].startswith("::error file=autograd/derivatives.yaml,line=4,")
+
+
+def test_github_format_keeps_paths_outside_the_current_directory(checkout):
+    elsewhere = checkout / "aten"
+    run = derivls("check", "../tools/autograd/derivatives.yaml", "--format", "github", cwd=elsewhere)
+    assert run.stdout.splitlines()[0].startswith("::error file=../tools/autograd/derivatives.yaml,line=4,")
+    absolute = checkout / "tools" / "autograd" / "derivatives.yaml"
+    run = derivls("check", str(absolute), "--format", "github", cwd=elsewhere)
+    assert run.stdout.splitlines()[0].startswith(f"::error file={absolute},line=4,")
+
+
+def test_annotation_path_unit(tmp_path):
+    from derivls.cli import annotation_path
+
+    assert annotation_path(tmp_path / "a" / "derivatives.yaml", cwd=tmp_path) == "a/derivatives.yaml"
+    assert annotation_path(Path("a/../b/derivatives.yaml"), cwd=Path.cwd()) == "b/derivatives.yaml"
+    assert annotation_path(tmp_path / "x.yaml", cwd=tmp_path / "sub") == str(tmp_path / "x.yaml")

@@ -9,6 +9,14 @@
 
 local handled = { ['derivatives.yaml'] = true, ['native_functions.yaml'] = true }
 
+-- The server's working directory: this file's folder, never the project. `python -m` puts its working
+-- directory first on sys.path, so a project holding `derivls/`, `yaml/`, `pygls/`, `asyncio/`… would
+-- otherwise have its code run by the server (Neovim's default cmd_cwd is Neovim's own cwd).
+local neutral_cwd = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p')))
+if neutral_cwd == nil or vim.uv.fs_stat(neutral_cwd) == nil then
+  neutral_cwd = vim.uv.os_tmpdir()
+end
+
 --- The PyTorch checkout containing `fname` (the directory with aten/src/ATen/native/native_functions.yaml),
 --- else the enclosing git repository, else the file's own directory (a lone file works too).
 ---@param fname string absolute path
@@ -40,6 +48,7 @@ return {
   -- `derivls` serves LSP over stdio (`derivls serve` is the same). For a Python that has derivls
   -- installed but no script on PATH: cmd = { 'python3', '-m', 'derivls' }.
   cmd = { 'derivls' },
+  cmd_cwd = neutral_cwd,
   filetypes = { 'yaml' },
   root_dir = function(bufnr, on_dir)
     local fname = vim.api.nvim_buf_get_name(bufnr)

@@ -2,6 +2,7 @@
 -- native_functions.yaml (filetype stays yaml), and wires the generated-code command.
 --   vim.g.derivls_autostart = false   -- don't call vim.lsp.enable('derivls') (do it yourself)
 --   vim.g.derivls_generated_split = 'split' | 'vsplit' (default) | 'tabnew'
+--   vim.g.derivls_inlay_hints = false  -- don't turn inlay hints on for derivls buffers (default: on)
 if vim.g.loaded_derivls then
   return
 end
@@ -18,6 +19,21 @@ local derivls = require('derivls')
 vim.lsp.commands[derivls.command] = derivls.command_handler
 -- After an edit of the entry, the server pushes the new code of the views that are shown.
 vim.lsp.handlers[derivls.changed_notification] = derivls.on_generated_changed
+
+-- Inlay hints (the backward node and saved variables of each entry) are what derivls shows first;
+-- Neovim leaves them off, so turn them on for the buffers derivls attaches to.
+vim.api.nvim_create_autocmd('LspAttach', {
+  group = vim.api.nvim_create_augroup('derivls', { clear = true }),
+  callback = function(args)
+    local client = vim.lsp.get_client_by_id(args.data.client_id)
+    if client == nil or client.name ~= 'derivls' or vim.g.derivls_inlay_hints == false then
+      return
+    end
+    if client:supports_method('textDocument/inlayHint', args.buf) then
+      vim.lsp.inlay_hint.enable(true, { bufnr = args.buf })
+    end
+  end,
+})
 
 vim.api.nvim_create_user_command('DerivlsShowGeneratedCode', derivls.show_at_cursor, {
   desc = 'derivls: show the C++ torchgen generates for the derivatives.yaml entry under the cursor',

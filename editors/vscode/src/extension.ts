@@ -39,6 +39,13 @@ let generated: GeneratedCodeProvider;
 let client: LanguageClient | undefined;
 let running: ServerCandidate | undefined;
 let starting: Promise<void> | undefined;
+/**
+ * Set when the last start failed (and the user was told): opening more files does not try again and
+ * stack up notifications; "derivls: Restart Server" or a change of `derivls.server.*` does.
+ */
+let startFailed = false;
+/** The extension's own folder: the server's working directory (see LaunchContext.neutralCwd). */
+let extensionDir: string | undefined;
 
 function isHandled(doc: vscode.TextDocument): boolean {
   return doc.uri.scheme === 'file' && doc.languageId === 'yaml' && isDerivlsFile(doc.uri.fsPath);
@@ -55,6 +62,7 @@ function launchContext(resource?: vscode.Uri, pythonExtensionInterpreter?: strin
     workspaceFolder: workspaceFolderFor(resource)?.uri.fsPath,
     env: process.env,
     pythonExtensionInterpreter,
+    neutralCwd: extensionDir ?? os.tmpdir(),
   };
 }
 
@@ -85,14 +93,19 @@ const configurationMiddleware: ConfigurationRequest.MiddlewareSignature = async 
   });
 };
 
-async function showServerError(message: string): Promise<void> {
+/**
+ * Logs the error and shows it as a notification without waiting for the user: activate() and the
+ * commands must not hang while the notification is open.
+ */
+function showServerError(message: string): void {
   output.appendLine(message);
-  const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output');
-  if (choice === 'Open Settings') {
-    await vscode.commands.executeCommand('workbench.action.openSettings', 'derivls.server');
-  } else if (choice === 'Show Output') {
-    output.show(true);
-  }
+  void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then(async (choice) => {
+    if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'derivls.server');
+    } else if (choice === 'Show Output') {
+      output.show(true);
+    }
+  });
 }
 
 async function startClient(): Promise<void> {
@@ -103,18 +116,20 @@ async function startClient(): Promise<void> {
   const ctx = launchContext(resource, usesDefault ? await selectedInterpreter(resource) : undefined);
   const { chosen, failures } = await chooseServer(serverCandidates(launch, ctx), ctx);
   for (const f of failures) {
-    output.appendLine(`[derivls] ${f.candidate.origin}: ${f.candidate.command} ${f.candidate.args.join(' ')}: ${f.reason}`);
+    output.appendLine(`[derivls] ${f.candidate.origin}: ${f.candidate.display}: ${f.reason}`);
   }
   if (chosen === undefined) {
-    await showServerError(noServerMessage(failures));
+    startFailed = true;
+    showServerError(noServerMessage(failures));
     return;
   }
-  output.appendLine(`[derivls] starting ${chosen.command} ${chosen.args.join(' ')} (${chosen.origin})`);
+  output.appendLine(`[derivls] starting ${chosen.display} (${chosen.origin}) in ${ctx.neutralCwd ?? '.'}`);
 
+  // Never the workspace folder as working directory: see LaunchContext.neutralCwd.
   const serverOptions: ServerOptions = {
     command: chosen.command,
     args: chosen.args,
-    options: { cwd: ctx.workspaceFolder, env: { ...process.env } },
+    options: { cwd: ctx.neutralCwd, env: { ...process.env } },
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
@@ -141,8 +156,9 @@ async function startClient(): Promise<void> {
   try {
     await newClient.start();
   } catch (err) {
-    await showServerError(
-      `derivls: the language server (${chosen.command} ${chosen.args.join(' ')}) failed to start: ${String(err)}. ` +
+    startFailed = true;
+    showServerError(
+      `derivls: the language server (${chosen.display}) failed to start: ${String(err)}. ` +
         'See "derivls: Show Output"; set "derivls.server.path" or "derivls.server.python" to another installation if needed.',
     );
     try {
@@ -158,7 +174,7 @@ async function startClient(): Promise<void> {
 
 /** Starts the server once; concurrent callers share the same start. */
 function ensureStarted(): Promise<void> {
-  if (client !== undefined) {
+  if (client !== undefined || startFailed) {
     return Promise.resolve();
   }
   starting ??= startClient().finally(() => {
@@ -183,6 +199,7 @@ async function stopClient(): Promise<void> {
 
 async function restart(): Promise<void> {
   await stopClient();
+  startFailed = false;
   await ensureStarted();
 }
 
@@ -227,6 +244,7 @@ async function startIfWanted(): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionDir = context.extensionUri.fsPath;
   output = vscode.window.createOutputChannel('derivls');
   generated = new GeneratedCodeProvider();
   context.subscriptions.push(
@@ -243,6 +261,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (client === undefined) {
+        if (startFailed && e.affectsConfiguration(`${SECTION}.server`)) {
+          startFailed = false; // new settings: try them
+          await startIfWanted();
+        }
         return;
       }
       if (e.affectsConfiguration(`${SECTION}.server`)) {
@@ -268,7 +290,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (interpreterWatch !== undefined) {
     context.subscriptions.push(interpreterWatch);
   }
-  await startIfWanted();
+  // Not awaited: activation (and with it every command of the extension) must not wait for the
+  // server's probes and start, nor for an error notification.
+  void startIfWanted();
 }
 
 export async function deactivate(): Promise<void> {

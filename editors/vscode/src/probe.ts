@@ -23,9 +23,9 @@ export function isExecutableFile(p: string): boolean {
   }
 }
 
-function run(command: string, args: string[], timeoutMs: number): Promise<string | undefined> {
+function run(command: string, args: string[], timeoutMs: number, cwd?: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(command, args, { timeout: timeoutMs, windowsHide: true }, (error, _stdout, stderr) => {
+    execFile(command, args, { timeout: timeoutMs, windowsHide: true, cwd }, (error, _stdout, stderr) => {
       if (!error) {
         resolve(undefined);
         return;
@@ -41,10 +41,13 @@ export interface ProbeResult {
   failures: CandidateFailure[];
 }
 
-/** Tries the candidates in order; the first whose executable exists and whose probe succeeds wins. */
+/**
+ * Tries the candidates in order; the first whose executable exists and whose probe succeeds wins.
+ * Probes run in `ctx.neutralCwd` (never the workspace folder).
+ */
 export async function chooseServer(
   candidates: ServerCandidate[],
-  ctx: Pick<LaunchContext, 'platform' | 'env'>,
+  ctx: Pick<LaunchContext, 'platform' | 'env' | 'neutralCwd'>,
   timeoutMs = 15000,
 ): Promise<ProbeResult> {
   const failures: CandidateFailure[] = [];
@@ -56,7 +59,7 @@ export async function chooseServer(
     }
     if (candidate.probe !== undefined) {
       const probeCommand = candidate.probe.command === candidate.command ? resolved : candidate.probe.command;
-      const err = await run(probeCommand, candidate.probe.args, timeoutMs);
+      const err = await run(probeCommand, candidate.probe.args, timeoutMs, ctx.neutralCwd);
       if (err !== undefined) {
         failures.push({ candidate, reason: err });
         continue;

@@ -21,6 +21,11 @@ export interface LaunchContext {
   env: Record<string, string | undefined>;
   /** Interpreter selected in the Python extension (ms-python.python), when that extension is present. */
   pythonExtensionInterpreter?: string;
+  /**
+   * Working directory for the server and its probe: a folder the workspace does not control (the
+   * extension's own folder), never the workspace folder, so nothing there can shadow a Python module.
+   */
+  neutralCwd?: string;
 }
 
 /** One way to start the server, with a cheap command that tells whether it can work. */
@@ -31,9 +36,25 @@ export interface ServerCandidate {
   origin: 'derivls.server.path' | 'derivls.server.python' | 'Python extension interpreter' | 'default python' | 'PATH';
   /** The probe: exits 0 when the candidate can start the server. `undefined` = only check the executable exists. */
   probe?: { command: string; args: string[] };
+  /** How the candidate is named in messages (the Python candidates' bootstrap code is left out). */
+  display: string;
 }
 
 export const SERVE_ARGS: readonly string[] = ['serve'];
+
+/**
+ * Python code that drops the current directory ('' or '.') from sys.path before anything is
+ * imported from it. `python -c` puts '' first on sys.path (`python -m` would put the working
+ * directory there), so a folder with a `derivls/`, `yaml/`, `pygls/`, `asyncio/`… would otherwise
+ * run its code; this is what `-P` does on Python 3.11+, and it also works on 3.10.
+ */
+export const SAFE_PATH = "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]";
+
+/** `python -c BOOT serve` runs `python -m derivls serve` with the safe sys.path. */
+export const PYTHON_BOOT = `${SAFE_PATH}; import runpy; runpy.run_module('derivls', run_name='__main__', alter_sys=True)`;
+
+/** The probe: imports derivls the way the server will, without running anything from the working directory. */
+export const PYTHON_PROBE = `${SAFE_PATH}; import derivls`;
 
 /** Expands `~`, `${userHome}`, `${workspaceFolder}` and `${env:NAME}`; relative paths are resolved against the workspace folder. */
 export function expandPath(raw: string, ctx: Pick<LaunchContext, 'home' | 'workspaceFolder' | 'env' | 'platform'>): string {
@@ -73,10 +94,15 @@ function defaultPython(platform: NodeJS.Platform): string {
 function pythonCandidate(python: string, origin: ServerCandidate['origin']): ServerCandidate {
   return {
     command: python,
-    args: ['-m', 'derivls', ...SERVE_ARGS],
+    args: ['-c', PYTHON_BOOT, ...SERVE_ARGS],
     origin,
-    probe: { command: python, args: ['-c', 'import derivls'] },
+    probe: { command: python, args: ['-c', PYTHON_PROBE] },
+    display: [python, '-m', 'derivls', ...SERVE_ARGS].join(' '),
   };
+}
+
+function executableCandidate(exe: string, origin: ServerCandidate['origin']): ServerCandidate {
+  return { command: exe, args: [...SERVE_ARGS], origin, display: [exe, ...SERVE_ARGS].join(' ') };
 }
 
 /**
@@ -90,7 +116,7 @@ function pythonCandidate(python: string, origin: ServerCandidate['origin']): Ser
 export function serverCandidates(settings: ServerLaunchSettings, ctx: LaunchContext): ServerCandidate[] {
   const exe = (settings.path ?? '').trim();
   if (exe !== '') {
-    return [{ command: expandPath(exe, ctx), args: [...SERVE_ARGS], origin: 'derivls.server.path' }];
+    return [executableCandidate(expandPath(exe, ctx), 'derivls.server.path')];
   }
   const python = (settings.python ?? '').trim();
   if (python !== '') {
@@ -103,7 +129,7 @@ export function serverCandidates(settings: ServerLaunchSettings, ctx: LaunchCont
   } else {
     candidates.push(pythonCandidate(defaultPython(ctx.platform), 'default python'));
   }
-  candidates.push({ command: ctx.platform === 'win32' ? 'derivls.exe' : 'derivls', args: [...SERVE_ARGS], origin: 'PATH' });
+  candidates.push(executableCandidate(ctx.platform === 'win32' ? 'derivls.exe' : 'derivls', 'PATH'));
   return candidates;
 }
 
@@ -151,7 +177,7 @@ export interface CandidateFailure {
 /** The error shown when no candidate works: what was tried, and how to fix it. */
 export function noServerMessage(failures: CandidateFailure[]): string {
   const tried = failures
-    .map((f) => `\`${[f.candidate.command, ...f.candidate.args].join(' ')}\` (${f.candidate.origin}): ${f.reason}`)
+    .map((f) => `\`${f.candidate.display}\` (${f.candidate.origin}): ${f.reason}`)
     .join('; ');
   const explicitPath = failures.some((f) => f.candidate.origin === 'derivls.server.path');
   const fix = explicitPath

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,6 +8,10 @@ import { after, describe, it } from 'node:test';
 import { chooseServer } from '../probe';
 import {
   LaunchContext,
+  PYTHON_BOOT,
+  PYTHON_PROBE,
+  SAFE_PATH,
+  ServerCandidate,
   entryLineAt,
   expandPath,
   findExecutable,
@@ -37,8 +42,9 @@ describe('serverCandidates', () => {
     const c = serverCandidates({ path: '  ', python: '${env:VENV}/bin/python' }, linux);
     assert.equal(c.length, 1);
     assert.equal(c[0].command, '/home/u/venv/bin/python');
-    assert.deepEqual(c[0].args, ['-m', 'derivls', 'serve']);
-    assert.deepEqual(c[0].probe, { command: '/home/u/venv/bin/python', args: ['-c', 'import derivls'] });
+    assert.deepEqual(c[0].args, ['-c', PYTHON_BOOT, 'serve']);
+    assert.deepEqual(c[0].probe, { command: '/home/u/venv/bin/python', args: ['-c', PYTHON_PROBE] });
+    assert.equal(c[0].display, '/home/u/venv/bin/python -m derivls serve');
     assert.equal(c[0].origin, 'derivls.server.python');
   });
 
@@ -47,7 +53,7 @@ describe('serverCandidates', () => {
     assert.deepEqual(
       c.map((x) => [x.command, ...x.args]),
       [
-        ['/src/pytorch/.venv/bin/python', '-m', 'derivls', 'serve'],
+        ['/src/pytorch/.venv/bin/python', '-c', PYTHON_BOOT, 'serve'],
         ['derivls', 'serve'],
       ],
     );
@@ -195,8 +201,8 @@ describe('chooseServer', () => {
     const node = process.execPath;
     const result = await chooseServer(
       [
-        { command: node, args: ['x'], origin: 'default python', probe: { command: node, args: ['-e', 'process.exit(3)'] } },
-        { command: node, args: ['y'], origin: 'PATH', probe: { command: node, args: ['-e', ''] } },
+        { command: node, args: ['x'], origin: 'default python', probe: { command: node, args: ['-e', 'process.exit(3)'] }, display: 'x' },
+        { command: node, args: ['y'], origin: 'PATH', probe: { command: node, args: ['-e', ''] }, display: 'y' },
       ],
       ctx,
     );
@@ -213,8 +219,9 @@ describe('chooseServer', () => {
           args: [],
           origin: 'derivls.server.python',
           probe: { command: process.execPath, args: ['-e', 'console.error("No module named derivls"); process.exit(1)'] },
+          display: 'node',
         },
-        { command: path.join(tmp, 'missing-derivls'), args: ['serve'], origin: 'PATH' },
+        { command: path.join(tmp, 'missing-derivls'), args: ['serve'], origin: 'PATH', display: 'missing-derivls serve' },
       ],
       ctx,
     );
@@ -226,7 +233,77 @@ describe('chooseServer', () => {
   it('finds an executable on PATH and returns its full path', { skip: process.platform === 'win32' }, async () => {
     const exe = path.join(tmp, 'derivls');
     fs.writeFileSync(exe, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    const result = await chooseServer([{ command: 'derivls', args: ['serve'], origin: 'PATH' }], ctx);
+    const result = await chooseServer([{ command: 'derivls', args: ['serve'], origin: 'PATH', display: 'derivls serve' }], ctx);
     assert.equal(result.chosen?.command, exe);
+  });
+
+  it('runs the probe in the neutral working directory, never the workspace', async () => {
+    const neutral = fs.mkdtempSync(path.join(tmp, 'neutral-'));
+    const node = process.execPath;
+    const probe = `process.exit(require('fs').realpathSync(process.cwd()) === ${JSON.stringify(fs.realpathSync(neutral))} ? 0 : 7)`;
+    const candidate: ServerCandidate = {
+      command: node,
+      args: [],
+      origin: 'default python',
+      probe: { command: node, args: ['-e', probe] },
+      display: 'node',
+    };
+    assert.equal((await chooseServer([candidate], { ...ctx, neutralCwd: neutral })).chosen?.command, node);
+    assert.equal((await chooseServer([candidate], ctx)).chosen, undefined);
+  });
+});
+
+/** python3 (or python) on PATH, for the tests that run the bootstrap code for real. */
+function findPython(): string | undefined {
+  const ctx = { platform: process.platform, env: process.env };
+  for (const name of ['python3', 'python']) {
+    const found = findExecutable(name, ctx, (p) => {
+      try {
+        fs.accessSync(p, fs.constants.X_OK);
+        return fs.statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    });
+    if (found !== undefined) {
+      return found;
+    }
+  }
+  return undefined;
+}
+
+describe('the Python launch never imports from the working directory', () => {
+  const python = findPython();
+  const shadow = fs.mkdtempSync(path.join(os.tmpdir(), 'derivls-shadow-'));
+  after(() => fs.rmSync(shadow, { recursive: true, force: true }));
+  const marker = path.join(shadow, 'MARKER');
+  for (const mod of ['derivls', 'yaml', 'pygls', 'lsprotocol', 'json', 'asyncio', 'runpy']) {
+    fs.mkdirSync(path.join(shadow, mod));
+    fs.writeFileSync(
+      path.join(shadow, mod, '__init__.py'),
+      `open(${JSON.stringify(marker)}, 'a').write(${JSON.stringify(mod + '\n')})\nraise SystemExit(42)\n`,
+    );
+  }
+
+  it('every Python candidate boots with the safe sys.path', () => {
+    for (const c of serverCandidates({ python: '/usr/bin/python3' }, linux).concat(serverCandidates({}, linux))) {
+      if (c.probe !== undefined) {
+        assert.equal(c.args[0], '-c');
+        assert.ok(c.args[1].startsWith(SAFE_PATH), c.args[1]);
+        assert.ok(c.probe.args[1].startsWith(SAFE_PATH), c.probe.args[1]);
+      }
+    }
+  });
+
+  it('a workspace shadowing derivls, yaml, pygls, lsprotocol, json, asyncio and runpy runs nothing', { skip: python === undefined }, () => {
+    // The launch code with `import derivls` replaced by the shadowed modules; run in the shadowing folder.
+    const code = `${SAFE_PATH}; import json, asyncio, runpy\nfor m in ('derivls', 'yaml', 'pygls', 'lsprotocol'):\n  try: __import__(m)\n  except ImportError: pass\nprint('ok')`;
+    const out = execFileSync(python as string, ['-c', code], { cwd: shadow, encoding: 'utf8' });
+    assert.equal(out.trim(), 'ok');
+    assert.equal(fs.existsSync(marker), false, fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
+    // Without SAFE_PATH the same folder does run its code (the test can fail).
+    assert.throws(() => execFileSync(python as string, ['-c', 'import json'], { cwd: shadow, stdio: 'ignore' }));
+    assert.equal(fs.readFileSync(marker, 'utf8'), 'json\n');
+    fs.rmSync(marker);
   });
 });
