@@ -7,7 +7,6 @@ so `derivls check` starts fast.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,9 +14,9 @@ from pathlib import Path
 from derivls import __version__
 from derivls.derivatives.profiles.base import AUTO
 from derivls.derivatives.profiles.detect import CHOICES
-from derivls.diagnostics import Diagnostic, Severity
-from derivls.frozen import frozen_dataclass
+from derivls.diagnostics import Severity
 from derivls.project import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
+from derivls.report import CheckedFile, analyse_path, analyse_path_with_rules, write_diagnostics
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -79,32 +78,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
-@frozen_dataclass
-class CheckedFile:
-    path: Path
-    diagnostics: tuple[Diagnostic, ...]
-    rules: str | None = None  # which release's rules, and why
-
-
-def analyse_path(
-    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
-):
-    """Open `path` (derivls.project) and analyse it: (analysis, diagnostics about the set-up). Raises UsageError."""
-    analysis, setup, _ = analyse_path_with_rules(path, native, tags, profile, torch_version)
-    return analysis, setup
-
-
-def analyse_path_with_rules(
-    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
-):
-    """(analysis, set-up diagnostics, which rules were used and why). Raises UsageError."""
-    from derivls.project import open_project, read_text
-
-    text = read_text(path, "derivatives.yaml")
-    project = open_project(path, native, tags, profile, torch_version=torch_version)
-    return project.analyzer.analyse(text), list(project.setup), project.release
-
-
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     from derivls.discovery import find_default_derivatives
 
@@ -126,59 +99,6 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     write_diagnostics(results, args.format, out)
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK
-
-
-def annotation_path(path: Path, cwd: Path | None = None) -> str:
-    """The `file=` of a GitHub annotation: relative to the current directory (the repository root in a
-    workflow) when `path` is under it, else as given."""
-    try:
-        base = os.path.abspath(cwd if cwd is not None else os.getcwd())
-        relative = os.path.relpath(os.path.abspath(path), base)
-    except (ValueError, OSError):  # another drive; no working directory
-        return str(path)
-    return str(path) if relative == os.pardir or relative.startswith(os.pardir + os.sep) else Path(relative).as_posix()
-
-
-def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> None:
-    if fmt == "json":
-        import json
-
-        rows = [
-            {
-                "path": str(r.path),
-                "line": d.span.line + 1,
-                "column": d.span.column + 1,
-                "end_line": d.span.end_line + 1,
-                "end_column": d.span.end_column + 1,
-                "severity": d.severity.label,
-                "code": d.code,
-                "message": d.message,
-            }
-            for r in results
-            for d in r.diagnostics
-        ]
-        json.dump(rows, out, indent=2)
-        out.write("\n")
-        return
-    for r in results:
-        for d in r.diagnostics:
-            if fmt == "github":
-                level = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(d.severity, "notice")
-                message = d.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-                out.write(
-                    f"::{level} file={annotation_path(r.path)},line={d.span.line + 1},col={d.span.column + 1},"
-                    f"endLine={d.span.end_line + 1},endColumn={d.span.end_column + 1},title={d.code}::{message}\n"
-                )
-            else:
-                message = d.message.replace("\n", "\n    ")
-                out.write(f"{r.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {message} [{d.code}]\n")
-    if fmt == "text":
-        for r in results:
-            errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
-            warnings = sum(1 for d in r.diagnostics if d.severity == Severity.WARNING)
-            if r.rules:
-                out.write(f"{r.path}: using {r.rules}\n")
-            out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
 
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:

@@ -36,13 +36,21 @@ TYPE_CHECKING = False  # typing is not imported at run time (saves its import on
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
+    from typing_extensions import dataclass_transform
+
     T = TypeVar("T", bound=type)
+else:
+
+    def dataclass_transform(**_: object):  # type checkers only: at run time a no-op decorator
+        return lambda f: f
+
 
 __all__ = ["frozen_dataclass"]
 
 _SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args"})
 
 
+@dataclass_transform(frozen_default=True)  # type checkers see the dataclass it makes
 def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
     """``@dataclass(frozen=True, **options)``; options: repr, eq, match_args."""
     unsupported = set(options) - _SUPPORTED_OPTIONS
@@ -69,7 +77,7 @@ def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool) -> T:
     # dataclass without any generated method: it only collects (and checks) the fields. Its
     # inheritance check would compare our frozen=False with the (frozen) dataclass bases, so
     # they pass as non-frozen for the duration.
-    bases = [b.__dataclass_params__ for b in cls.__mro__[1:] if "__dataclass_params__" in b.__dict__]
+    bases = [b.__dict__["__dataclass_params__"] for b in cls.__mro__[1:] if "__dataclass_params__" in b.__dict__]
     if any(not p.frozen for p in bases):
         raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
     for p in bases:
@@ -233,7 +241,7 @@ def _make_setattr(cls: type, names: tuple[str, ...]) -> Any:
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]  # cls is a class (mypy: `type`)
 
     return __setattr__
 
@@ -242,6 +250,6 @@ def _make_delattr(cls: type, names: tuple[str, ...]) -> Any:
     def __delattr__(self: Any, name: str) -> None:
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]  # cls is a class (mypy: `type`)
 
     return __delattr__

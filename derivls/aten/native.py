@@ -185,7 +185,9 @@ class NativeIndex:
                 tags_text = read_regular_file(tags_file, "tags file")
             except (OSError, UnicodeDecodeError) as e:
                 raise NativeIndexError(f"cannot read tags file: {e}", path=tags_file) from None
-        return NativeIndex.from_text(text, tags_text, path=native_path, tags_path=tags_file, legacy=legacy, rules=rules)
+        return NativeIndex.from_text(
+            text, tags_text, path=native_path, tags_path=tags_file or "tags.yaml", legacy=legacy, rules=rules
+        )
 
     @staticmethod
     def from_text(

@@ -68,18 +68,18 @@ def _yaml_entries(text: str, path: str) -> list[_Entry]:
             f"expected a list of entries at the top level, got {type(es).__name__}", path=path, line=1
         )
     out: list[_Entry] = []
-    for e in es:
-        if not isinstance(e, dict):
-            raise NativeIndexError(f"expected an entry mapping, got {short_repr(e)}", path=path)
-        line = e.pop("__line__")
-        key_lines = e.pop("__key_lines__", {})
-        cols = e.pop("__func_cols__", (None, None))
-        for v in e.values():  # nested mappings carry markers too
+    for item in es:
+        if not isinstance(item, dict):
+            raise NativeIndexError(f"expected an entry mapping, got {short_repr(item)}", path=path)
+        line = item.pop("__line__")
+        key_lines = item.pop("__key_lines__", {})
+        cols = item.pop("__func_cols__", (None, None))
+        for v in item.values():  # nested mappings carry markers too
             if isinstance(v, dict):
                 v.pop("__line__", None)
                 v.pop("__key_lines__", None)
                 v.pop("__func_cols__", None)
-        out.append(_Entry(data=e, line=line, key_lines=key_lines, func_key_col=cols[0], func_col=cols[1]))
+        out.append(_Entry(data=item, line=line, key_lines=key_lines, func_key_col=cols[0], func_col=cols[1]))
     return out
 
 
@@ -109,13 +109,13 @@ def _parse_tags(text: str, path: str) -> set[str]:
     if not isinstance(es, list):
         raise NativeIndexError(f"expected a list of tags, got {type(es).__name__}", path=path, line=1)
     rs: set[str] = set()
-    for e in es:
-        if not isinstance(e, dict) or "tag" not in e:
-            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {short_repr(e)}", path=path)
-        line = e.get("__line__")
-        if not e.get("desc"):
-            raise NativeIndexError(f"Tag '{e['tag']}' must have a non-empty description", path=path, line=line)
-        rs.add(str(e["tag"]))
+    for item in es:
+        if not isinstance(item, dict) or "tag" not in item:
+            raise NativeIndexError(f"expected a mapping with a 'tag' key, got {short_repr(item)}", path=path)
+        line = item.get("__line__")
+        if not item.get("desc"):
+            raise NativeIndexError(f"Tag '{item['tag']}' must have a non-empty description", path=path, line=line)
+        rs.add(str(item["tag"]))
     return rs
 
 

@@ -62,11 +62,11 @@ def compile_file(
 
 def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     """`check --compile`: check's diagnostics and the compiler's, in one report (any --format)."""
-    from derivls.cli import CheckedFile, analyse_path, write_diagnostics
     from derivls.compile.toolchain import SetupError
     from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
-    from derivls.workspace import UsageError
+    from derivls.report import CheckedFile, analyse_path, write_diagnostics
+    from derivls.project import UsageError
 
     err = sys.stderr if err is None else err
     paths: list[Path] = list(args.paths)

@@ -218,7 +218,7 @@ if (${requires_fw_grad}) {
 def _t(pattern: str, **env: object) -> str:
     from derivls.codegen.templates import CodeTemplate
 
-    return CodeTemplate(pattern).substitute(**env)
+    return CodeTemplate(pattern).substitute(env)
 
 
 def _is_tensor_like_base(t: Any) -> bool:

@@ -185,7 +185,7 @@ class _Builder:
     def pairs(self, node: yaml.MappingNode | SubsetNode, what: str) -> list[tuple[Scalar, yaml.Node | SubsetNode]]:
         seen: dict[Any, Span] = {}
         result = []
-        for key_node, value_node in node.value:
+        for key_node, value_node in node.value:  # type: ignore[union-attr]  # a mapping node: (key, value) pairs
             key = self.scalar(key_node)
             try:
                 hashable_key = key.value if not isinstance(key.value, (list, dict)) else repr(key.value)
@@ -224,7 +224,7 @@ class _Builder:
             elif key.value == "output_differentiability":
                 output_diff = self.scalar(value_node)
                 if value_node.id == "sequence":
-                    output_items = tuple(self.scalar(item) for item in value_node.value)
+                    output_items = tuple(self.scalar(item) for item in value_node.value)  # type: ignore[union-attr]
             elif key.value == "dispatch":
                 dispatch_node = (key, value_node)
             else:
@@ -330,7 +330,7 @@ def _entries(root: yaml.Node | SubsetNode | None, text: str) -> tuple[tuple[Entr
             ),
         )
     entries = []
-    for item in root.value:
+    for item in root.value:  # type: ignore[union-attr]  # the root is a sequence node here
         builder = _Builder(text)
         entries.append(builder.entry(item))
     return tuple(entries), ()

@@ -156,7 +156,7 @@ def expand_auto_element_wise(backward_formula: str, args_with_derivatives: Seque
     input_name = args_with_derivatives[0].name
     formula = ident_pattern("grad").sub(lambda m: f"{m.group(1)}{input_name}_t.conj(){m.group(2)}", backward_formula)
     for arg in args_with_derivatives:
-        formula = ident_pattern(arg.name).sub(lambda m, n=arg.name: f"{m.group(1)}{n}_p{m.group(2)}", formula)
+        formula = ident_pattern(arg.name).sub(rf"\g<1>{arg.name}_p\g<2>", formula)  # names are word characters
     return f"({formula}).conj()"
 
 

@@ -280,11 +280,12 @@ class DocumentAnalyzer:
 
 def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
     name = entry.entry.name
-    assert name is not None
+    canonical = entry.result.canonical
+    assert name is not None and canonical is not None  # only entries with a canonical function are compared
     return warning(
         name.span.shifted(entry.start_line),
         "duplicate-entry",
-        f"Another entry (line {earlier.line + 1}) is for the same function {entry.result.canonical.func}; "
+        f"Another entry (line {earlier.line + 1}) is for the same function {canonical.func}; "
         "only one can take effect (PyTorch 2.x's loader silently keeps this later one). Merge them.",
         related=(Related(None, earlier.line, "the other entry for this function"),),
     )

@@ -14,6 +14,7 @@ from functools import cache
 
 from derivls.aten.cpp import (
     BaseCType,
+    CType,
     NamedCType,
     OptionalCType,
     SymIntT,
@@ -76,7 +77,7 @@ class Replacement:
 
     pattern: str
     suffix: str | Callable[[re.Match[str]], str]
-    ctype: Callable[[], object]
+    ctype: Callable[[], CType]
     expr: Callable[[str, Sequence[str]], str] | None = None  # None: the matched text itself
     result: Callable[[str], str] | None = None  # what replaces the match; None: the new name
     marker: str = ""  # literal text every match contains: a cheap filter before the regex

@@ -81,7 +81,7 @@ def schema_free_checks(entry: Entry) -> list[Diagnostic]:
 
 def saved_variable_diagnostic(item: FormulaItem, e: SavedVariableError) -> Diagnostic:
     span = item.value.locate(e.token)
-    fixes = ()
+    fixes: tuple[Fix, ...] = ()
     if e.fix is not None and span != item.value.span:
         fixes = (Fix(f"Use '{e.fix}'", (Edit(span, e.fix),), True),)
     return error(span, e.code, f"{e} (in the formula for '{item.key.value}')", fixes=fixes)

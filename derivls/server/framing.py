@@ -183,7 +183,7 @@ class _Loop:
                 buf.clear()
                 break
         self.log.error("message refused: %s; %d bytes skipped up to the next header", why, len(body))
-        self.error(_find_id(body), PARSE_ERROR, f"Malformed message header: {why}")
+        self.error(_find_id(bytes(body)), PARSE_ERROR, f"Malformed message header: {why}")
 
     async def read_body(self, length: int) -> bytes | bytearray | None:
         """`length` bytes, or fewer when the stream stalls or ends after a whole JSON value."""
@@ -239,11 +239,11 @@ class _Loop:
             if cut is not None and body[cut:].strip():
                 # Content-Length larger than the message: the next message is inside the body
                 self.log.error("Content-Length %d is larger than the message (%d bytes)", len(body), cut)
-                self.error(_find_id(body[:cut]), INVALID_REQUEST, "Content-Length larger than the message body")
+                self.error(_find_id(bytes(body[:cut])), INVALID_REQUEST, "Content-Length larger than the message body")
                 self.input.buffer[:0] = body[cut:]
                 return None
             self.log.error("message body is not JSON (%s): %r", e, body[:80])
-            self.error(_find_id(body), PARSE_ERROR, f"Parse error: {e}")
+            self.error(_find_id(bytes(body)), PARSE_ERROR, f"Parse error: {e}")
             return None
         if not isinstance(data, dict):
             self.log.error("message is not a JSON object: %r", body[:80])

@@ -42,10 +42,10 @@ class Settings:
             result = replace(result, tags=_path(raw["tags"], root))
         if isinstance(raw.get("compileOnSave"), bool):
             result = replace(result, compile_on_save=raw["compileOnSave"])
-        for key, name in (("compileCxx", "compile_cxx"), ("compileTorchInclude", "compile_torch_include")):
-            if key in raw:
-                value = raw[key]
-                result = replace(result, **{name: value.strip() if isinstance(value, str) and value.strip() else None})
+        if "compileCxx" in raw:
+            result = replace(result, compile_cxx=_text(raw["compileCxx"]))
+        if "compileTorchInclude" in raw:
+            result = replace(result, compile_torch_include=_text(raw["compileTorchInclude"]))
         profile = raw.get("profile")
         if isinstance(profile, str) and profile.strip():
             if profile.strip() in PROFILES:
@@ -53,6 +53,10 @@ class Settings:
             else:
                 log.warning("unknown derivls.profile %r; expected one of %s", profile, ", ".join(PROFILES))
         return result
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _path(value: Any, root: Path | None) -> Path | None:

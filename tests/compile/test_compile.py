@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls.cli import analyse_path
+from derivls.report import analyse_path
 from derivls.compile.cli import compile_file
 from derivls.diagnostics import Span
 

@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from derivls.cli import analyse_path
+from derivls.report import analyse_path
 from derivls.codegen import generate_node
 from tests.lsp.conftest import (
     CONFIG,

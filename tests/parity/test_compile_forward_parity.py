@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from derivls.cli import analyse_path
+from derivls.report import analyse_path
 from derivls.compile.generate import forward_kernel
 from derivls.compile.units import collect_units
 

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from derivls.cli import analyse_path_with_rules
+from derivls.report import analyse_path_with_rules
 from derivls.derivatives.dump import dump
 
 CHANGES = {

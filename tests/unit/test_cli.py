@@ -160,7 +160,7 @@ def test_github_format_keeps_paths_outside_the_current_directory(checkout):
 
 
 def test_annotation_path_unit(tmp_path):
-    from derivls.cli import annotation_path
+    from derivls.report import annotation_path
 
     assert annotation_path(tmp_path / "a" / "derivatives.yaml", cwd=tmp_path) == "a/derivatives.yaml"
     assert annotation_path(Path("a/../b/derivatives.yaml"), cwd=Path.cwd()) == "b/derivatives.yaml"

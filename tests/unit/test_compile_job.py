@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from derivls.cli import analyse_path
+from derivls.report import analyse_path
 from derivls.compile.job import CompileOnSave
 
 

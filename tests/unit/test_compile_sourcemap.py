@@ -112,7 +112,7 @@ def test_compiler_output_groups_notes_and_instantiation_context_with_their_error
 
 
 def test_every_formula_of_the_real_file_is_placed_in_the_generated_code(real_files):
-    from derivls.cli import analyse_path
+    from derivls.report import analyse_path
     from derivls.compile.generate import Templates, backward_source, forward_source
     from derivls.compile.units import collect_units
 

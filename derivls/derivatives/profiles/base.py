@@ -28,10 +28,16 @@ if TYPE_CHECKING:
         def analyse(self, entry: Entry) -> EntryResult: ...
 
     class Analysis(Protocol):  # derivls.derivatives.loader.DocumentAnalysis
-        entries: Any
-        infos: Any
-        info_lines: Any
-        used_dispatch_keys: Any
+        @property
+        def entries(self) -> Any: ...
+        @property
+        def infos(self) -> Any: ...
+        @property
+        def info_lines(self) -> Any: ...
+        @property
+        def used_dispatch_keys(self) -> Any: ...
+        @property
+        def index(self) -> Any: ...
 
 
 AUTO = "auto"
