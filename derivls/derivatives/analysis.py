@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from derivls.aten import cpp
@@ -327,7 +327,11 @@ class EntryAnalyser:
                 self._section(canonical, facts, defn_name, section, output_differentiability, conditions, context)
             )
             diagnostics.extend(context.diagnostics)
-        return EntryResult(entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess)
+        result = EntryResult(entry, defn_name, schema_function, canonical, tuple(sections), tuple(diagnostics), guess)
+        from derivls.formulas.hook import entry_diagnostics  # formula semantics + codegen-stage checks (issue 10)
+
+        extra = entry_diagnostics(result, self.index, self.native_path)
+        return replace(result, diagnostics=result.diagnostics + tuple(extra)) if extra else result
 
     def _output_differentiability(
         self, entry: Entry, specification: str, diagnostics: list[Diagnostic]
