@@ -252,10 +252,7 @@ class HeaderIndex:
 
     def is_method(self, name: str) -> bool:
         return (
-            name in self.tensor_methods
-            or name in self.method_schemas
-            or name in KNOWN_METHODS
-            or name in _SAVED_CALLS
+            name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
         )
 
     def is_at_name(self, name: str) -> bool:
@@ -321,8 +318,9 @@ _SAVED_CALLS = _saved_call_names()
 _cache: dict[tuple[int, str | None, str | None], HeaderIndex] = {}
 
 
-def header_index_for(index: NativeIndex | None, native_path: str | None, derivatives_path: str | None = None
-                     ) -> HeaderIndex:
+def header_index_for(
+    index: NativeIndex | None, native_path: str | None, derivatives_path: str | None = None
+) -> HeaderIndex:
     """The workspace's HeaderIndex, built once per (native index, paths) like the native index."""
     key = (id(index), native_path, derivatives_path)
     hit = _cache.get(key)

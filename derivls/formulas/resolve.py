@@ -22,6 +22,12 @@ from derivls.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, H
 from derivls.formulas.scope import Scope
 from derivls.formulas.tokens import Token, matching_brackets, tokenize
 
+# Tensor methods whose result is not a Tensor (so it gives no argument-dependent lookup into at::).
+NON_TENSOR_METHODS = frozenset(
+    "options sizes sym_sizes size sym_size strides sym_strides stride sym_stride dim numel sym_numel scalar_type dtype "
+    "device layout is_complex is_floating_point defined requires_grad is_contiguous item toDouble toLong has_value "
+    "is_sparse is_meta is_cuda storage_offset sym_storage_offset ndimension element_size nbytes".split()
+)
 _NOT_DECL_BEFORE = frozenset({"return", "else", "case", "new", "delete", "throw", "typename", "template", "operator"})
 _SUFFIX = re.compile(r"^(\w+)_([tp])$")
 
@@ -89,8 +95,13 @@ def _closest(word: str, candidates: set[str] | list[str], n: int = 3) -> tuple[s
 def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Finding]:
     tokens, problems = tokenize(formula)
     findings = [
-        Finding("formula-unbalanced" if p.code == "unbalanced-bracket" else "formula-unterminated", 1, p.start, p.end,
-                p.message)
+        Finding(
+            "formula-unbalanced" if p.code == "unbalanced-bracket" else "formula-unterminated",
+            1,
+            p.start,
+            p.end,
+            p.message,
+        )
         for p in problems
     ]
     pairs = matching_brackets(tokens)
@@ -105,9 +116,17 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if prev == ".":
             if headers is not None and headers.has_tensor_methods and not headers.is_method(t.text):
                 cands = headers.tensor_methods | set(headers.method_schemas)
-                findings.append(Finding("formula-unknown-method", 1, t.start, t.end,
-                                        f"No Tensor method (nor method of std::optional, c10::Scalar, ArrayRef, "
-                                        f"SymInt) is named '{t.text}'.", _closest(t.text, cands)))
+                findings.append(
+                    Finding(
+                        "formula-unknown-method",
+                        1,
+                        t.start,
+                        t.end,
+                        f"No Tensor method (nor method of std::optional, c10::Scalar, ArrayRef, "
+                        f"SymInt) is named '{t.text}'.",
+                        _closest(t.text, cands),
+                    )
+                )
             continue
         if prev == "::":
             findings.extend(_qualified(tokens, i, headers))
@@ -145,8 +164,16 @@ def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list
             return []
     else:
         return []
-    return [Finding("formula-unknown-qualified", 1, t.start, t.end, f"'{namespace}::{t.text}' is not declared.",
-                    tuple(f"{s}" for s in _closest(t.text, cands)))]
+    return [
+        Finding(
+            "formula-unknown-qualified",
+            1,
+            t.start,
+            t.end,
+            f"'{namespace}::{t.text}' is not declared.",
+            tuple(f"{s}" for s in _closest(t.text, cands)),
+        )
+    ]
 
 
 def _unqualified(
@@ -159,24 +186,45 @@ def _unqualified(
         m = _SUFFIX.match(name)
         if local is None and m and (m.group(1) in scope.arguments or m.group(1) == "original_self"):
             what = "tangent" if m.group(2) == "t" else "primal"
-            return Finding("formula-tangent-in-backward", 1, t.start, t.end,
-                           f"'{name}' (the {what} of '{m.group(1)}') only exists in forward formulas; a backward "
-                           f"formula uses '{m.group(1)}' itself.", (m.group(1),))
+            return Finding(
+                "formula-tangent-in-backward",
+                1,
+                t.start,
+                t.end,
+                f"'{name}' (the {what} of '{m.group(1)}') only exists in forward formulas; a backward "
+                f"formula uses '{m.group(1)}' itself.",
+                (m.group(1),),
+            )
         if name == "grad_input_mask" and not scope.multi_input:
-            return Finding("formula-grad-input-mask-single", 1, t.start, t.end,
-                           "grad_input_mask only exists in a formula for several inputs ('a, b: …'); for a single "
-                           "input the formula runs only when that input needs a gradient.")
+            return Finding(
+                "formula-grad-input-mask-single",
+                1,
+                t.start,
+                t.end,
+                "grad_input_mask only exists in a formula for several inputs ('a, b: …'); for a single "
+                "input the formula runs only when that input needs a gradient.",
+            )
     else:
         if local is None and (name in ("grad", "grads") or (name.startswith("grad_") and name[5:] in scope.outputs)):
-            return Finding("formula-grad-in-forward", 1, t.start, t.end,
-                           f"'{name}' only exists in backward formulas; a forward formula uses tangents "
-                           f"(<input>_t) and primals (<input>_p).")
+            return Finding(
+                "formula-grad-in-forward",
+                1,
+                t.start,
+                t.end,
+                f"'{name}' only exists in backward formulas; a forward formula uses tangents "
+                f"(<input>_t) and primals (<input>_p).",
+            )
     if local is not None:
         return None
     if name == "result" or re.fullmatch(r"result\d+", name):
-        return Finding("formula-result-not-output", 1, t.start, t.end,
-                       f"'{name}' is not an output here: the outputs are named "
-                       f"{', '.join(scope.outputs) or '(none)'}.", scope.outputs[:3])
+        return Finding(
+            "formula-result-not-output",
+            1,
+            t.start,
+            t.end,
+            f"'{name}' is not an output here: the outputs are named {', '.join(scope.outputs) or '(none)'}.",
+            scope.outputs[:3],
+        )
     if name == "grad_input_mask":
         return None  # forward formulas: not declared, but reported as unknown below
     if headers is None:
@@ -186,24 +234,41 @@ def _unqualified(
     nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
     if name in headers.at_functions:
         if nxt == "(" and (i + 1) in pairs and not _may_hold_tensor(tokens[i + 2 : pairs[i + 1]], scope, declared):
-            return Finding("formula-adl-no-tensor", 2, t.start, t.end,
-                           f"'{name}' is an ATen function reached without 'at::' only through argument-dependent "
-                           f"lookup, and no argument here is a Tensor: write 'at::{name}'.", (f"at::{name}",))
+            return Finding(
+                "formula-adl-no-tensor",
+                2,
+                t.start,
+                t.end,
+                f"'{name}' is an ATen function reached without 'at::' only through argument-dependent "
+                f"lookup, and no argument here is a Tensor: write 'at::{name}'.",
+                (f"at::{name}",),
+            )
         return None
     if not headers.has_helpers:
         return None  # could be a FunctionsManual helper: not judged without the header
     m = _SUFFIX.match(name)
     if not scope.backward and m and m.group(1) in scope.arguments:
-        return Finding("formula-unknown-name", 1, t.start, t.end,
-                       f"'{name}' is not defined: '{m.group(1)}' is not a differentiable input here (it is not a "
-                       "Tensor, or the entry marks it non_differentiable).", ())
+        return Finding(
+            "formula-unknown-name",
+            1,
+            t.start,
+            t.end,
+            f"'{name}' is not defined: '{m.group(1)}' is not a differentiable input here (it is not a "
+            "Tensor, or the entry marks it non_differentiable).",
+            (),
+        )
     candidates = set(scope.locals) | set(headers.helpers) | headers.using
     if not scope.backward:
         candidates -= {"grad", "grads"}
-    return Finding("formula-unknown-name", 1, t.start, t.end,
-                   f"'{name}' is not declared: it is neither a local of this formula "
-                   f"({'backward' if scope.backward else 'forward'}), a FunctionsManual helper, nor an ATen function.",
-                   _closest(name, candidates))
+    return Finding(
+        "formula-unknown-name",
+        1,
+        t.start,
+        t.end,
+        f"'{name}' is not declared: it is neither a local of this formula "
+        f"({'backward' if scope.backward else 'forward'}), a FunctionsManual helper, nor an ATen function.",
+        _closest(name, candidates),
+    )
 
 
 def _may_hold_tensor(args: list[Token], scope: Scope, declared: set[str]) -> bool:
@@ -215,7 +280,18 @@ def _may_hold_tensor(args: list[Token], scope: Scope, declared: set[str]) -> boo
             return True
         nxt = args[j + 1].text if j + 1 < len(args) else ""
         prev = args[j - 1].text if j else ""
-        if nxt in ("(", ".", "->", "[") or prev in (".", "->"):
+        if prev in (".", "->"):
+            if t.text in NON_TENSOR_METHODS:
+                continue
+            return True
+        if nxt in ("(", "[", "->"):
+            return True
+        if nxt == "." and j + 2 < len(args) and args[j + 2].text in NON_TENSOR_METHODS:
+            local = scope.get(t.text)
+            if local is None or local.is_tensor:
+                continue  # x.options(), x.sym_sizes(): the method's result decides, not x
+            continue
+        if nxt == ".":
             return True
         if prev == "::" or nxt == "::":
             continue  # at::kFloat, c10::nullopt, ScalarType::Float: not Tensors

@@ -61,18 +61,18 @@ def build_scope(
     for b in facts.bindings:
         add(b.name, "argument", b.type)
         if b.name == "options" and not backward:  # the VariableType kernel takes TensorOptions scattered
-            for name, t in (("dtype", "std::optional<at::ScalarType>"), ("layout", "std::optional<at::Layout>"),
-                            ("device", "std::optional<at::Device>"), ("pin_memory", "std::optional<bool>")):
+            for name, t in (
+                ("dtype", "std::optional<at::ScalarType>"),
+                ("layout", "std::optional<at::Layout>"),
+                ("device", "std::optional<at::Device>"),
+                ("pin_memory", "std::optional<bool>"),
+            ):
                 add(name, "argument", t)
     outputs = tuple(str(r.name) for r in facts.named_returns)
     for r in facts.named_returns:
         add(str(r.name), "output", r.type.cpp_type())
     non_differentiable = set(info.non_differentiable_arg_names) if info is not None else set()
-    differentiable = tuple(
-        b.name
-        for b in facts.bindings
-        if _tensor_like(b) and b.name not in non_differentiable
-    )
+    differentiable = tuple(b.name for b in facts.bindings if _tensor_like(b) and b.name not in non_differentiable)
     if backward:
         add("grads", "grad", "variable_list")
         add("grad", "grad", "at::Tensor")

@@ -10,8 +10,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 _PUNCT3 = ("<<=", ">>=", "...", "->*")
-_PUNCT2 = ("::", "->", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "++", "--", "+=", "-=", "*=", "/=", "%=",
-           "&=", "|=", "^=", ".*")
+_PUNCT2 = (
+    "::",
+    "->",
+    "==",
+    "!=",
+    "<=",
+    ">=",
+    "&&",
+    "||",
+    "<<",
+    ">>",
+    "++",
+    "--",
+    "+=",
+    "-=",
+    "*=",
+    "/=",
+    "%=",
+    "&=",
+    "|=",
+    "^=",
+    ".*",
+)
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
 
@@ -74,8 +95,12 @@ def tokenize(text: str) -> tuple[list[Token], list[Problem]]:
             continue
         if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
             j = i + 1
-            while j < n and (_is_ident_char(text[j]) or text[j] == "." or text[j] == "'"
-                             or (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].startswith("0x"))):
+            while j < n and (
+                _is_ident_char(text[j])
+                or text[j] == "."
+                or text[j] == "'"
+                or (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].startswith("0x"))
+            ):
                 j += 1
             tokens.append(Token("number", text[i:j], i, j))
             i = j
@@ -91,7 +116,11 @@ def tokenize(text: str) -> tuple[list[Token], list[Problem]]:
         else:
             tokens.append(Token("punct", c, i, i + 1))
             i += 1
-    problems.extend(_bracket_problems(tokens))
+    brackets = _bracket_problems(tokens)
+    if problems:  # an unclosed literal swallowed the rest of the formula: its brackets are not judged
+        cut = min(p.start for p in problems)
+        brackets = [b for b in brackets if b.start > cut and "never closed" not in b.message]
+    problems.extend(brackets)
     return tokens, problems
 
 
@@ -104,8 +133,9 @@ def _literal(text: str, start: int, quote_at: int, tokens: list[Token], problems
         j += 2 if text[j] == "\\" else 1
     if j >= n:
         what = "string" if quote == '"' else "character"
-        problems.append(Problem("unterminated-literal", f"This {what} literal is never closed (missing {quote}).",
-                                start, n))
+        problems.append(
+            Problem("unterminated-literal", f"This {what} literal is never closed (missing {quote}).", start, n)
+        )
         tokens.append(Token(kind, text[start:n], start, n))
         return n
     tokens.append(Token(kind, text[start : j + 1], start, j + 1))
@@ -125,15 +155,23 @@ def _bracket_problems(tokens: list[Token]) -> list[Problem]:
                 stack.pop()
             elif stack:
                 opened = stack[-1]
-                problems.append(Problem("unbalanced-bracket", f"'{t.text}' closes '{opened.text}', which expects "
-                                        f"'{_OPEN[opened.text]}'.", t.start, t.end))
+                problems.append(
+                    Problem(
+                        "unbalanced-bracket",
+                        f"'{t.text}' closes '{opened.text}', which expects '{_OPEN[opened.text]}'.",
+                        t.start,
+                        t.end,
+                    )
+                )
                 stack.pop()
             else:
-                problems.append(Problem("unbalanced-bracket", f"'{t.text}' has no matching '{_CLOSE[t.text]}'.",
-                                        t.start, t.end))
+                problems.append(
+                    Problem("unbalanced-bracket", f"'{t.text}' has no matching '{_CLOSE[t.text]}'.", t.start, t.end)
+                )
     for t in stack:
-        problems.append(Problem("unbalanced-bracket", f"'{t.text}' is never closed (missing '{_OPEN[t.text]}').",
-                                t.start, t.end))
+        problems.append(
+            Problem("unbalanced-bracket", f"'{t.text}' is never closed (missing '{_OPEN[t.text]}').", t.start, t.end)
+        )
     return problems
 
 
