@@ -80,10 +80,35 @@ def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_pat
             if findings:
                 mapping = None if scalar.source == formula else value_offsets(scalar)
                 out.extend(_diagnostic(scalar, f, mapping) for f in findings)
-    from derivls.formulas.checks import codegen_checks
-
-    out.extend(codegen_checks(result, index))
     return out
+
+
+_codegen_cache: dict[int, tuple[EntryResult, frozenset[object], list[Diagnostic]]] = {}
+
+
+def codegen_diagnostics(
+    result: EntryResult, index: NativeIndex | None, owned: frozenset[object] | set[object]
+) -> list[Diagnostic]:
+    """The codegen-stage checks of one entry (spans relative to its chunk, like its own diagnostics).
+
+    `owned`: the canonical schemas of every entry of the file. An in-place/out= overload with an entry
+    of its own takes that entry's formulas, so only this entry's group ∩ owned matters: the result is
+    cached per entry on exactly that, and a file pass after an edit costs a lookup per entry."""
+    if result.canonical is None or index is None:
+        return []
+    if any(d.severity == Severity.ERROR and not d.code.startswith("formula-") for d in result.diagnostics):
+        return []  # the codegen runs only on what load_derivatives accepted
+    from derivls.formulas.checks import codegen_checks, overload_group
+
+    mine = frozenset(f.func for f in overload_group(result.canonical, index) if f.func in owned)
+    hit = _codegen_cache.get(id(result))
+    if hit is not None and hit[0] is result and hit[1] == mine:
+        return hit[2]
+    found = codegen_checks(result, index, mine)
+    if len(_codegen_cache) > 20_000:
+        _codegen_cache.clear()
+    _codegen_cache[id(result)] = (result, mine, found)
+    return found
 
 
 def setup_diagnostics(headers: HeaderIndex) -> list[Diagnostic]:
