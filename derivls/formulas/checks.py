@@ -97,7 +97,50 @@ def applied_overloads(
         if f.func.name.name.base.startswith("_foreach_"):
             continue
         out.append((f, False))
+    out.extend((f, False) for f in inplace_foreach_of(canonical, index) if f.func not in owned)
     return out
+
+
+_FOREACH_WITH_INPLACE_REF = frozenset({"_foreach_zero_"})  # torchgen.api.autograd._foreach_with_inplace_ref
+
+
+def inplace_foreach_of(reference: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
+    """The in-place `_foreach_<name>_` functions torchgen gives this entry's info as their reference
+    (api/autograd.py is_reference_for_foreach / gen_foreach_derivativeinfo: in-place foreach functions
+    use the reference info itself). When several entries could be the reference torchgen takes the first
+    in the file; derivls treats each as one."""
+    schema = reference.func
+    if schema.kind() != SchemaKind.functional and str(schema.name) not in _FOREACH_WITH_INPLACE_REF:
+        return []
+    out = []
+    for f in _foreach_by_base(index).get(schema.name.name.base, []):
+        if f.func.kind() != SchemaKind.inplace:
+            continue
+        if schema.name.name.inplace and str(f.func.name) not in _FOREACH_WITH_INPLACE_REF:
+            continue
+        args, ref_args = f.func.arguments.flat_non_out, schema.arguments.flat_non_out
+        if len(args) != len(ref_args):
+            continue  # (torchgen skips this test for a few listed overloads; none is in-place)
+        if all(r.type == a.type or r.type == getattr(a.type, "elem", None) for a, r in zip(args, ref_args)):
+            out.append(f)
+    return out
+
+
+_foreach: dict[int, tuple[NativeIndex, dict[str, list[NativeFunction]]]] = {}
+
+
+def _foreach_by_base(index: NativeIndex) -> dict[str, list[NativeFunction]]:
+    hit = _foreach.get(id(index))
+    if hit is None or hit[0] is not index:
+        table: dict[str, list[NativeFunction]] = {}
+        for f in index:
+            base = f.func.name.name.base
+            if base.startswith("_foreach_"):
+                table.setdefault(base.removeprefix("_foreach_"), []).append(f)
+        hit = (index, table)
+        _foreach.clear()
+        _foreach[id(index)] = hit
+    return hit[1]
 
 
 def _is_tensor_like(t: object) -> bool:
@@ -245,7 +288,10 @@ def _section_checks(
                 "(its version counter would not be updated).",
             )
             continue
-        inputs = _differentiable_inputs(f, info)
+        base = f.func.name.name.base
+        is_inplace_foreach = base.startswith("_foreach_") and inplace
+        # an in-place foreach function's inputs are read as its reference's (inplace_foreacharg2refarg)
+        inputs = _differentiable_inputs(info.func if is_inplace_foreach else f, info)
         input_names = {n for n, _ in inputs}
         if info.has_derivatives:
             missing = False
@@ -261,9 +307,7 @@ def _section_checks(
                         )
             if missing:
                 continue
-        base = f.func.name.name.base
         undifferentiable = base in DONT_REQUIRE_DERIVATIVE or cpp.name(f.func) in DONT_REQUIRE_DERIVATIVE
-        is_inplace_foreach = base.startswith("_foreach_") and inplace
         requires_derivative = not undifferentiable and bool(inputs) and (bool(outputs) or is_inplace_foreach)
         if info.has_derivatives and not requires_derivative and f.func.returns:
             why = (
