@@ -57,30 +57,50 @@ DONT_REQUIRE_DERIVATIVE = frozenset(
     "randn_like record_stream searchsorted signbit zeros_like".split()
 )
 
-_groups: dict[int, tuple[NativeIndex, dict[object, list[NativeFunction]]]] = {}
+_groups: dict[int, tuple[NativeIndex, dict[str, list[NativeFunction]]]] = {}
 
 
-def _by_stripped_signature(index: NativeIndex) -> dict[object, list[NativeFunction]]:
+def _by_base_name(index: NativeIndex) -> dict[str, list[NativeFunction]]:
+    """Functions by base name (`add` for add.Tensor, add_.Tensor, add.out): in-place and out= variants share
+    their functional's base name, so signatures are compared only within one of these small lists."""
     hit = _groups.get(id(index))
     if hit is not None and hit[0] is index:
         return hit[1]
-    table: dict[object, list[NativeFunction]] = {}
+    table: dict[str, list[NativeFunction]] = {}
     for f in index:
-        table.setdefault(f.func.signature(strip_default=True), []).append(f)
+        table.setdefault(f.func.name.name.base, []).append(f)
     _groups.clear()
     _groups[id(index)] = (index, table)
     return table
 
 
+_group_cache: dict[int, tuple[NativeFunction, NativeIndex, list[NativeFunction]]] = {}
+
+
 def overload_group(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
-    """The functions that would share this entry's infos if they had no entry of their own."""
+    """The functions that would share this entry's infos if they had no entry of their own (cached)."""
+    hit = _group_cache.get(id(canonical))
+    if hit is not None and hit[0] is canonical and hit[1] is index:
+        return hit[2]
+    group = _overload_group(canonical, index)
+    if len(_group_cache) > 20_000:
+        _group_cache.clear()
+    _group_cache[id(canonical)] = (canonical, index, group)
+    return group
+
+
+def _overload_group(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
     if canonical.func.kind() != SchemaKind.functional:
         return []
-    return [
+    candidates = [
         f
-        for f in _by_stripped_signature(index).get(canonical.func.signature(strip_default=True), [])
+        for f in _by_base_name(index).get(canonical.func.name.name.base, [])
         if f is not canonical and f.func.kind() != SchemaKind.functional
     ]
+    if not candidates:
+        return []
+    signature = canonical.func.signature(strip_default=True)
+    return [f for f in candidates if f.func.signature(strip_default=True) == signature]
 
 
 def applied_overloads(

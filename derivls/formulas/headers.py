@@ -295,9 +295,8 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
     else:
         headers.using = {"Tensor", "Scalar", "IntArrayRef", "TensorList"}
     if index is not None:
-        for f in index:
+        for schema, f in index.by_schema.items():  # its keys are the printed schemas: no printing here
             name = cpp.name(f.func)
-            schema = str(f.func)
             names = [name]
             if f.func.is_out_fn():
                 names.append(cpp.name(f.func, faithful_name_for_out_overloads=True))

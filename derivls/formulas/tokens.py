@@ -7,6 +7,7 @@ reported as `Problem`s; tokenizing never fails.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _PUNCT3 = ("<<=", ">>=", "...", "->*")
@@ -53,93 +54,54 @@ class Problem:
     end: int
 
 
-def _is_ident_start(c: str) -> bool:
-    return c.isalpha() or c == "_"
-
-
-def _is_ident_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+_OPS = "|".join(re.escape(op) for op in _PUNCT3 + _PUNCT2)
+# One pass of one regex (this runs on every formula of every entry): comments, literals (with an
+# encoding prefix), identifiers, numbers, multi-character operators, any other character.
+_TOKEN = re.compile(
+    r"(?P<space>\s+)"
+    r"|(?P<comment>//[^\n]*|/\*.*?\*/)"
+    r"|(?P<open_comment>/\*)"
+    r'|(?P<string>(?:u8|u|U|L)?"(?:[^"\\]|\\.)*")'
+    r"|(?P<char>(?:u8|u|U|L)?'(?:[^'\\]|\\.)*')"
+    r"|(?P<open_literal>(?:u8|u|U|L)?[\"'])"
+    r"|(?P<ident>[A-Za-z_]\w*)"
+    r"|(?P<number>(?:\d|\.\d)(?:[eEpP][+-]|[\w.']|(?<=[eEpP])[+-])*)"
+    rf"|(?P<punct>{_OPS}|.)",
+    re.S,
+)
 
 
 def tokenize(text: str) -> tuple[list[Token], list[Problem]]:
     tokens: list[Token] = []
     problems: list[Problem] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
+    append = tokens.append
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind == "space" or kind == "comment":
             continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            if j < 0:
-                problems.append(Problem("unterminated-literal", "This comment is never closed (missing '*/').", i, n))
-                i = n
-            else:
-                i = j + 2
-            continue
-        if _is_ident_start(c):
-            j = i + 1
-            while j < n and _is_ident_char(text[j]):
-                j += 1
-            # a string literal's encoding prefix (u8"", L'') belongs to the literal
-            if j < n and text[j] in "\"'" and text[i:j] in ("u8", "u", "U", "L", "R", "u8R", "uR", "UR", "LR"):
-                i = _literal(text, i, j, tokens, problems)
-                continue
-            tokens.append(Token("ident", text[i:j], i, j))
-            i = j
-            continue
-        if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
-            j = i + 1
-            while j < n and (
-                _is_ident_char(text[j])
-                or text[j] == "."
-                or text[j] == "'"
-                or (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].startswith("0x"))
-            ):
-                j += 1
-            tokens.append(Token("number", text[i:j], i, j))
-            i = j
-            continue
-        if c in "\"'":
-            i = _literal(text, i, i, tokens, problems)
-            continue
-        for op in _PUNCT3 + _PUNCT2:
-            if text.startswith(op, i):
-                tokens.append(Token("punct", op, i, i + len(op)))
-                i += len(op)
-                break
-        else:
-            tokens.append(Token("punct", c, i, i + 1))
-            i += 1
+        start = m.start()
+        if kind == "open_comment":
+            problems.append(
+                Problem("unterminated-literal", "This comment is never closed (missing '*/').", start, len(text))
+            )
+            break
+        if kind == "open_literal":
+            quote = m.group()[-1]
+            what = "string" if quote == '"' else "character"
+            problems.append(
+                Problem(
+                    "unterminated-literal", f"This {what} literal is never closed (missing {quote}).", start, len(text)
+                )
+            )
+            append(Token("string" if quote == '"' else "char", text[start:], start, len(text)))
+            break
+        append(Token(kind, m.group(), start, m.end()))  # type: ignore[arg-type]
     brackets = _bracket_problems(tokens)
     if problems:  # an unclosed literal swallowed the rest of the formula: its brackets are not judged
         cut = min(p.start for p in problems)
         brackets = [b for b in brackets if b.start > cut and "never closed" not in b.message]
     problems.extend(brackets)
     return tokens, problems
-
-
-def _literal(text: str, start: int, quote_at: int, tokens: list[Token], problems: list[Problem]) -> int:
-    quote = text[quote_at]
-    kind = "string" if quote == '"' else "char"
-    j = quote_at + 1
-    n = len(text)
-    while j < n and text[j] != quote:
-        j += 2 if text[j] == "\\" else 1
-    if j >= n:
-        what = "string" if quote == '"' else "character"
-        problems.append(
-            Problem("unterminated-literal", f"This {what} literal is never closed (missing {quote}).", start, n)
-        )
-        tokens.append(Token(kind, text[start:n], start, n))
-        return n
-    tokens.append(Token(kind, text[start : j + 1], start, j + 1))
-    return j + 1
 
 
 def _bracket_problems(tokens: list[Token]) -> list[Problem]:

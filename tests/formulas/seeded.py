@@ -64,10 +64,10 @@ SEEDED = {
         "formula-unknown-name", ADD, "maybe_multiply(grad, alpha.conj())", "maybe_multiply(grad, alfa.conj())", "alfa"
     ),
     "grad-in-forward": Seeded(
-        "formula-grad-in-forward", ABS, "self_t.conj() * self_p.sgn()", "grad.conj() * self_p.sgn()", "grad"
+        "formula-grad-in-forward", ABS, "self_t.conj() * self_p.sgn()", "self_t.conj() * grad.sgn()", "grad"
     ),
     "grads-in-forward": Seeded(
-        "formula-grad-in-forward", EIG, "linalg_eig_jvp(self_t,", "linalg_eig_jvp(grads[0],", "grads"
+        "formula-grad-in-forward", EIG, "linalg_eig_jvp(self_t,", "linalg_eig_jvp(self_t + grads[0],", "grads"
     ),
     "tangent-in-backward": Seeded(
         "formula-tangent-in-backward", ABS, "grad * self.sgn()", "grad * self_t.sgn()", "self_t"
