@@ -126,3 +126,8 @@ def setup_diagnostics(headers: HeaderIndex) -> list[Diagnostic]:
             "them (helpers, Tensor methods) are not checked.",
         )
     ]
+
+
+def workspace_diagnostics(index: NativeIndex | None, native_path: str | None) -> list[Diagnostic]:
+    """The set-up diagnostics of the formula pass for a workspace (the notice when C++ sources are missing)."""
+    return setup_diagnostics(header_index_for(index, native_path))
