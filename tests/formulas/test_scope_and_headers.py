@@ -81,3 +81,14 @@ def test_the_header_index_knows_helpers_methods_and_aten_functions(headers):
     assert "scalar_tensor" in headers.at_functions and "zeros_symint" in headers.at_functions
     assert "add_out" in headers.at_functions and "add_outf" in headers.at_functions
     assert {"Tensor", "Scalar", "IntArrayRef", "TensorList", "fmap"} <= headers.using
+
+
+def test_missing_sources_are_said_once_and_present_ones_not_at_all(real_files, native_index, tmp_path: Path):
+    from derivls.formulas.hook import workspace_diagnostics
+
+    assert workspace_diagnostics(native_index, str(real_files.native)) == []
+    lone = tmp_path / "native_functions.yaml"
+    lone.write_text("")
+    notices = workspace_diagnostics(native_index, str(lone))
+    assert [(d.code, d.severity.label) for d in notices] == [("formula-sources-missing", "information")]
+    assert "FunctionsManual.h" in notices[0].message and "not checked" in notices[0].message
