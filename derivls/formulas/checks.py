@@ -78,11 +78,12 @@ _group_cache: dict[int, tuple[NativeFunction, NativeIndex, list[NativeFunction]]
 
 
 def overload_group(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
-    """The functions that would share this entry's infos if they had no entry of their own (cached)."""
+    """The functions that would share this entry's infos if they had no entry of their own (cached):
+    in-place and out= variants of the same signature, then in-place foreach functions it is a reference of."""
     hit = _group_cache.get(id(canonical))
     if hit is not None and hit[0] is canonical and hit[1] is index:
         return hit[2]
-    group = _overload_group(canonical, index)
+    group = _overload_group(canonical, index) + inplace_foreach_of(canonical, index)
     if len(_group_cache) > 20_000:
         _group_cache.clear()
     _group_cache[id(canonical)] = (canonical, index, group)
@@ -114,10 +115,12 @@ def applied_overloads(
             continue
         if "generated" in f.tags and f.func.kind() == SchemaKind.out:
             continue
-        if f.func.name.name.base.startswith("_foreach_"):
+        if f.func.name.name.base.startswith("_foreach_") and f.func.name.name.base != canonical.func.name.name.base:
+            out.append((f, False))  # an in-place foreach function taking this entry as its reference
             continue
+        if f.func.name.name.base.startswith("_foreach_"):
+            continue  # match_differentiability_info does not give a foreach function its variant's info
         out.append((f, False))
-    out.extend((f, False) for f in inplace_foreach_of(canonical, index) if f.func not in owned)
     return out
 
 

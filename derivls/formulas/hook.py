@@ -98,10 +98,10 @@ def codegen_diagnostics(
         return []
     if any(d.severity == Severity.ERROR and not d.code.startswith("formula-") for d in result.diagnostics):
         return []  # the codegen runs only on what load_derivatives accepted
-    from derivls.formulas.checks import codegen_checks, inplace_foreach_of, overload_group
+    from derivls.formulas.checks import codegen_checks, overload_group
 
-    group = [*overload_group(result.canonical, index), *inplace_foreach_of(result.canonical, index)]
-    mine = frozenset(f.func for f in group if f.func in owned)
+    group = overload_group(result.canonical, index)
+    mine = frozenset(f.func for f in group if f.func in owned) if group else frozenset()
     hit = _codegen_cache.get(id(result))
     if hit is not None and hit[0] is result and hit[1] == mine:
         return hit[2]

@@ -48,31 +48,49 @@ class Scope:
         return self.locals.get(name)
 
 
+_base_cache: dict[int, tuple[NativeFunction, dict[str, Local], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _base(f: NativeFunction) -> tuple[dict[str, Local], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(argument and output locals, argument names, output names, tensor-like argument names) of a function."""
+    hit = _base_cache.get(id(f))
+    if hit is not None and hit[0] is f:
+        return hit[1:]  # type: ignore[return-value]
+    facts = function_facts(f)
+    locals_: dict[str, Local] = {}
+    for b in facts.bindings:
+        locals_.setdefault(b.name, Local(b.name, "argument", b.type))
+    for r in facts.named_returns:
+        locals_.setdefault(str(r.name), Local(str(r.name), "output", r.type.cpp_type()))
+    outputs = tuple(str(r.name) for r in facts.named_returns)
+    tensors = tuple(b.name for b in facts.bindings if _tensor_like(b))
+    if len(_base_cache) > 50_000:
+        _base_cache.clear()
+    _base_cache[id(f)] = (f, locals_, tuple(facts.arg_names), outputs, tensors)
+    return locals_, tuple(facts.arg_names), outputs, tensors
+
+
 def build_scope(
     f: NativeFunction, info: DifferentiabilityInfo | None, backward: bool, var_names: tuple[str, ...]
 ) -> Scope:
-    facts = function_facts(f)
+    base, arg_names, outputs, tensors = _base(f)
     foreach = f.func.name.name.base.startswith("_foreach_")
-    locals_: dict[str, Local] = {}
+    locals_ = dict(base)
 
     def add(name: str, kind: str, cpp_type: str = "") -> None:
-        locals_.setdefault(name, Local(name, kind, cpp_type))
+        if name not in locals_:
+            locals_[name] = Local(name, kind, cpp_type)
 
-    for b in facts.bindings:
-        add(b.name, "argument", b.type)
-        if b.name == "options" and not backward:  # the VariableType kernel takes TensorOptions scattered
-            for name, t in (
-                ("dtype", "std::optional<at::ScalarType>"),
-                ("layout", "std::optional<at::Layout>"),
-                ("device", "std::optional<at::Device>"),
-                ("pin_memory", "std::optional<bool>"),
-            ):
-                add(name, "argument", t)
-    outputs = tuple(str(r.name) for r in facts.named_returns)
-    for r in facts.named_returns:
-        add(str(r.name), "output", r.type.cpp_type())
+    if not backward and "options" in locals_:  # the VariableType kernel takes TensorOptions scattered
+        for name, t in (
+            ("dtype", "std::optional<at::ScalarType>"),
+            ("layout", "std::optional<at::Layout>"),
+            ("device", "std::optional<at::Device>"),
+            ("pin_memory", "std::optional<bool>"),
+        ):
+            add(name, "argument", t)
     non_differentiable = set(info.non_differentiable_arg_names) if info is not None else set()
-    differentiable = tuple(b.name for b in facts.bindings if _tensor_like(b) and b.name not in non_differentiable)
+    differentiable = tuple(n for n in tensors if n not in non_differentiable)
     if backward:
         add("grads", "grad", "variable_list")
         add("grad", "grad", "at::Tensor")
@@ -91,15 +109,7 @@ def build_scope(
         add("original_self_t", "tangent", "at::Tensor")
     if foreach:
         add("i", "generated", "size_t")
-    return Scope(
-        backward,
-        locals_,
-        tuple(facts.arg_names),
-        outputs,
-        differentiable,
-        len(var_names) > 1,
-        foreach,
-    )
+    return Scope(backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach)
 
 
 def _tensor_like(binding: object) -> bool:
