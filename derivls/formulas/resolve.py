@@ -286,12 +286,9 @@ def _may_hold_tensor(args: list[Token], scope: Scope, declared: set[str]) -> boo
             return True
         if nxt in ("(", "[", "->"):
             return True
-        if nxt == "." and j + 2 < len(args) and args[j + 2].text in NON_TENSOR_METHODS:
-            local = scope.get(t.text)
-            if local is None or local.is_tensor:
-                continue  # x.options(), x.sym_sizes(): the method's result decides, not x
-            continue
         if nxt == ".":
+            if j + 2 < len(args) and args[j + 2].text in NON_TENSOR_METHODS:
+                continue  # x.options(), x.sym_sizes(): the method's result is the argument, not x
             return True
         if prev == "::" or nxt == "::":
             continue  # at::kFloat, c10::nullopt, ScalarType::Float: not Tensors
