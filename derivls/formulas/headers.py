@@ -241,6 +241,9 @@ class HeaderIndex:
     method_schemas: dict[str, list[str]] = field(default_factory=dict)  # name -> schemas (method variants)
     using: set[str] = field(default_factory=set)
     problems: tuple[str, ...] = ()  # sources that could not be read: what is skipped because of it
+    # False for a native_functions.yaml excerpt (no function has a dispatch section): ATen names that
+    # are not in it may still exist, so they are not judged
+    native_complete: bool = False
 
     @property
     def has_helpers(self) -> bool:
@@ -295,6 +298,7 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
     else:
         headers.using = {"Tensor", "Scalar", "IntArrayRef", "TensorList"}
     if index is not None:
+        headers.native_complete = any(f.is_abstract for f in index)
         for schema, f in index.by_schema.items():  # its keys are the printed schemas: no printing here
             name = cpp.name(f.func)
             names = [name]

@@ -114,7 +114,12 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if prev == "->":
             continue  # members of pointers (TensorImpl*, std::optional's value): not checked
         if prev == ".":
-            if headers is not None and headers.has_tensor_methods and not headers.is_method(t.text):
+            if (
+                headers is not None
+                and headers.has_tensor_methods
+                and headers.native_complete
+                and not headers.is_method(t.text)
+            ):
                 cands = headers.tensor_methods | set(headers.method_schemas)
                 findings.append(
                     Finding(
@@ -147,7 +152,7 @@ def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list
         return []  # ::x, a::b::x: only one-level at::/std::/c10:: names are checked
     namespace = tokens[i - 2].text
     if namespace == "at":
-        if headers is None or headers.is_at_name(t.text):
+        if headers is None or not headers.native_complete or headers.is_at_name(t.text):
             return []
         cands = set(headers.at_functions) | KNOWN_AT
     elif namespace == "std":
@@ -246,6 +251,8 @@ def _unqualified(
         return None
     if not headers.has_helpers:
         return None  # could be a FunctionsManual helper: not judged without the header
+    if not headers.native_complete and nxt == "(":
+        return None  # could be an ATen function missing from a native_functions.yaml excerpt
     m = _SUFFIX.match(name)
     if not scope.backward and m and m.group(1) in scope.arguments:
         return Finding(

@@ -103,3 +103,12 @@ def test_without_functions_manual_helper_names_are_not_judged(scope_of, headers)
     missing = replace(headers, sources=replace(headers.sources, functions_manual=None), helpers={})
     assert codes("handle_r_to_cc(grad)", scope_of(ABS, "self"), missing) == []
     assert codes("grad * self_t", scope_of(ABS, "self"), missing)[0][0] == "formula-tangent-in-backward"
+
+
+def test_against_a_native_functions_excerpt_aten_names_are_not_judged(scope_of, headers):
+    from dataclasses import replace
+
+    excerpt = replace(headers, native_complete=False)
+    scope = scope_of(ABS, "self")
+    assert codes("ones_lik(self) * at::zeroz(grad) * self.sgnn()", scope, excerpt) == []
+    assert codes("grad * slef", scope, excerpt)[0][:2] == ("formula-unknown-name", "slef")
