@@ -100,8 +100,20 @@ def _overload_group(canonical: NativeFunction, index: NativeIndex) -> list[Nativ
     ]
     if not candidates:
         return []
-    signature = canonical.func.signature(strip_default=True)
-    return [f for f in candidates if f.func.signature(strip_default=True) == signature]
+    arity = len(canonical.func.arguments.flat_non_out)
+    plain = canonical.func.signature()  # cached on the schema; equal plain signatures are equal stripped
+    stripped = None
+    group = []
+    for f in candidates:
+        if len(f.func.arguments.flat_non_out) != arity:
+            continue
+        if f.func.signature() == plain:
+            group.append(f)
+            continue
+        stripped = stripped or canonical.func.signature(strip_default=True)
+        if f.func.signature(strip_default=True) == stripped:
+            group.append(f)
+    return group
 
 
 def applied_overloads(
