@@ -293,13 +293,25 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
     if not sources.tensor_body or sources.tensor_base is None:
         problems.append("TensorBody.h/TensorBase.h")
     template = _read(sources.functions_template)
-    if template is not None:
+    if template is not None and sources.functions_template is not None:
         headers.using = using_names(template)[0]
         functions_h = _read(sources.functions_template.with_name("Functions.h"))
         if functions_h is not None:  # Functions.cpp includes it (via FunctionsManual.h): its usings count
             headers.using |= using_names(functions_h)[0]
-    else:
-        headers.using = {"Tensor", "Scalar", "IntArrayRef", "TensorList"}
+    else:  # the using-declarations of 2.x's Functions.cpp and Functions.h templates
+        headers.using = {
+            "Tensor",
+            "Scalar",
+            "IntArrayRef",
+            "TensorList",
+            "ArrayRef",
+            "Type",
+            "TensorGeometry",
+            "ScalarType",
+            "optional",
+            "fmap",
+            "TypeAndSize",
+        }
     if index is not None:
         headers.native_complete = any(f.is_abstract for f in index)
         for schema, f in index.by_schema.items():  # its keys are the printed schemas: no printing here
