@@ -148,39 +148,37 @@ def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Decla
     decls: list[Declaration] = []
     depth = 0
     start = 0
-    in_namespace = 0
-    i = 0
     n = len(clean)
-    while i < n:
+    # jump from delimiter to delimiter (a regex scan, not a loop over every character)
+    for m in _DELIMITER.finditer(clean):
+        i = m.start()
         c = clean[i]
         if c == "{":
             stmt = clean[start:i]
-            if re.search(r"\bnamespace\b", stmt):
-                in_namespace += 1
+            if depth == 0 and "namespace" in stmt and re.search(r"\bnamespace\b", stmt):
                 start = i + 1
-                i += 1
-                continue
+                continue  # a namespace's braces do not nest declarations
             if depth == 0:
                 decl = _declaration(stmt, clean, start, path)
                 if decl is not None:
                     decls.append(decl)
             depth += 1
         elif c == "}":
-            if depth == 0:
-                in_namespace -= 1
-            else:
+            if depth > 0:
                 depth -= 1
             if depth == 0:
                 start = i + 1
                 if i + 1 < n and clean[i + 1] == ";":
                     start = i + 2
-        elif c == ";" and depth == 0:
+        elif depth == 0:  # ";"
             decl = _declaration(clean[start:i], clean, start, path)
             if decl is not None:
                 decls.append(decl)
             start = i + 1
-        i += 1
     return decls
+
+
+_DELIMITER = re.compile(r"[{};]")
 
 
 def _declaration(stmt: str, clean: str, offset: int, path: str) -> Declaration | None:
@@ -230,6 +228,44 @@ def using_names(text: str) -> tuple[set[str], set[str]]:
     return names, namespaces
 
 
+class NameTable:
+    """C++ names of ATen operators → their schemas. `<name>_symint` is answered on demand (only for
+    operators that have SymInt arguments, as torchgen's cpp.name does), so building it prints nothing."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, list[tuple[str, object]]] = {}
+
+    def add(self, name: str, schema: str, f: object) -> None:
+        self._names.setdefault(name, []).append((schema, f))
+
+    def _entries(self, name: str) -> list[tuple[str, object]]:
+        hit = self._names.get(name)
+        if hit is not None:
+            return hit
+        if name.endswith("_symint"):
+            base = self._names.get(name[: -len("_symint")], ())
+            return [(s, f) for s, f in base if f.func.has_symint()]  # type: ignore[attr-defined]
+        return []
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self._entries(name))
+
+    def get(self, name: str, default: object = ()) -> list[str]:
+        return [s for s, _ in self._entries(name)] or list(default)  # type: ignore[call-overload]
+
+    def __getitem__(self, name: str) -> list[str]:
+        return self.get(name)
+
+    def __iter__(self):  # noqa: ANN204  (every name, for closest-name suggestions: only on a mistake)
+        for name, entries in self._names.items():
+            yield name
+            if any(f.func.has_symint() for _, f in entries):  # type: ignore[attr-defined]
+                yield name + "_symint"
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 @dataclass
 class HeaderIndex:
     """Everything header-declared a formula may name, for one workspace."""
@@ -237,8 +273,8 @@ class HeaderIndex:
     sources: Sources
     helpers: dict[str, list[Declaration]] = field(default_factory=dict)
     tensor_methods: set[str] = field(default_factory=set)
-    at_functions: dict[str, list[str]] = field(default_factory=dict)  # name -> schemas (function variants)
-    method_schemas: dict[str, list[str]] = field(default_factory=dict)  # name -> schemas (method variants)
+    at_functions: NameTable = field(default_factory=lambda: NameTable())  # function variants
+    method_schemas: NameTable = field(default_factory=lambda: NameTable())  # method variants
     using: set[str] = field(default_factory=set)
     problems: tuple[str, ...] = ()  # sources that could not be read: what is skipped because of it
     # False for a native_functions.yaml excerpt (no function has a dispatch section): ATen names that
@@ -315,18 +351,17 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
     if index is not None:
         headers.native_complete = any(f.is_abstract for f in index)
         for schema, f in index.by_schema.items():  # its keys are the printed schemas: no printing here
-            name = cpp.name(f.func)
-            names = [name]
-            if f.func.is_out_fn():
-                names.append(cpp.name(f.func, faithful_name_for_out_overloads=True))
-            if f.func.has_symint():
-                names += [n + "_symint" for n in names]
+            func = f.func
+            if func.is_out_fn():
+                names = (cpp.name(func), cpp.name(func, faithful_name_for_out_overloads=True))
+            else:
+                names = (str(func.name.name),)  # cpp.name without the _symint form (NameTable adds it)
             if Variant.function in f.variants:
                 for n in names:
-                    headers.at_functions.setdefault(n, []).append(schema)
+                    headers.at_functions.add(n, schema, f)
             if Variant.method in f.variants:
                 for n in names:
-                    headers.method_schemas.setdefault(n, []).append(schema)
+                    headers.method_schemas.add(n, schema, f)
     headers.problems = tuple(problems)
     return headers
 
