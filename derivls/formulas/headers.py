@@ -56,7 +56,8 @@ KNOWN_AT = frozenset(
 KNOWN_GLOBAL = frozenset(
     "variable_list Variable IndexRange IndexRangeGenerator TensorGeometry ScalarType IntArrayRef SymIntArrayRef "
     "OptionalIntArrayRef TensorOptions MemoryFormat Layout Device Generator Scalar Tensor TensorList SymInt "
-    "optional nullopt M_PI M_PI_2 M_SQRT1_2 M_2_SQRTPI M_SQRT2 M_E M_LN2 M_1_PI sqrt pow exp log abs fabs "
+    "optional nullopt M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 "
+    "M_SQRT1_2 sqrt pow exp log abs fabs "
     "TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN AT_ERROR TORCH_CHECK_NOT_IMPLEMENTED "
     "kFloat kDouble kLong kInt kBool kHalf kBFloat16 kComplexFloat kComplexDouble kStrided "
     "GradMode NoGradGuard irange std at c10 torch".split()
