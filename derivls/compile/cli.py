@@ -65,8 +65,8 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
     from derivls.compile.toolchain import SetupError
     from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
-    from derivls.report import CheckedFile, analyse_path, write_diagnostics
     from derivls.project import UsageError
+    from derivls.report import CheckedFile, analyse_path, write_diagnostics
 
     err = sys.stderr if err is None else err
     paths: list[Path] = list(args.paths)

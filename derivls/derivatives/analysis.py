@@ -15,6 +15,7 @@ from derivls.aten import cpp
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.derivatives.document import Entry, Scalar, Section
 from derivls.derivatives.facts import FunctionFacts, canonical_function, function_facts
+from derivls.derivatives.formulas.hook import entry_diagnostics
 from derivls.derivatives.forward import expand_auto_element_wise, expand_auto_linear
 from derivls.derivatives.results import (
     AUTOGRAD_KEYS,
@@ -65,6 +66,10 @@ class EntryAnalyzer:
     def analyse(self, entry: Entry) -> EntryResult:
         """The entry's infos per dispatch key and its diagnostics, each reported once."""
         result = self._analyse(entry)
+        # formula semantics (names, scope) and the per-entry codegen-stage checks
+        extra = entry_diagnostics(result, self.index, self.native_path)
+        if extra:
+            result = replace(result, diagnostics=result.diagnostics + tuple(extra))
         if len(set(result.diagnostics)) != len(result.diagnostics):
             result = replace(result, diagnostics=unique(result.diagnostics))
         return result

@@ -8,7 +8,7 @@ again; op numbering and cross-entry checks are recomputed from cached facts.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -231,10 +231,14 @@ class DocumentAnalyzer:
         if any(d.code == "duplicate-entry" and first <= d.span.line <= last for d in old.diagnostics):
             return None  # its warning points at this entry's name, which may have moved
         entry = PlacedEntry(after.start_line, new_result, old_entry.ops)
+        owned = self._owned(old.entries)
+        if self._codegen([old_entry], owned):
+            return None  # its codegen-stage diagnostics may go away: the file pass redoes them
+        fresh = self._codegen([entry], owned)
         diagnostics = list(old.diagnostics)
-        if old_result.diagnostics or new_result.diagnostics:
+        if old_result.diagnostics or new_result.diagnostics or fresh:
             stale = set(old_entry.diagnostics)
-            diagnostics = [d for d in diagnostics if d not in stale] + entry.diagnostics
+            diagnostics = [d for d in diagnostics if d not in stale] + entry.diagnostics + fresh
             diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         if not any(c.text == before.text for c in chunks):  # identical entries share a cache slot
             del self._cache[before.text]
@@ -243,6 +247,19 @@ class DocumentAnalyzer:
         self._placed[(entry.start_line, id(new_result))] = entry
         entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
         return DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
+
+    @staticmethod
+    def _owned(entries: tuple[PlacedEntry, ...]) -> set[object]:
+        return {e.result.canonical.func for e in entries if e.result.canonical is not None}
+
+    def _codegen(
+        self, entries: list[PlacedEntry] | tuple[PlacedEntry, ...], owned: Container[object]
+    ) -> list[Diagnostic]:
+        if not self.profile.codegen_stage_checks:
+            return []  # torchgen 2.x's autograd codegen; the 2021 loader had other rules
+        from derivls.derivatives.formulas.hook import codegen_diagnostics
+
+        return [d.shifted(e.start_line) for e in entries for d in codegen_diagnostics(e.result, self.index, owned)]
 
     def _analyse_entry(self, entry: Entry) -> EntryResult:
         if self._analyzer is None:
@@ -274,6 +291,7 @@ class DocumentAnalyzer:
                 diagnostics.append(_duplicate(entry, earlier))
             seen[result.canonical.func] = entry
         self._placed = reused
+        diagnostics.extend(self._codegen(entries, seen))  # issue 10: torchgen's codegen-stage checks
         diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         return DocumentAnalysis(tuple(entries), tuple(diagnostics), frozenset(used_keys), self.index, self.profile)
 

@@ -9,8 +9,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from derivls.report import analyse_path
 from derivls.codegen import generate_node
+from derivls.report import analyse_path
 from tests.lsp.conftest import (
     CONFIG,
     Documents,

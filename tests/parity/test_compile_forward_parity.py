@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from derivls.report import analyse_path
 from derivls.compile.generate import forward_kernel
 from derivls.compile.units import collect_units
+from derivls.report import analyse_path
 
 torchgen_load = pytest.importorskip("torchgen.packaged.autograd.load_derivatives")
 torchgen_variable_type = pytest.importorskip("torchgen.packaged.autograd.gen_variable_type")

@@ -13,8 +13,8 @@ import shutil
 
 import pytest
 
-from derivls.report import analyse_path_with_rules
 from derivls.derivatives.dump import dump
+from derivls.report import analyse_path_with_rules
 
 CHANGES = {
     "sin": ("- func: sin(Tensor self) -> Tensor\n", "- func: sin(Tensor self, NewType? hint=None) -> Tensor\n"),

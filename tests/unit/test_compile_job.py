@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from derivls.report import analyse_path
 from derivls.compile.job import CompileOnSave
+from derivls.report import analyse_path
 
 
 @pytest.fixture

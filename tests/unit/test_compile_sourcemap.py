@@ -112,9 +112,9 @@ def test_compiler_output_groups_notes_and_instantiation_context_with_their_error
 
 
 def test_every_formula_of_the_real_file_is_placed_in_the_generated_code(real_files):
-    from derivls.report import analyse_path
     from derivls.compile.generate import Templates, backward_source, forward_source
     from derivls.compile.units import collect_units
+    from derivls.report import analyse_path
 
     analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
     units = collect_units(analysis)

@@ -57,6 +57,8 @@ class Profile:
     forward_formulas: bool = True
     dispatch_sections: bool = True
     named_grads: bool = True
+    # torchgen 2.x's autograd codegen checks (gen_variable_type & co.) run after the loader
+    codegen_stage_checks: bool = True
     # why this profile was chosen (set by `detect.choose`), for hover and `check`'s summary
     reason: str = ""
 

@@ -24,6 +24,7 @@ class LegacyProfile(Profile):
     forward_formulas = False  # 2021: no forward formulas, dispatch sections or named gradients
     dispatch_sections = False
     named_grads = False
+    codegen_stage_checks = False  # the 2021 codegen had other rules
 
     def __init__(self, reason: str = "") -> None:
         self.reason = reason

@@ -1,0 +1,12 @@
+"""Formula semantics: derivatives.yaml formulas read as the C++ the generated code makes of them.
+
+Layering: below ide/, above aten/ and derivatives/. Nothing here imports LSP types.
+- tokens.py: a C++ tokenizer for formula text (offsets into the formula).
+- sources.py: where FunctionsManual.h, TensorBody.h, TensorBase.h and the Functions.cpp template live.
+- headers.py: the names those files declare (plus a short documented list no file here declares).
+- scope.py: the locals the generated code has in scope for one formula.
+- resolve.py: every name of a formula resolved -> diagnostics.
+- checks.py: the autograd codegen's own checks (gen_variable_type & co) that an entry can trigger.
+- editor.py: plain-data editor features (semantic tokens, declarations, signature help).
+- hook.py: the one call the loader makes per entry.
+"""

@@ -1,0 +1,389 @@
+"""The names a formula can use that C++ headers declare, read from the workspace's own files.
+
+- FunctionsManual.h: the autograd helpers (every overload, with its declaration text and parameters).
+- TensorBody.h (template and/or generated) and TensorBase.h: Tensor methods written by hand.
+- native_functions.yaml (the NativeIndex): `at::` functions (function variants, their `_symint` and
+  out forms) and Tensor methods (method variants).
+- The Functions.cpp template: its `using` declarations.
+- `KNOWN_*` below: a short documented list of std/c10/<cmath> names and methods of non-Tensor types
+  (std::optional, c10::Scalar, c10::ArrayRef, std::vector, c10::SymInt, TensorOptions) that no file
+  above declares. Everything in it is a name the real derivatives.yaml files of 2.x use or the
+  C++ library guarantees; it is not a guess at what might compile.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from derivls.aten import cpp
+from derivls.aten.native import NativeIndex, Variant
+from derivls.derivatives.formulas.sources import Sources
+
+# std:: names formulas use (the standard library; no file of the workspace declares them).
+KNOWN_STD = frozenset(
+    "optional nullopt get tuple make_tuple tie vector array move forward abs sqrt pow exp log log1p expm1 min max "
+    "numeric_limits string to_string pair make_pair accumulate clamp sin cos tan tanh atan2 floor ceil round isnan "
+    "isinf isfinite signbit copysign fabs hypot erf erfc lgamma tgamma function initializer_list size_t int64_t "
+    "nullptr_t swap reverse fill all_of any_of none_of transform iota sort unique_ptr shared_ptr make_shared "
+    "runtime_error logic_error invalid_argument holds_alternative variant visit ref cref as_const is_same_v".split()
+)
+# c10:: names formulas use (types and helpers of c10 that are not ATen operators).
+KNOWN_C10 = frozenset(
+    "Scalar ScalarType SymInt SymIntArrayRef SymFloat IntArrayRef ArrayRef OptionalArrayRef OptionalIntArrayRef "
+    "optional nullopt irange MemoryFormat Layout Device DeviceType TensorOptions isComplexType isFloatingType "
+    "isIntegralType toRealValueType toComplexType toOpMathType elementSize multiply_integers fromIntArrayRefSlow "
+    "asIntArrayRefSlow asIntArrayRefUnchecked MaybeOwned List IValue string_view complex kFloat kDouble kLong kInt "
+    "kBool kHalf kBFloat16 kComplexFloat kComplexDouble kStrided kSparse kCPU kCUDA maybe_wrap_dim "
+    "SmallVector DimVector SymDimVector make_optional value_or_else".split()
+)
+# at:: names that are not operators of native_functions.yaml (types, constants, utilities of ATen headers).
+KNOWN_AT = frozenset(
+    "Tensor TensorList ITensorListRef Scalar ScalarType IntArrayRef SymIntArrayRef OptionalIntArrayRef "
+    "OptionalSymIntArrayRef ArrayRef TensorOptions MemoryFormat Layout Device Generator Reduction DimVector "
+    "SymDimVector kFloat kDouble kLong kInt kBool kByte kChar kShort kHalf kBFloat16 kComplexFloat kComplexDouble "
+    "kComplexHalf kStrided kSparse kSparseCsr kSparseCsc kSparseBsr kSparseBsc kMkldnn kCPU kCUDA kMeta "
+    "areAnyTensorSubclassLike isTensorSubclassLike areAnyOptionalTensorSubclassLike infer_size infer_size_symdimvector "
+    "infer_size_dimvector maybe_wrap_dim wrap_dim sum_to expand_size is_expandable_to toComplexType toRealValueType "
+    "isComplexType isFloatingType isIntegralType GradMode NoGradGuard AutoDispatchBelowADInplaceOrView "
+    "native _ops indexing TensorBase typeMetaToScalarType TensorGeometry borrow_from_optional_tensor "
+    "symint zeros_like ones_like empty_like full_like where".split()
+)
+# Unqualified names the generated Functions.cpp / VariableType.cpp see besides helpers and locals:
+# its using-declarations are read from the template; these come from the headers it includes
+# (torch::autograd's aliases, <cmath> macros and functions, c10 macros, builtin types).
+KNOWN_GLOBAL = frozenset(
+    "variable_list Variable IndexRange IndexRangeGenerator TensorGeometry ScalarType IntArrayRef SymIntArrayRef "
+    "OptionalIntArrayRef TensorOptions MemoryFormat Layout Device Generator Scalar Tensor TensorList SymInt "
+    "optional nullopt M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 "
+    "M_SQRT1_2 sqrt pow exp log abs fabs "
+    "TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN AT_ERROR TORCH_CHECK_NOT_IMPLEMENTED "
+    "kFloat kDouble kLong kInt kBool kHalf kBFloat16 kComplexFloat kComplexDouble kStrided "
+    "GradMode NoGradGuard irange std at c10 torch".split()
+)
+# C++ keywords and builtin types: never names to resolve.
+KEYWORDS = frozenset(
+    "auto const constexpr return true false nullptr static_cast dynamic_cast reinterpret_cast const_cast sizeof "
+    "decltype template typename if else for while do this new delete int int64_t int32_t uint64_t uint8_t int8_t "
+    "double float bool void char long short unsigned signed size_t mutable operator using namespace struct class "
+    "noexcept static inline volatile switch case default break continue".split()
+)
+# Methods of the non-Tensor types formulas call methods on (std::optional, c10::Scalar, c10::ArrayRef,
+# std::vector, c10::SymInt, TensorOptions, std::tuple-likes); a Tensor's methods come from the files.
+KNOWN_METHODS = frozenset(
+    "has_value value value_or reset emplace "  # std::optional
+    "to toDouble toLong toInt toBool toComplexDouble toSymInt toSymFloat isComplex isFloatingPoint isIntegral "
+    "isBoolean isSymbolic equal type conj log "  # c10::Scalar
+    "size vec empty slice data front back begin end at sizes push_back emplace_back reserve insert "  # ArrayRef/vector
+    "guard_int expect_int maybe_as_int is_symbolic "  # c10::SymInt
+    "dtype device layout memory_format requires_grad pinned_memory "  # TensorOptions
+    "get toFloat toHalf toBFloat16 toComplexFloat toChar toShort toByte toUInt16 toUInt32 toUInt64 isSymbolic".split()
+)
+
+
+def _saved_call_names() -> frozenset[str]:
+    """Method and function names that load_derivatives' saved-variable substitution replaces before C++
+    sees them (`self.sym_blocksize()`, `to_args_sizes(tensors)`): valid in a formula even where no header
+    declares them for that receiver."""
+    from derivls.derivatives.saved import TORCHGEN_REPLACEMENTS
+
+    names = set()
+    for r in TORCHGEN_REPLACEMENTS:
+        m = re.search(r"(\w+)\\\(", r.pattern)
+        if m:
+            names.add(m.group(1))
+    return frozenset(names)
+
+
+_DECL_NAME = re.compile(r"(?:operator\s*\S+|~?\w+)\s*$")
+_METHOD_LINE = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:[\w:]+(?:<[^;{}()]*>)?[\s&*]+)+(\w+)\s*\(")
+_NOT_A_TYPE = frozenset({"return", "if", "else", "case", "throw", "delete", "new", "goto", "sizeof"})
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """One helper overload of FunctionsManual.h."""
+
+    name: str
+    text: str  # the declaration, whitespace normalised, without TORCH_API and the body
+    parameters: tuple[str, ...]  # parameter names in order
+    parameter_texts: tuple[str, ...]  # each parameter as written (type, name, default)
+    line: int  # 0-based line in the header
+    path: str
+
+
+def _strip_comments(text: str) -> str:
+    """Comments and preprocessor lines blanked out, keeping every offset and newline."""
+
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", blank, text, flags=re.S)
+    return re.sub(r"(?m)^[ \t]*#[^\n]*", blank, text)
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "(<[{":
+            depth += 1
+        elif c in ")>]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _parameter_name(param: str) -> str:
+    head = _split_top(param, "=")[0] if "=" in param else param
+    m = re.search(r"(\w+)\s*(?:\[\s*\d*\s*\])?$", head)
+    return m.group(1) if m and len(head.split()) > 1 or (m and head.endswith(("&", "*"))) else ""
+
+
+def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Declaration]:
+    """Function declarations (and inline definitions) at namespace level of a header."""
+    clean = _strip_comments(text)
+    decls: list[Declaration] = []
+    depth = 0
+    start = 0
+    n = len(clean)
+    # jump from delimiter to delimiter (a regex scan, not a loop over every character)
+    for m in _DELIMITER.finditer(clean):
+        i = m.start()
+        c = clean[i]
+        if c == "{":
+            stmt = clean[start:i]
+            if depth == 0 and "namespace" in stmt and re.search(r"\bnamespace\b", stmt):
+                start = i + 1
+                continue  # a namespace's braces do not nest declarations
+            if depth == 0:
+                decl = _declaration(stmt, clean, start, path)
+                if decl is not None:
+                    decls.append(decl)
+            depth += 1
+        elif c == "}":
+            if depth > 0:
+                depth -= 1
+            if depth == 0:
+                start = i + 1
+                if i + 1 < n and clean[i + 1] == ";":
+                    start = i + 2
+        elif depth == 0:  # ";"
+            decl = _declaration(clean[start:i], clean, start, path)
+            if decl is not None:
+                decls.append(decl)
+            start = i + 1
+    return decls
+
+
+_DELIMITER = re.compile(r"[{};]")
+
+
+def _declaration(stmt: str, clean: str, offset: int, path: str) -> Declaration | None:
+    if re.match(r"\s*extern\b", stmt) and "(" not in stmt:
+        m = re.search(r"(\w+)\s*$", stmt)  # extern const char* kCudnnDoubleBackwardMsg;
+        if m is None:
+            return None
+        line = clean.count("\n", 0, offset + len(stmt) - len(stmt.lstrip()))
+        return Declaration(m.group(1), re.sub(r"\s+", " ", stmt.strip()), (), (), line, path)
+    if "(" not in stmt or re.match(r"\s*(struct|class|using|typedef|extern)\b", stmt):
+        return None
+    lead = len(stmt) - len(stmt.lstrip())
+    body = stmt.strip()
+    paren = body.find("(")
+    m = _DECL_NAME.search(body[:paren])
+    if m is None or not re.match(r"[\w~]", m.group(0)):
+        return None
+    name = m.group(0).strip()
+    if not body[:paren].strip() or name == body[:paren].strip():
+        return None  # a call or constructor, not a declaration with a return type
+    close = body.rfind(")")
+    params = _split_top(body[paren + 1 : close])
+    text = re.sub(r"\s+", " ", re.sub(r"\bTORCH_API\s+", "", body))
+    line = clean.count("\n", 0, offset + lead)
+    names = tuple(_parameter_name(p) for p in params)
+    return Declaration(name, text, names, tuple(re.sub(r"\s+", " ", p) for p in params), line, path)
+
+
+def method_names(text: str) -> set[str]:
+    """Names declared as functions/methods in a C++ header (class members and free functions alike)."""
+    names = set()
+    for line in _strip_comments(text).splitlines():
+        m = _METHOD_LINE.match(line)
+        if m is None:
+            continue
+        first = line.split()[0] if line.split() else ""
+        if first in _NOT_A_TYPE:
+            continue
+        names.add(m.group(1))
+    return names
+
+
+def using_names(text: str) -> tuple[set[str], set[str]]:
+    """(names of `using ns::Name;`, namespaces of `using namespace ns;`) in a source file."""
+    names = set(re.findall(r"(?m)^\s*using\s+(?!namespace\b)[\w:]*::(\w+)\s*;", text))
+    namespaces = set(re.findall(r"(?m)^\s*using\s+namespace\s+([\w:]+)\s*;", text))
+    return names, namespaces
+
+
+class NameTable:
+    """C++ names of ATen operators → their schemas. `<name>_symint` is answered on demand (only for
+    operators that have SymInt arguments, as torchgen's cpp.name does), so building it prints nothing."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, list[tuple[str, object]]] = {}
+
+    def add(self, name: str, schema: str, f: object) -> None:
+        self._names.setdefault(name, []).append((schema, f))
+
+    def _entries(self, name: str) -> list[tuple[str, object]]:
+        hit = self._names.get(name)
+        if hit is not None:
+            return hit
+        if name.endswith("_symint"):
+            base = self._names.get(name[: -len("_symint")], ())
+            return [(s, f) for s, f in base if f.func.has_symint()]  # type: ignore[attr-defined]
+        return []
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self._entries(name))
+
+    def get(self, name: str, default: object = ()) -> list[str]:
+        return [s for s, _ in self._entries(name)] or list(default)  # type: ignore[call-overload]
+
+    def __getitem__(self, name: str) -> list[str]:
+        return self.get(name)
+
+    def __iter__(self):  # noqa: ANN204  (every name, for closest-name suggestions: only on a mistake)
+        for name, entries in self._names.items():
+            yield name
+            if any(f.func.has_symint() for _, f in entries):  # type: ignore[attr-defined]
+                yield name + "_symint"
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+@dataclass
+class HeaderIndex:
+    """Everything header-declared a formula may name, for one workspace."""
+
+    sources: Sources
+    helpers: dict[str, list[Declaration]] = field(default_factory=dict)
+    tensor_methods: set[str] = field(default_factory=set)
+    at_functions: NameTable = field(default_factory=lambda: NameTable())  # function variants
+    method_schemas: NameTable = field(default_factory=lambda: NameTable())  # method variants
+    using: set[str] = field(default_factory=set)
+    problems: tuple[str, ...] = ()  # sources that could not be read: what is skipped because of it
+    # False for a native_functions.yaml excerpt (no function has a dispatch section): ATen names that
+    # are not in it may still exist, so they are not judged
+    native_complete: bool = False
+
+    @property
+    def has_helpers(self) -> bool:
+        return self.sources.functions_manual is not None
+
+    @property
+    def has_tensor_methods(self) -> bool:
+        return bool(self.sources.tensor_body) and self.sources.tensor_base is not None
+
+    def is_method(self, name: str) -> bool:
+        return (
+            name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
+        )
+
+    def is_at_name(self, name: str) -> bool:
+        return name in self.at_functions or name in KNOWN_AT or name in KNOWN_C10
+
+    def is_unqualified(self, name: str) -> bool:
+        return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or name in _SAVED_CALLS
+
+
+def _read(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderIndex:
+    headers = HeaderIndex(sources)
+    problems = []
+    text = _read(sources.functions_manual)
+    if text is not None:
+        for decl in parse_declarations(text, str(sources.functions_manual)):
+            headers.helpers.setdefault(decl.name, []).append(decl)
+    else:
+        problems.append("FunctionsManual.h")
+    # The template's hand-written methods plus native_functions.yaml's method variants are what the
+    # generated TensorBody.h declares: with an index, the template (750 lines, not 5,500) is enough.
+    bodies = sources.tensor_body[:1] if index is not None else sources.tensor_body
+    for path in (*bodies, sources.tensor_base):
+        body = _read(path)
+        if body is not None:
+            headers.tensor_methods |= method_names(body)
+    if not sources.tensor_body or sources.tensor_base is None:
+        problems.append("TensorBody.h/TensorBase.h")
+    template = _read(sources.functions_template)
+    if template is not None and sources.functions_template is not None:
+        headers.using = using_names(template)[0]
+        functions_h = _read(sources.functions_template.with_name("Functions.h"))
+        if functions_h is not None:  # Functions.cpp includes it (via FunctionsManual.h): its usings count
+            headers.using |= using_names(functions_h)[0]
+    else:  # the using-declarations of 2.x's Functions.cpp and Functions.h templates
+        headers.using = {
+            "Tensor",
+            "Scalar",
+            "IntArrayRef",
+            "TensorList",
+            "ArrayRef",
+            "Type",
+            "TensorGeometry",
+            "ScalarType",
+            "optional",
+            "fmap",
+            "TypeAndSize",
+        }
+    if index is not None:
+        headers.native_complete = any(f.is_abstract for f in index)
+        for schema, f in index.by_schema.items():  # its keys are the printed schemas: no printing here
+            func = f.func
+            names: tuple[str, ...]
+            if func.is_out_fn():
+                names = (cpp.name(func), cpp.name(func, faithful_name_for_out_overloads=True))
+            else:
+                names = (str(func.name.name),)  # cpp.name without the _symint form (NameTable adds it)
+            if Variant.function in f.variants:
+                for n in names:
+                    headers.at_functions.add(n, schema, f)
+            if Variant.method in f.variants:
+                for n in names:
+                    headers.method_schemas.add(n, schema, f)
+    headers.problems = tuple(problems)
+    return headers
+
+
+_SAVED_CALLS = _saved_call_names()
+
+_cache: dict[tuple[int, str | None, str | None], HeaderIndex] = {}
+
+
+def header_index_for(
+    index: NativeIndex | None, native_path: str | None, derivatives_path: str | None = None
+) -> HeaderIndex:
+    """The workspace's HeaderIndex, built once per (native index, paths) like the native index."""
+    key = (id(index), native_path, derivatives_path)
+    hit = _cache.get(key)
+    if hit is None:
+        from derivls.derivatives.formulas.sources import find_sources
+
+        if len(_cache) > 8:
+            _cache.clear()
+        hit = build_header_index(find_sources(derivatives_path, native_path), index)
+        _cache[key] = hit
+    return hit

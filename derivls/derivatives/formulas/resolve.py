@@ -1,0 +1,305 @@
+"""Every name of a formula resolved against what the generated C++ has in scope → findings.
+
+A finding is plain data (offsets into the formula text); hook.py turns it into a located
+diagnostic. Codes:
+  formula-unknown-name       a name nothing declares (closest names as suggestions)
+  formula-unknown-method     a `.name(` / `->name(` no Tensor or documented non-Tensor type has
+  formula-unknown-qualified  `at::x`, `std::x`, `c10::x` that the namespace does not have
+  formula-grad-in-forward    grad / grads / grad_<output> in a forward formula
+  formula-tangent-in-backward <arg>_t / <arg>_p in a backward formula
+  formula-result-not-output  `result` where the outputs are named or several
+  formula-grad-input-mask-single grad_input_mask in a formula for a single input
+  formula-unbalanced         an unbalanced bracket; formula-unterminated: an unclosed literal/comment
+  formula-adl-no-tensor      an unqualified ATen call whose arguments hold no Tensor (warning)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from derivls.derivatives.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, HeaderIndex
+from derivls.derivatives.formulas.scope import Scope
+from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
+
+# Tensor methods whose result is not a Tensor (so it gives no argument-dependent lookup into at::).
+NON_TENSOR_METHODS = frozenset(
+    "options sizes sym_sizes size sym_size strides sym_strides stride sym_stride dim numel sym_numel scalar_type dtype "
+    "device layout is_complex is_floating_point defined requires_grad is_contiguous item toDouble toLong has_value "
+    "is_sparse is_meta is_cuda storage_offset sym_storage_offset ndimension element_size nbytes".split()
+)
+_NOT_DECL_BEFORE = frozenset({"return", "else", "case", "new", "delete", "throw", "typename", "template", "operator"})
+_SUFFIX = re.compile(r"^(\w+)_([tp])$")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: int  # 1 error, 2 warning, 3 information
+    start: int
+    end: int
+    message: str
+    suggestions: tuple[str, ...] = ()
+
+
+def declared_names(tokens: list[Token], pairs: dict[int, int]) -> set[str]:
+    """Lambda parameters and local declarations (`auto x = …`, `const Tensor& t`) inside the formula."""
+    names: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t.kind == "punct" and t.text == "[" and i in pairs:
+            prev = tokens[i - 1] if i else None
+            if prev is not None and (prev.kind in ("ident", "string") or prev.text in (")", "]")):
+                continue  # a subscript
+            close = pairs[i]
+            if close + 1 < len(tokens) and tokens[close + 1].text == "(" and close + 1 in pairs:
+                end = pairs[close + 1]
+                segment: list[Token] = []
+                depth = 0
+                for tok in tokens[close + 2 : end + 1]:
+                    if tok.text in ("(", "[", "{", "<"):
+                        depth += 1
+                    elif tok.text in (")", "]", "}", ">") and depth:
+                        depth -= 1
+                    if (tok.text == "," and depth == 0) or tok is tokens[end]:
+                        idents = [x for x in segment if x.kind == "ident"]
+                        if "=" in [x.text for x in segment]:
+                            idents = [x for x in segment[: [x.text for x in segment].index("=")] if x.kind == "ident"]
+                        if len(idents) >= 2:
+                            names.add(idents[-1].text)
+                        segment = []
+                    else:
+                        segment.append(tok)
+        if t.kind != "ident" or i == 0:
+            continue
+        prev = tokens[i - 1]
+        nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
+        if nxt not in ("=", ";", "{", ",", ")", ":"):
+            continue
+        if prev.kind == "ident" and prev.text not in _NOT_DECL_BEFORE:
+            names.add(t.text)
+        elif prev.text in ("&", "*", "&&") and i >= 2 and tokens[i - 2].kind == "ident":
+            before = tokens[i - 3].text if i >= 3 else "("
+            if before in ("const", "(", ",", "{", ";") and nxt in ("=", ",", ")", ";"):
+                names.add(t.text)
+        elif prev.text == ">" and nxt == "=":
+            names.add(t.text)  # std::vector<Tensor> v = …
+    return names
+
+
+def _closest(word: str, candidates: set[str] | list[str], n: int = 3) -> tuple[str, ...]:
+    import difflib
+
+    return tuple(difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6))
+
+
+def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Finding]:
+    tokens, problems = tokenize(formula)
+    findings = [
+        Finding(
+            "formula-unbalanced" if p.code == "unbalanced-bracket" else "formula-unterminated",
+            1,
+            p.start,
+            p.end,
+            p.message,
+        )
+        for p in problems
+    ]
+    pairs = matching_brackets(tokens)
+    declared = declared_names(tokens, pairs)
+    for i, t in enumerate(tokens):
+        if t.kind != "ident" or t.text in KEYWORDS:
+            continue
+        prev = tokens[i - 1].text if i else ""
+        nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
+        if prev == "->":
+            continue  # members of pointers (TensorImpl*, std::optional's value): not checked
+        if prev == ".":
+            if (
+                headers is not None
+                and headers.has_tensor_methods
+                and headers.native_complete
+                and not headers.is_method(t.text)
+            ):
+                cands = headers.tensor_methods | set(headers.method_schemas)
+                findings.append(
+                    Finding(
+                        "formula-unknown-method",
+                        1,
+                        t.start,
+                        t.end,
+                        f"No Tensor method (nor method of std::optional, c10::Scalar, ArrayRef, "
+                        f"SymInt) is named '{t.text}'.",
+                        _closest(t.text, cands),
+                    )
+                )
+            continue
+        if prev == "::":
+            findings.extend(_qualified(tokens, i, headers))
+            continue
+        if nxt == "::":
+            continue  # a namespace or class qualifier
+        if t.text in declared:
+            continue
+        finding = _unqualified(tokens, i, pairs, scope, headers, declared)
+        if finding is not None:
+            findings.append(finding)
+    return findings
+
+
+def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list[Finding]:
+    t = tokens[i]
+    if i < 2 or tokens[i - 2].kind != "ident" or (i >= 3 and tokens[i - 3].text == "::"):
+        return []  # ::x, a::b::x: only one-level at::/std::/c10:: names are checked
+    namespace = tokens[i - 2].text
+    if namespace == "at":
+        if headers is None or not headers.native_complete or headers.is_at_name(t.text):
+            return []
+        cands = set(headers.at_functions) | KNOWN_AT
+    elif namespace == "std":
+        if t.text in KNOWN_STD:
+            return []
+        cands = set(KNOWN_STD)
+        if _closest(t.text, cands) == ():
+            return []  # a std name we do not list and nothing close to it: not judged
+    elif namespace == "c10":
+        if t.text in KNOWN_C10 or (headers is not None and t.text in KNOWN_AT):
+            return []
+        cands = set(KNOWN_C10)
+        if _closest(t.text, cands) == ():
+            return []
+    else:
+        return []
+    return [
+        Finding(
+            "formula-unknown-qualified",
+            1,
+            t.start,
+            t.end,
+            f"'{namespace}::{t.text}' is not declared.",
+            tuple(f"{s}" for s in _closest(t.text, cands)),
+        )
+    ]
+
+
+def _unqualified(
+    tokens: list[Token], i: int, pairs: dict[int, int], scope: Scope, headers: HeaderIndex | None, declared: set[str]
+) -> Finding | None:
+    t = tokens[i]
+    name = t.text
+    local = scope.get(name)
+    if scope.backward:
+        m = _SUFFIX.match(name)
+        if local is None and m and (m.group(1) in scope.arguments or m.group(1) == "original_self"):
+            what = "tangent" if m.group(2) == "t" else "primal"
+            return Finding(
+                "formula-tangent-in-backward",
+                1,
+                t.start,
+                t.end,
+                f"'{name}' (the {what} of '{m.group(1)}') only exists in forward formulas; a backward "
+                f"formula uses '{m.group(1)}' itself.",
+                (m.group(1),),
+            )
+        if name == "grad_input_mask" and not scope.multi_input:
+            return Finding(
+                "formula-grad-input-mask-single",
+                1,
+                t.start,
+                t.end,
+                "grad_input_mask only exists in a formula for several inputs ('a, b: …'); for a single "
+                "input the formula runs only when that input needs a gradient.",
+            )
+    else:
+        if local is None and (name in ("grad", "grads") or (name.startswith("grad_") and name[5:] in scope.outputs)):
+            return Finding(
+                "formula-grad-in-forward",
+                1,
+                t.start,
+                t.end,
+                f"'{name}' only exists in backward formulas; a forward formula uses tangents "
+                f"(<input>_t) and primals (<input>_p).",
+            )
+    if local is not None:
+        return None
+    if name == "result" or re.fullmatch(r"result\d+", name):
+        return Finding(
+            "formula-result-not-output",
+            1,
+            t.start,
+            t.end,
+            f"'{name}' is not an output here: the outputs are named {', '.join(scope.outputs) or '(none)'}.",
+            scope.outputs[:3],
+        )
+    if name == "grad_input_mask":
+        return None  # forward formulas: not declared, but reported as unknown below
+    if headers is None:
+        return None
+    if headers.is_unqualified(name):
+        return None
+    nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
+    if name in headers.at_functions:
+        if nxt == "(" and (i + 1) in pairs and not _may_hold_tensor(tokens[i + 2 : pairs[i + 1]], scope, declared):
+            return Finding(
+                "formula-adl-no-tensor",
+                2,
+                t.start,
+                t.end,
+                f"'{name}' is an ATen function reached without 'at::' only through argument-dependent "
+                f"lookup, and no argument here is a Tensor: write 'at::{name}'.",
+                (f"at::{name}",),
+            )
+        return None
+    if not headers.has_helpers:
+        return None  # could be a FunctionsManual helper: not judged without the header
+    if not headers.native_complete and nxt == "(":
+        return None  # could be an ATen function missing from a native_functions.yaml excerpt
+    m = _SUFFIX.match(name)
+    if not scope.backward and m and m.group(1) in scope.arguments:
+        return Finding(
+            "formula-unknown-name",
+            1,
+            t.start,
+            t.end,
+            f"'{name}' is not defined: '{m.group(1)}' is not a differentiable input here (it is not a "
+            "Tensor, or the entry marks it non_differentiable).",
+            (),
+        )
+    candidates = set(scope.locals) | set(headers.helpers) | headers.using
+    if not scope.backward:
+        candidates -= {"grad", "grads"}
+    return Finding(
+        "formula-unknown-name",
+        1,
+        t.start,
+        t.end,
+        f"'{name}' is not declared: it is neither a local of this formula "
+        f"({'backward' if scope.backward else 'forward'}), a FunctionsManual helper, nor an ATen function.",
+        _closest(name, candidates),
+    )
+
+
+def _may_hold_tensor(args: list[Token], scope: Scope, declared: set[str]) -> bool:
+    """Could any argument be a Tensor (or a std container of one)? Calls and unknown names: yes."""
+    for j, t in enumerate(args):
+        if t.kind != "ident" or t.text in KEYWORDS:
+            continue
+        if t.text in declared:
+            return True
+        nxt = args[j + 1].text if j + 1 < len(args) else ""
+        prev = args[j - 1].text if j else ""
+        if prev in (".", "->"):
+            if t.text in NON_TENSOR_METHODS:
+                continue
+            return True
+        if nxt in ("(", "[", "->"):
+            return True
+        if nxt == ".":
+            if j + 2 < len(args) and args[j + 2].text in NON_TENSOR_METHODS:
+                continue  # x.options(), x.sym_sizes(): the method's result is the argument, not x
+            return True
+        if prev == "::" or nxt == "::":
+            continue  # at::kFloat, c10::nullopt, ScalarType::Float: not Tensors
+        local = scope.get(t.text)
+        if local is None or local.is_tensor:
+            return True
+    return False

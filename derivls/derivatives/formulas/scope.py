@@ -1,0 +1,118 @@
+"""The locals the generated code has in scope for one formula, as torchgen writes that code.
+
+Backward formula (gen_autograd_functions.py, `<Node>_apply_functional`): the saved arguments and
+outputs under their C++ names (`result`, `result0`…, or the output's name), `grads`, `grad`
+(`const auto& grad = grads[0]`), `grad_<output>` for each differentiable named Tensor output,
+`grad_input_mask` (only in a formula for several inputs: DERIVATIVE_MULTI), `retain_variables`,
+`needs_input_grad`, and in a `_foreach_` entry the loop's `i` (DERIVATIVE_SINGLE_FOREACH).
+Forward formula (gen_variable_type.py, emit_fw_derivatives, inside the VariableType kernel): the
+arguments, `<arg>_t` / `<arg>_p` for each differentiable input (tensor-like, not marked
+non_differentiable), `original_self_p` / `original_self_t` (in-place reuse), the outputs, and the
+foreach `i`. Not in scope: `grad`/`grads` in a forward formula, `<arg>_t`/`<arg>_p` in a backward one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from derivls.aten.native import NativeFunction
+from derivls.derivatives.facts import function_facts
+from derivls.derivatives.model import DifferentiabilityInfo
+
+# kinds: argument, output, grad, tangent, primal, generated (other locals of the generated code)
+
+
+@dataclass(frozen=True, slots=True)
+class Local:
+    name: str
+    kind: str
+    cpp_type: str  # "" when unknown
+
+    @property
+    def is_tensor(self) -> bool:
+        """A value whose type has at:: as an associated namespace (so an unqualified call finds at:: functions)."""
+        return "Tensor" in self.cpp_type
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    backward: bool
+    locals: dict[str, Local]
+    arguments: tuple[str, ...]
+    outputs: tuple[str, ...]
+    differentiable_inputs: tuple[str, ...]
+    multi_input: bool  # a backward formula for several inputs (grad_input_mask exists)
+    foreach: bool
+
+    def get(self, name: str) -> Local | None:
+        return self.locals.get(name)
+
+
+_base_cache: dict[int, tuple[NativeFunction, dict[str, Local], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _base(f: NativeFunction) -> tuple[dict[str, Local], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(argument and output locals, argument names, output names, tensor-like argument names) of a function."""
+    hit = _base_cache.get(id(f))
+    if hit is not None and hit[0] is f:
+        return hit[1:]  # type: ignore[return-value]
+    facts = function_facts(f)
+    locals_: dict[str, Local] = {}
+    for b in facts.bindings:
+        locals_.setdefault(b.name, Local(b.name, "argument", b.type))
+    for r in facts.named_returns:
+        locals_.setdefault(str(r.name), Local(str(r.name), "output", r.type.cpp_type()))
+    outputs = tuple(str(r.name) for r in facts.named_returns)
+    tensors = tuple(b.name for b in facts.bindings if _tensor_like(b))
+    if len(_base_cache) > 50_000:
+        _base_cache.clear()
+    _base_cache[id(f)] = (f, locals_, tuple(facts.arg_names), outputs, tensors)
+    return locals_, tuple(facts.arg_names), outputs, tensors
+
+
+def build_scope(
+    f: NativeFunction, info: DifferentiabilityInfo | None, backward: bool, var_names: tuple[str, ...]
+) -> Scope:
+    base, arg_names, outputs, tensors = _base(f)
+    foreach = f.func.name.name.base.startswith("_foreach_")
+    locals_ = dict(base)
+
+    def add(name: str, kind: str, cpp_type: str = "") -> None:
+        if name not in locals_:
+            locals_[name] = Local(name, kind, cpp_type)
+
+    if not backward and "options" in locals_:  # the VariableType kernel takes TensorOptions scattered
+        for name, t in (
+            ("dtype", "std::optional<at::ScalarType>"),
+            ("layout", "std::optional<at::Layout>"),
+            ("device", "std::optional<at::Device>"),
+            ("pin_memory", "std::optional<bool>"),
+        ):
+            add(name, "argument", t)
+    non_differentiable = set(info.non_differentiable_arg_names) if info is not None else set()
+    differentiable = tuple(n for n in tensors if n not in non_differentiable)
+    if backward:
+        add("grads", "grad", "variable_list")
+        add("grad", "grad", "at::Tensor")
+        if info is not None:
+            for name in info.available_named_gradients:
+                add(name, "grad", "at::Tensor")
+        if len(var_names) > 1:
+            add("grad_input_mask", "generated", "std::array<bool>")
+        add("retain_variables", "generated", "bool")
+        add("needs_input_grad", "generated", "std::array<bool>")
+    else:
+        for name in differentiable:
+            add(name + "_t", "tangent", "at::Tensor")
+            add(name + "_p", "primal", "at::Tensor")
+        add("original_self_p", "primal", "at::Tensor")
+        add("original_self_t", "tangent", "at::Tensor")
+    if foreach:
+        add("i", "generated", "size_t")
+    return Scope(backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach)
+
+
+def _tensor_like(binding: object) -> bool:
+    argument = getattr(binding, "argument", None)
+    t = getattr(argument, "type", None)
+    return t is not None and t.is_tensor_like()

@@ -1,0 +1,164 @@
+"""Seeded C++ mistakes in formulas of the real 2.13 derivatives.yaml (shared by the derivls test and the g++ test).
+
+Each mutation replaces `old` by `new` inside the entry whose `- name:` line is `entry`; `ident` is the
+token derivls must point at (its first occurrence in `new`), `code` the diagnostic it must report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Seeded:
+    code: str
+    entry: str
+    old: str
+    new: str
+    ident: str
+
+
+ABS = "- name: abs(Tensor self) -> Tensor"
+MUL = "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor"
+MAX_DIM = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+EIG = "- name: linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"
+CLAMP_MIN = "- name: clamp_min(Tensor self, Scalar min) -> Tensor"
+CONV_TBC = "- name: conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"
+DROPOUT = "- name: _fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)"
+ACOSH_ = "- name: acosh_(Tensor(a!) self) -> Tensor(a!)"
+ADD = "- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+GRID = (
+    "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+    "bool align_corners) -> Tensor"
+)
+
+SEEDED = {
+    "helper-typo-forward": Seeded("formula-unknown-name", ABS, "handle_r_to_c(", "handle_r_to_cc(", "handle_r_to_cc"),
+    "helper-typo-backward": Seeded(
+        "formula-unknown-name",
+        MUL,
+        "mul_tensor_backward(grad, other",
+        "mul_tensor_backwrd(grad, other",
+        "mul_tensor_backwrd",
+    ),
+    "helper-typo-case": Seeded(
+        "formula-unknown-name",
+        MAX_DIM,
+        "value_selecting_reduction_backward_symint",
+        "Value_selecting_reduction_backward_symint",
+        "Value_selecting_reduction_backward_symint",
+    ),
+    "method-typo": Seeded("formula-unknown-method", ABS, "grad * self.sgn()", "grad * self.sgnn()", "sgnn"),
+    "method-typo-forward": Seeded("formula-unknown-method", ABS, "self_p.sgn()", "self_p.sng()", "sng"),
+    "method-typo-on-grad": Seeded("formula-unknown-method", CLAMP_MIN, "grad.options()", "grad.optionz()", "optionz"),
+    "method-typo-scalar-type": Seeded(
+        "formula-unknown-method", MUL, "self.scalar_type()", "self.scalartype()", "scalartype"
+    ),
+    "undefined-variable": Seeded(
+        "formula-unknown-name", MUL, "grad, other, self.scalar_type()", "grad, othr, self.scalar_type()", "othr"
+    ),
+    "undefined-variable-forward": Seeded(
+        "formula-unknown-name", MUL, "other_t * self_p", "other_tt * self_p", "other_tt"
+    ),
+    "undefined-variable-alpha": Seeded(
+        "formula-unknown-name", ADD, "maybe_multiply(grad, alpha.conj())", "maybe_multiply(grad, alfa.conj())", "alfa"
+    ),
+    "grad-in-forward": Seeded(
+        "formula-grad-in-forward", ABS, "self_t.conj() * self_p.sgn()", "self_t.conj() * grad.sgn()", "grad"
+    ),
+    "grads-in-forward": Seeded(
+        "formula-grad-in-forward", EIG, "linalg_eig_jvp(self_t,", "linalg_eig_jvp(self_t + grads[0],", "grads"
+    ),
+    "tangent-in-backward": Seeded(
+        "formula-tangent-in-backward", ABS, "grad * self.sgn()", "grad * self_t.sgn()", "self_t"
+    ),
+    "primal-in-backward": Seeded(
+        "formula-tangent-in-backward",
+        MUL,
+        "grad, other, self.scalar_type()",
+        "grad, other_p, self.scalar_type()",
+        "other_p",
+    ),
+    "result-where-named-forward": Seeded(
+        "formula-result-not-output",
+        MAX_DIM,
+        "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+        "gather_with_keepdimed_indices(self_t, dim, result, keepdim)",
+        "result",
+    ),
+    "result-where-named-backward": Seeded(
+        "formula-result-not-output",
+        EIG,
+        "eigenvalues, eigenvectors, /*is_hermitian=*/false))",
+        "result, eigenvectors, /*is_hermitian=*/false))",
+        "result",
+    ),
+    "result-where-several": Seeded(
+        "formula-result-not-output",
+        DROPOUT,
+        "_fused_dropout_backward(grad, result1, p)",
+        "_fused_dropout_backward(grad, result, p)",
+        "result",
+    ),
+    "at-typo": Seeded(
+        "formula-unknown-qualified", CLAMP_MIN, "at::scalar_tensor(", "at::scalar_tensr(", "scalar_tensr"
+    ),
+    "at-typo-forward": Seeded(
+        "formula-unknown-qualified", EIG, "linalg_eig_jvp(self_t", "at::linalg_eig_jvpp(self_t", "linalg_eig_jvpp"
+    ),
+    "std-typo": Seeded(
+        "formula-unknown-qualified",
+        CONV_TBC,
+        "std::tuple<Tensor, Tensor, Tensor>()",
+        "std::tupel<Tensor, Tensor, Tensor>()",
+        "tupel",
+    ),
+    "grad-input-mask-single": Seeded(
+        "formula-grad-input-mask-single",
+        ABS,
+        "grad * self.sgn()",
+        "grad * self.sgn() * grad_input_mask[0]",
+        "grad_input_mask",
+    ),
+    "unbalanced-paren": Seeded("formula-unbalanced", ABS, "grad * self.sgn()", "grad * (self.sgn()", "("),
+    "unbalanced-close": Seeded(
+        "formula-unbalanced", MUL, "other_t * self_p + self_t * other_p", "other_t * self_p) + self_t * other_p", ")"
+    ),
+    "unterminated-string": Seeded(
+        "formula-unterminated",
+        ACOSH_,
+        'not_implemented("inplace version of acosh")',
+        'not_implemented("inplace version of acosh)',
+        '"inplace version of acosh)',
+    ),
+    "adl-no-tensor": Seeded(
+        "formula-adl-no-tensor", CLAMP_MIN, "at::scalar_tensor(", "scalar_tensor(", "scalar_tensor"
+    ),
+    "unknown-in-lambda": Seeded(
+        "formula-unknown-name",
+        "- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
+        "[](c10::SymInt i){return -i;}",
+        "[](c10::SymInt i){return -j;}",
+        "j",
+    ),
+    "helper-in-forward-typo": Seeded(
+        "formula-unknown-name", EIG, "linalg_eig_jvp(self_t", "linalg_eig_jpv(self_t", "linalg_eig_jpv"
+    ),
+    "undefined-output": Seeded(
+        "formula-unknown-name",
+        MAX_DIM,
+        "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+        "gather_with_keepdimed_indices(self_t, dim, indice, keepdim)",
+        "indice",
+    ),
+    "c10-typo": Seeded(
+        "formula-unknown-qualified", EIG, "linalg_eig_jvp(self_t", "linalg_eig_jvp(c10::irangee(1), self_t", "irangee"
+    ),
+    "tangent-of-nondifferentiable": Seeded(
+        "formula-unknown-name",
+        MAX_DIM,
+        "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+        "gather_with_keepdimed_indices(self_t, dim_t, indices, keepdim)",
+        "dim_t",
+    ),
+}

@@ -1,0 +1,114 @@
+"""One test per formula rule, on the scope of a real entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from derivls.derivatives.formulas.resolve import resolve
+from derivls.derivatives.formulas.scope import build_scope
+
+ABS = "abs(Tensor self) -> Tensor"
+MAX_DIM = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+DROPOUT = "_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)"
+
+
+@pytest.fixture
+def scope_of(key_of):
+    def make(schema: str, names: str):
+        result, section, key = key_of(schema, names)
+        return build_scope(result.canonical, section.info, key.kind == "backward", key.var_names)
+
+    return make
+
+
+def codes(formula, scope, headers):
+    return [(f.code, formula[f.start : f.end], f.suggestions[:1]) for f in resolve(formula, scope, headers)]
+
+
+def test_a_known_formula_resolves_cleanly(scope_of, headers):
+    assert codes("handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())", scope_of(ABS, "result"),
+                 headers) == []  # fmt: skip
+
+
+def test_an_unknown_name_offers_the_closest_names(scope_of, headers):
+    assert codes("grad * slef.sgn()", scope_of(ABS, "self"), headers) == [("formula-unknown-name", "slef", ("self",))]
+
+
+def test_an_unknown_method_offers_the_closest_methods(scope_of, headers):
+    assert codes("grad * self.sgnn()", scope_of(ABS, "self"), headers) == [("formula-unknown-method", "sgnn", ("sgn",))]
+
+
+def test_qualified_names_are_checked_in_at_std_and_c10(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    assert codes("at::zeroz_like(grad)", scope, headers) == [
+        ("formula-unknown-qualified", "zeroz_like", ("zeros_like",))
+    ]
+    assert codes("std::tupel<Tensor>()", scope, headers)[0][:2] == ("formula-unknown-qualified", "tupel")
+    assert codes("at::native::anything(grad) + at::_ops::x::call(grad)", scope, headers) == []
+
+
+def test_grad_and_grads_are_not_in_a_forward_formula(scope_of, headers):
+    scope = scope_of(ABS, "result")
+    assert [c[:2] for c in codes("grad + grads[0]", scope, headers)] == [
+        ("formula-grad-in-forward", "grad"), ("formula-grad-in-forward", "grads"),
+    ]  # fmt: skip
+
+
+def test_tangents_and_primals_are_not_in_a_backward_formula(scope_of, headers):
+    assert [c[:2] for c in codes("grad * self_t + self_p", scope_of(ABS, "self"), headers)] == [
+        ("formula-tangent-in-backward", "self_t"), ("formula-tangent-in-backward", "self_p"),
+    ]  # fmt: skip
+
+
+def test_result_is_not_an_output_where_outputs_are_named_or_several(scope_of, headers):
+    assert codes("result", scope_of(MAX_DIM, "values"), headers) == [
+        ("formula-result-not-output", "result", ("values",))
+    ]
+    assert codes("grad * result", scope_of(DROPOUT, "self"), headers)[0][:2] == ("formula-result-not-output", "result")
+
+
+def test_grad_input_mask_is_not_in_a_single_input_formula(scope_of, headers):
+    assert codes("grad * grad_input_mask[0]", scope_of(ABS, "self"), headers)[0][:2] == (
+        "formula-grad-input-mask-single", "grad_input_mask",
+    )  # fmt: skip
+
+
+def test_an_unqualified_aten_call_needs_a_tensor_argument(scope_of, headers):
+    scope = scope_of(MAX_DIM, "self")
+    assert codes("zeros_like(grad)", scope, headers) == []
+    assert codes("where(dim > 0, grad, self)", scope, headers) == []
+    assert codes("scalar_tensor(0., grad.options())", scope, headers) == [
+        ("formula-adl-no-tensor", "scalar_tensor", ("at::scalar_tensor",))
+    ]
+    assert codes("zeros({dim, keepdim})", scope, headers)[0][:2] == ("formula-adl-no-tensor", "zeros")
+
+
+def test_lambda_parameters_and_local_declarations_are_in_scope(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    assert codes("fmap(grad, [](const Tensor& t){ auto u = t * 2; return u; })", scope, headers) == []
+    assert codes("fmap(grad, [](const Tensor& t){ return v; })", scope, headers)[0][:2] == (
+        "formula-unknown-name", "v",
+    )  # fmt: skip
+
+
+def test_unbalanced_brackets_and_unterminated_literals(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    assert codes("grad * (self.sgn()", scope, headers) == [("formula-unbalanced", "(", ())]
+    assert codes('not_implemented("x)', scope, headers)[0][:1] == ("formula-unterminated",)
+
+
+def test_without_functions_manual_helper_names_are_not_judged(scope_of, headers):
+    from dataclasses import replace
+
+    missing = replace(headers, sources=replace(headers.sources, functions_manual=None), helpers={})
+    assert codes("handle_r_to_cc(grad)", scope_of(ABS, "self"), missing) == []
+    assert codes("grad * self_t", scope_of(ABS, "self"), missing)[0][0] == "formula-tangent-in-backward"
+
+
+def test_against_a_native_functions_excerpt_aten_names_are_not_judged(scope_of, headers):
+    from dataclasses import replace
+
+    excerpt = replace(headers, native_complete=False)
+    scope = scope_of(ABS, "self")
+    assert codes("ones_lik(self) * at::zeroz(grad) * self.sgnn()", scope, excerpt) == []
+    assert codes("grad * slef", scope, excerpt)[0][:2] == ("formula-unknown-name", "slef")

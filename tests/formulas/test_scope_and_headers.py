@@ -1,0 +1,94 @@
+"""The scope of a formula as the generated code has it, and the names the C++ sources declare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from derivls.derivatives.formulas.headers import parse_declarations
+from derivls.derivatives.formulas.scope import build_scope
+from derivls.derivatives.formulas.sources import find_sources
+
+MAX_DIM = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+CLAMP = "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
+
+
+def test_a_backward_formula_sees_arguments_outputs_grads_but_no_tangents(key_of):
+    result, section, key = key_of(MAX_DIM, "self")
+    scope = build_scope(result.canonical, section.info, True, key.var_names)
+    assert {"self", "dim", "keepdim", "values", "indices", "grad", "grads", "retain_variables"} <= set(scope.locals)
+    assert "self_t" not in scope.locals and "grad_input_mask" not in scope.locals
+
+
+def test_a_forward_formula_sees_tangents_and_primals_of_differentiable_inputs_only(key_of):
+    result, section, key = key_of(MAX_DIM, "values")
+    scope = build_scope(result.canonical, section.info, False, key.var_names)
+    assert {"self_t", "self_p", "dim", "values"} <= set(scope.locals)
+    assert "dim_t" not in scope.locals and "grad" not in scope.locals
+
+
+def test_grad_input_mask_exists_only_for_a_formula_of_several_inputs(key_of):
+    result, section, key = key_of(CLAMP, "min, max")
+    assert "grad_input_mask" in build_scope(result.canonical, section.info, True, key.var_names).locals
+    result, section, key = key_of(CLAMP, "self")
+    assert "grad_input_mask" not in build_scope(result.canonical, section.info, True, key.var_names).locals
+
+
+def test_sources_are_found_beside_a_wheel_and_a_checkout(real_files, tmp_path: Path):
+    wheel = find_sources(real_files.derivatives)
+    assert wheel.functions_manual is not None and wheel.functions_manual.name == "FunctionsManual.h"
+    assert wheel.tensor_base is not None and len(wheel.tensor_body) == 2 and wheel.missing == ()
+    root = tmp_path / "pytorch"
+    (root / "tools/autograd").mkdir(parents=True)
+    (root / "tools/autograd/derivatives.yaml").write_text("")
+    (root / "torch/csrc/autograd").mkdir(parents=True)
+    (root / "torch/csrc/autograd/FunctionsManual.h").write_text("Tensor f(const Tensor& x);\n")
+    checkout = find_sources(root / "tools/autograd/derivatives.yaml")
+    assert checkout.functions_manual == root / "torch/csrc/autograd/FunctionsManual.h"
+    assert checkout.missing == ("TensorBody.h", "TensorBase.h")
+    assert find_sources(tmp_path / "lone.yaml").missing == ("FunctionsManual.h", "TensorBody.h", "TensorBase.h")
+
+
+def test_declarations_keep_every_overload_with_parameter_names():
+    header = """
+namespace torch::autograd::generated::details {
+extern const char* kMsg;
+// a comment with f(x);
+TORCH_API Tensor f(const Tensor& grad, int64_t dim = 0);
+at::Tensor f(
+    at::Tensor grad,
+    const std::optional<at::Scalar>& p_);
+inline std::optional<Tensor> g(const Tensor& t, const bool cond) {
+  return cond ? t : std::nullopt;
+}
+struct S { int h(int a); };
+}
+"""
+    decls = parse_declarations(header)
+    assert [(d.name, d.parameters) for d in decls] == [
+        ("kMsg", ()),
+        ("f", ("grad", "dim")),
+        ("f", ("grad", "p_")),
+        ("g", ("t", "cond")),
+    ]
+    assert decls[1].text == "Tensor f(const Tensor& grad, int64_t dim = 0)" and decls[1].line == 4
+
+
+def test_the_header_index_knows_helpers_methods_and_aten_functions(headers):
+    assert len(headers.helpers["norm_backward"]) == 2
+    assert "kCudnnDoubleBackwardMsg" in headers.helpers
+    assert headers.is_method("sgn") and headers.is_method("sym_sizes") and headers.is_method("has_value")
+    assert not headers.is_method("sgnn")
+    assert "scalar_tensor" in headers.at_functions and "zeros_symint" in headers.at_functions
+    assert "add_out" in headers.at_functions and "add_outf" in headers.at_functions
+    assert {"Tensor", "Scalar", "IntArrayRef", "TensorList", "fmap"} <= headers.using
+
+
+def test_missing_sources_are_said_once_and_present_ones_not_at_all(real_files, native_index, tmp_path: Path):
+    from derivls.derivatives.formulas.hook import workspace_diagnostics
+
+    assert workspace_diagnostics(native_index, str(real_files.native)) == []
+    lone = tmp_path / "native_functions.yaml"
+    lone.write_text("")
+    notices = workspace_diagnostics(native_index, str(lone))
+    assert [(d.code, d.severity.label) for d in notices] == [("formula-sources-missing", "information")]
+    assert "FunctionsManual.h" in notices[0].message and "not checked" in notices[0].message

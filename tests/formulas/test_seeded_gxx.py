@@ -1,0 +1,106 @@
+"""The compiler's verdict on the seeded formula mistakes: g++ (-std=c++20, the wheel's headers)
+compiles each original formula and rejects each mutated one, in the scope derivls assumes.
+
+One translation unit holds every case (a function per formula, parameters = the scope's locals with
+their C++ types, inside torch::autograd::generated with Functions.cpp's using-declarations), so the
+whole check is one g++ run (about a minute on a shared machine).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from derivls.aten.native import NativeIndex
+from derivls.derivatives.formulas.scope import build_scope
+from derivls.derivatives.loader import DocumentAnalyzer
+from tests.formulas.seeded import SEEDED
+
+PRELUDE = """\
+#include "torch/csrc/autograd/FunctionsManual.h"
+using namespace torch::autograd::generated::details;
+using at::Tensor;
+using at::Scalar;
+using at::IntArrayRef;
+using at::TensorList;
+namespace torch::autograd::generated {
+"""
+
+
+def _params(scope) -> str:
+    params = []
+    for local in scope.locals.values():
+        t = local.cpp_type
+        if local.name == "grad_input_mask":
+            t = f"std::array<bool, {2}>"
+        elif local.name == "needs_input_grad":
+            continue
+        elif local.name == "grads":
+            t = "const variable_list &"
+        elif local.name == "i":
+            t = "size_t"
+        if not t:
+            continue
+        params.append(f"{t} {local.name}")
+    return ", ".join(params)
+
+
+@pytest.fixture(scope="module")
+def cases(real_files):
+    index = NativeIndex.load(str(real_files.native), str(real_files.tags))
+    analysis = DocumentAnalyzer(index, str(real_files.native)).analyse(real_files.derivatives.read_text())
+    by_name = {f"- name: {p.result.schema_string}": p.result for p in analysis.entries}
+    out = []
+    for name, seeded in sorted(SEEDED.items()):
+        result = by_name[seeded.entry]
+        for section in result.sections:
+            for k in section.keys:
+                formula = k.item.value.value
+                if isinstance(formula, str) and seeded.old in formula:
+                    scope = build_scope(result.canonical, section.info, k.kind == "backward", k.var_names)
+                    out.append((name, scope, formula, formula.replace(seeded.old, seeded.new, 1)))
+                    break
+            else:
+                continue
+            break
+        else:
+            raise AssertionError(f"{name}: {seeded.old!r} is in no formula of its entry")
+    return out
+
+
+def test_gxx_compiles_every_original_formula_and_rejects_every_seeded_mistake(cases, tmp_path: Path):
+    gxx = shutil.which("g++")
+    assert gxx is not None, "g++ is needed (apt-get install g++)"
+    spec = importlib.util.find_spec("torch")  # the wheel's headers, without importing torch
+    assert spec is not None and spec.submodule_search_locations
+    include = Path(list(spec.submodule_search_locations)[0]) / "include"
+    lines = PRELUDE.splitlines()
+    owner: dict[int, tuple[str, str]] = {}
+    for n, (name, scope, good, bad) in enumerate(cases):
+        for label, formula in (("ok", good), ("bad", bad)):
+            start = len(lines) + 1
+            lines.append(f"auto case_{n}_{label}({_params(scope)}) {{")
+            lines.append(f"  return {formula};")
+            lines.append("}")
+            for line in range(start, len(lines) + 1):
+                owner[line] = (name, label)
+    lines.append("}")
+    source = tmp_path / "formulas.cpp"
+    source.write_text("\n".join(lines) + "\n")
+    run = subprocess.run(
+        [gxx, "-std=c++20", "-fsyntax-only", "-fmax-errors=1000", f"-I{include}", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    failed = set()
+    for m in re.finditer(rf"^{re.escape(str(source))}:(\d+):\d+: error:", run.stderr, re.M):
+        failed.add(owner.get(int(m.group(1)), ("<prelude>", "")))
+    assert ("<prelude>", "") not in failed, run.stderr[:3000]
+    assert {n for n, label in failed if label == "ok"} == set(), run.stderr[:5000]
+    assert {n for n, label in failed if label == "bad"} == {name for name, *_ in cases}, run.stderr[:5000]
