@@ -35,6 +35,11 @@ def _add_native_options(parser: argparse.ArgumentParser) -> None:
         help="loader rules: torchgen (PyTorch 2.x) or legacy (the 2021 loader); auto picks by the files",
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the persistent cache of native indexes (in the user cache folder)",
+    )
+    parser.add_argument(
         "--torch-version", metavar="X.Y", help="follow this PyTorch release's torchgen (default: found, else newest)"
     )
 
@@ -141,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if getattr(args, "no_cache", False):
+        from derivls.project import disable_cache
+
+        disable_cache()
     try:
         if args.command == "serve":
             return run_serve(args)

@@ -19,7 +19,6 @@ import logging
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 
 from derivls import __version__
@@ -28,8 +27,26 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 SUFFIX = ".pickle"
-# Part of every key: a cache written by another derivls or another Python is never read.
-_SALT = f"derivls {__version__} python {sys.version_info[0]}.{sys.version_info[1]} pickle {pickle.HIGHEST_PROTOCOL}"
+
+
+def _code_fingerprint() -> str:
+    """The derivls code itself (each module's size and mtime): a checkout being worked on keeps its
+    version number while its classes change, and must not read what older code pickled."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.blake2b(digest_size=12)
+    for folder, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                h.update(f"{folder[len(str(root)) :]}/{name} {stat.st_size} {stat.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+# Part of every key: a cache written by another derivls (or other derivls code) or another Python is never read.
+_SALT = (
+    f"derivls {__version__} {_code_fingerprint()} python {sys.version_info[0]}.{sys.version_info[1]} "
+    f"pickle {pickle.HIGHEST_PROTOCOL}"
+)
 
 
 def default_directory() -> Path:
@@ -106,6 +123,8 @@ class DiskCache:
             return False
         if len(data) > self.max_bytes:
             return False
+        import tempfile  # only when writing
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)

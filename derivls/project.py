@@ -23,6 +23,7 @@ from derivls.derivatives.profiles import AUTO, Profile
 from derivls.derivatives.releases import NEWEST, Detected, detect, parse_version
 from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
 from derivls.discovery import NativeFiles, find_native_files
+from derivls.diskcache import DiskCache, content_key
 from derivls.limits import FileRefused, read_regular_file
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2  # every command's exit status
@@ -87,6 +88,7 @@ def index_native(
     texts: NativeTexts,
     torch_version: str | None = None,
     derivatives: Path | None = None,
+    cache: DiskCache | None = None,
 ) -> NativeLoad:
     """Choose the profile (the preset, else by the texts) and, for torchgen, the release; index the texts
     by their grammar. Raises ValueError for a `torch_version` that is not a version."""
@@ -99,6 +101,20 @@ def index_native(
         profile = profiles.TorchgenProfile(release.rules.family, release.reason)
     if texts.native is None:
         return NativeLoad(profile, None, texts.problem or f"cannot read {native_path}", native_path, release=release)
+    key = content_key(
+        "native-index",
+        texts.native,
+        texts.tags,
+        native_path,
+        tags_path,
+        str(profile.native_2021_grammar),
+        native_rules.label,
+    )
+    cache = cache if cache is not None else default_cache()
+    index = cache.get(key)
+    if isinstance(index, NativeIndex):
+        index.rules = native_rules  # the rules of this process (releases.rules_of compares by identity)
+        return NativeLoad(profile, index, release=release)
     try:
         index = NativeIndex.from_text(
             texts.native,
@@ -110,7 +126,25 @@ def index_native(
         )
     except NativeIndexError as e:
         return NativeLoad(profile, None, e.message, e.path, e.line, release)
+    cache.put(key, index)
     return NativeLoad(profile, index, release=release)
+
+
+_default_cache: DiskCache | None = None
+
+
+def default_cache() -> DiskCache:
+    """The user's persistent cache of native indexes (derivls.diskcache); `DERIVLS_NO_CACHE=1` turns it off."""
+    global _default_cache
+    if _default_cache is None:
+        _default_cache = DiskCache()
+    return _default_cache
+
+
+def disable_cache() -> None:
+    """`--no-cache`: neither read nor write the persistent cache in this process."""
+    global _default_cache
+    _default_cache = DiskCache(enabled=False)
 
 
 def left_out_warning(index: NativeIndex) -> Diagnostic:

@@ -141,6 +141,13 @@ _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 class FunctionSchema:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached hash: str hashes differ between processes (diskcache)."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     _str = None
     _signature = None
     _view_signature = None

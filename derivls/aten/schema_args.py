@@ -194,6 +194,13 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
 class Arguments:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached hash: str hashes differ between processes (diskcache)."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     _str = None
     _signature = None
     _flat = None
