@@ -42,6 +42,7 @@ from derivls.aten.schema_types import (
     SchemaKind,
     Type,
     _CallableBool,
+    _state_without_hash,
 )
 from derivls.frozen import frozen_dataclass
 
@@ -141,13 +142,7 @@ _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 class FunctionSchema:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
-
-    def __getstate__(self) -> dict:
-        """Pickled without the cached hash: str hashes differ between processes (diskcache)."""
-        state = dict(self.__dict__)
-        state.pop("_hash", None)
-        return state
-
+    __getstate__ = _state_without_hash  # pickled (diskcache) without the per-process cached hash
     _str = None
     _signature = None
     _view_signature = None

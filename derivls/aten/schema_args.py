@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from derivls.aten.schema_types import Annotation, BaseTy, BaseType, OptionalType, Type, _cached_hash
+from derivls.aten.schema_types import (
+    Annotation,
+    BaseTy,
+    BaseType,
+    OptionalType,
+    Type,
+    _cached_hash,
+    _state_without_hash,
+)
 from derivls.frozen import frozen_dataclass
 
 # --------------------------------------------------------------------------------------
@@ -194,13 +202,7 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
 class Arguments:
     # lazily filled caches (not dataclass fields: no annotation)
     _hash = None
-
-    def __getstate__(self) -> dict:
-        """Pickled without the cached hash: str hashes differ between processes (diskcache)."""
-        state = dict(self.__dict__)
-        state.pop("_hash", None)
-        return state
-
+    __getstate__ = _state_without_hash  # pickled (diskcache) without the per-process cached hash
     _str = None
     _signature = None
     _flat = None

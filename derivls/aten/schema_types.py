@@ -38,6 +38,14 @@ class _CallableBool:
         return repr(self._v)
 
 
+def _state_without_hash(obj: Any) -> dict[str, Any]:
+    """__getstate__ of a class whose hash `_cached_hash` remembers: str hashes differ between
+    processes, so a pickled object (derivls.diskcache) must compute its hash again."""
+    state = dict(obj.__dict__)
+    state.pop("_hash", None)
+    return state
+
+
 def _cached_hash(obj: Any, fields: Callable[[], tuple]) -> int:
     # Frozen dataclasses recompute nested tuple hashes on every lookup; schemas are
     # used as dict keys thousands of times per load, so remember the value.
