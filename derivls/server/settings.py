@@ -47,9 +47,10 @@ class Settings:
         if isinstance(raw.get("compileOnSave"), bool):
             result = replace(result, compile_on_save=raw["compileOnSave"])
         if "compileCxx" in raw:
-            result = replace(result, compile_cxx=_text(raw["compileCxx"]))
+            result = replace(result, compile_cxx=_command(raw["compileCxx"], root))
         if "compileTorchInclude" in raw:
-            result = replace(result, compile_torch_include=_text(raw["compileTorchInclude"]))
+            include = _path(raw["compileTorchInclude"], root)
+            result = replace(result, compile_torch_include=str(include) if include is not None else None)
         if "torchVersion" in raw:
             result = _torch_version(result, raw["torchVersion"])
         profile = raw.get("profile")
@@ -71,8 +72,15 @@ def _torch_version(settings: Settings, value: Any) -> Settings:
     return settings
 
 
-def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+def _command(value: Any, root: Path | None) -> str | None:
+    """A command looked up on PATH (a bare name, kept), or a path (expanded like the path settings)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if os.sep not in text and "/" not in text and not text.startswith("~"):
+        return text
+    path = _path(text, root)
+    return str(path) if path is not None else None
 
 
 def _path(value: Any, root: Path | None) -> Path | None:

@@ -74,3 +74,22 @@ def test_compile_on_save_takes_only_a_boolean():
 def test_values_that_are_not_an_object_change_nothing():
     settings = Settings(torch_version="2.4")
     assert settings.merged(None, None) is settings and settings.merged(["2.5"], None) is settings
+
+
+def test_the_compile_paths_are_expanded_like_the_path_settings(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/u")
+    monkeypatch.setenv("VENV", "/opt/venv")
+    root = Path("/work/space")
+    merged = Settings().merged({"compileTorchInclude": "~/torch/include", "compileCxx": "$VENV/bin/g++"}, root)
+    assert merged.compile_torch_include == "/home/u/torch/include"
+    assert merged.compile_cxx == "/opt/venv/bin/g++"
+    relative = Settings().merged({"compileTorchInclude": "build/include", "compileCxx": "tools/c++"}, root)
+    assert relative.compile_torch_include == "/work/space/build/include"
+    assert relative.compile_cxx == "/work/space/tools/c++"
+    # a bare compiler name is looked up on PATH by the compile engine: kept as it is
+    assert Settings().merged({"compileCxx": " clang++ "}, root).compile_cxx == "clang++"
+    # empty: found (None)
+    cleared = Settings(compile_cxx="g++", compile_torch_include="/x").merged(
+        {"compileCxx": "", "compileTorchInclude": " "}, root
+    )
+    assert cleared.compile_cxx is None and cleared.compile_torch_include is None
