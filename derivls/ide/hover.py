@@ -88,11 +88,14 @@ def describe_entry(target: Target, index: NativeIndex | None) -> str | None:
     result = placed.result
     schema = result.schema_string
     f = result.schema_function
+    profile = facts.profile_of(placed)
+    rules = f"**Rules:** {profile.describe()}"  # which loader / release rules, and why they were chosen
     if f is None:
         if schema is None:
             return None
-        return f"{_code(schema)}\n\nNo function in native_functions.yaml has this schema (see the diagnostic)."
-    profile = facts.profile_of(placed)
+        return (
+            f"{_code(schema)}\n\nNo function in native_functions.yaml has this schema (see the diagnostic).\n\n{rules}"
+        )
     parts = [_code(str(f.func)), _code(facts.cpp_signature(f, profile), "cpp")]
     variants = ", ".join(sorted(v.name for v in f.variants)) or "none"
     parts.append(f"**Variants:** {variants}")
@@ -130,6 +133,7 @@ def describe_entry(target: Target, index: NativeIndex | None) -> str | None:
                 f"`{o.name}` {'yes' if d else 'no'}" for o, d in zip(outputs, info.output_differentiability)
             )
             parts.append(f"**Output differentiability{prefix}:** {flags}")
+    parts.append(rules)
     if f.line is not None:
         native = f.path
         parts.append(f"[native_functions.yaml:{f.line}]({file_uri(native)}#L{f.line})")

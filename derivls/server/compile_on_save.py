@@ -42,14 +42,15 @@ def enabled(ls: Any) -> bool:
 
 
 def engine(ls: Any) -> CompileOnSave:
+    settings = ls.settings
+    cxx = getattr(settings, "compile_cxx", None)
+    torch_include = getattr(settings, "compile_torch_include", None)
     found = getattr(ls, "_derivls_compile_on_save", None)
     if found is None:
-        settings = ls.settings
-        found = CompileOnSave(
-            cxx=getattr(settings, "compile_cxx", None),
-            torch_include=getattr(settings, "compile_torch_include", None),
-        )
+        found = CompileOnSave(cxx=cxx, torch_include=torch_include)
         ls._derivls_compile_on_save = found
+    # compileCxx / compileTorchInclude changed since: the next compile uses the new ones
+    found.cxx, found.torch_include = cxx, torch_include
     return found
 
 

@@ -223,6 +223,7 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "nativeFunctions": str(ls.settings.native_functions) if ls.settings.native_functions else None,
             "tags": str(ls.settings.tags) if ls.settings.tags else None,
             "profile": ls.settings.profile,
+            "torchVersion": ls.settings.torch_version,
         },
         "rss_kb": _rss_kb(),
     }

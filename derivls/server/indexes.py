@@ -65,7 +65,7 @@ def native_kind(uri: str) -> str | None:
 def rediscover(ls: DerivlsServer, doc: DerivDocument) -> None:
     """Find the document's native_functions.yaml / tags.yaml again (after a settings or file change)."""
     settings = ls.settings
-    doc.files = discover(doc.path, settings.native_functions, settings.tags, settings.profile)
+    doc.files = discover(doc.path, settings.native_functions, settings.tags, settings.profile, settings.torch_version)
     doc.key = resolve_key(doc.files)
     doc.analyzer = None  # re-made against the (possibly different) index
 
@@ -80,7 +80,7 @@ def setup_problems(doc: DerivDocument, loaded: LoadedIndex | None) -> list[Diagn
 
 
 def forget_all(ls: DerivlsServer) -> None:
-    """Drop every index (the profile changed): documents wait for fresh ones."""
+    """Drop every index (the profile or torchVersion changed): documents wait for fresh ones."""
     ls.indexes.clear()
     mark_replaced()
 
@@ -280,14 +280,15 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
         mtime = Path(key).stat().st_mtime
     except OSError:
         return None
-    files = discover(Path(key), ls.settings.native_functions, ls.settings.tags, ls.settings.profile)
+    settings = ls.settings
+    files = discover(Path(key), settings.native_functions, settings.tags, settings.profile, settings.torch_version)
     index_key = resolve_key(files)
     if index_key is None:
         return None
     loaded = await ensure_index(ls, index_key)
     if loaded.index is None:
         return None
-    stamp = (mtime, loaded.version, ls.settings.profile)
+    stamp = (mtime, loaded.version, settings.profile)
     cached = ls.closed.get(key)
     if cached is not None and cached[0] == stamp:
         return cached[1]  # type: ignore[return-value]

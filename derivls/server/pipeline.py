@@ -87,9 +87,9 @@ def apply_settings(ls: DerivlsServer, settings: Settings) -> None:
     if settings == ls.settings:
         return
     log.info("settings: %s", settings)
-    profile_changed = settings.profile != ls.settings.profile
+    rules_changed = (settings.profile, settings.torch_version) != (ls.settings.profile, ls.settings.torch_version)
     ls.settings = settings
-    if profile_changed:
+    if rules_changed:
         indexes.forget_all(ls)
     for doc in ls.docs.values():
         indexes.rediscover(ls, doc)

@@ -1,4 +1,5 @@
-"""The server's settings: `nativeFunctions`, `tags`, `profile` (section `derivls`).
+"""The server's settings: `nativeFunctions`, `tags`, `profile`, `torchVersion`, `compileOnSave`,
+`compileCxx`, `compileTorchInclude` (section `derivls`).
 
 They come from `initializationOptions` (flat, or nested under `derivls`) and
 are overridden by `workspace/configuration` values that are set.
@@ -12,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from derivls.derivatives.profiles import CHOICES
+from derivls.derivatives.profiles import AUTO, CHOICES
+from derivls.derivatives.releases import parse_version
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,8 @@ class Settings:
     native_functions: Path | None = None
     tags: Path | None = None
     profile: str = "auto"
+    # `torchVersion`: follow this PyTorch release's torchgen ("2.4"); None ("auto", ""): found, else newest
+    torch_version: str | None = None
     compile_on_save: bool = False  # `compileOnSave`: compile the saved entries' C++ (derivls check --compile)
     compile_cxx: str | None = None  # `compileCxx`: the compiler (default: $CXX, g++, c++, clang++)
     compile_torch_include: str | None = None  # `compileTorchInclude`: torch's include folder (default: found)
@@ -43,9 +47,12 @@ class Settings:
         if isinstance(raw.get("compileOnSave"), bool):
             result = replace(result, compile_on_save=raw["compileOnSave"])
         if "compileCxx" in raw:
-            result = replace(result, compile_cxx=_text(raw["compileCxx"]))
+            result = replace(result, compile_cxx=_command(raw["compileCxx"], root))
         if "compileTorchInclude" in raw:
-            result = replace(result, compile_torch_include=_text(raw["compileTorchInclude"]))
+            include = _path(raw["compileTorchInclude"], root)
+            result = replace(result, compile_torch_include=str(include) if include is not None else None)
+        if "torchVersion" in raw:
+            result = _torch_version(result, raw["torchVersion"])
         profile = raw.get("profile")
         if isinstance(profile, str) and profile.strip():
             if profile.strip() in PROFILES:
@@ -55,8 +62,25 @@ class Settings:
         return result
 
 
-def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+def _torch_version(settings: Settings, value: Any) -> Settings:
+    """`torchVersion`: "auto", "" or null → found from the files; "2.4" / "2.4.1" → that release; else a warning."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", AUTO)):
+        return replace(settings, torch_version=None)
+    if isinstance(value, str) and parse_version(value) is not None:
+        return replace(settings, torch_version=value.strip())
+    log.warning("derivls.torchVersion %r is not a torch version (expected auto, or e.g. 2.4 or 2.4.1); ignored", value)
+    return settings
+
+
+def _command(value: Any, root: Path | None) -> str | None:
+    """A command looked up on PATH (a bare name, kept), or a path (expanded like the path settings)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if os.sep not in text and "/" not in text and not text.startswith("~"):
+        return text
+    path = _path(text, root)
+    return str(path) if path is not None else None
 
 
 def _path(value: Any, root: Path | None) -> Path | None:

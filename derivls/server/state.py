@@ -23,8 +23,9 @@ from derivls.server.positions import LineIndex
 
 log = logging.getLogger(__name__)
 
-# (native_functions.yaml, tags.yaml, the profile set or shown by the layout: None = by the files), resolved
-IndexKey = tuple[str, "str | None", "Profile | None"]
+# (native_functions.yaml, tags.yaml, the profile set or shown by the layout: None = by the files,
+#  the torchVersion setting: None = found from the files), paths resolved
+IndexKey = tuple[str, "str | None", "Profile | None", "str | None"]
 
 
 def build_analyzer(loaded: LoadedIndex | None, files: NativeFiles | None) -> DocumentAnalyzer:
@@ -68,11 +69,11 @@ def build_index(
     key: IndexKey, version: int, native_text: str | None, tags_text: str | None, from_buffer: bool
 ) -> LoadedIndex:
     """Index one native_functions.yaml (runs in a worker thread: touches no shared state)."""
-    native_path, tags_path, preset = key
+    native_path, tags_path, preset, torch_version = key
     started = time.perf_counter()
     try:
         texts = project.read_texts(native_path, tags_path, native_text, tags_text)
-        load = project.index_native(native_path, tags_path, preset, texts)
+        load = project.index_native(native_path, tags_path, preset, texts, torch_version)
     except Exception as e:  # a bug in the index must not take the server down
         log.exception("indexing %s failed", native_path)
         failed = project.NativeLoad(preset or TORCHGEN, None, f"internal error while indexing: {e!r}")
@@ -111,9 +112,11 @@ class DerivDocument:
 
 @dataclass(frozen=True, slots=True)
 class DocFiles(NativeFiles):
-    """A document's native files and the profile set or shown by its layout (None: the files decide)."""
+    """A document's native files, the profile set or shown by its layout (None: the files decide), and
+    the torchVersion setting (None: the release is found from the files)."""
 
     preset: Profile | None = None
+    torch_version: str | None = None
 
 
 def resolve_key(files: NativeFiles) -> IndexKey | None:
@@ -125,13 +128,18 @@ def resolve_key(files: NativeFiles) -> IndexKey | None:
         if files.tags is not None and files.tags.exists()
         else (str(files.tags) if files.tags is not None else None)
     )
-    return native, tags, files.preset if isinstance(files, DocFiles) else None
+    if isinstance(files, DocFiles):
+        return native, tags, files.preset, files.torch_version
+    return native, tags, None, None
 
 
-def discover(path: Path | None, native: Path | None, tags: Path | None, profile: str = AUTO) -> DocFiles:
-    """derivls.project's first two steps for a document: its native files and its preset profile."""
+def discover(
+    path: Path | None, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
+) -> DocFiles:
+    """derivls.project's first two steps for a document: its native files and its preset profile
+    (and the release set by the torchVersion setting, which index_native applies)."""
     files = project.locate(path, native, tags)
-    return DocFiles(files.native, files.tags, files.tried, project.preset_profile(profile, path))
+    return DocFiles(files.native, files.tags, files.tried, project.preset_profile(profile, path), torch_version)
 
 
 def setup_diagnostics(files: NativeFiles | None, loaded: LoadedIndex | None) -> list[Diagnostic]:

@@ -20,6 +20,7 @@ import { onDidChangeInterpreter, selectedInterpreter } from './python';
 import {
   LaunchContext,
   RawServerSettings,
+  SERVER_SETTING_KEYS,
   ServerCandidate,
   entryLineAt,
   isDerivlsFile,
@@ -72,6 +73,10 @@ function currentServerSettings(scope?: vscode.Uri) {
     nativeFunctions: cfg.get<string>('nativeFunctions', ''),
     tags: cfg.get<string>('tags', ''),
     profile: cfg.get<string>('profile', 'auto'),
+    torchVersion: cfg.get<string>('torchVersion', 'auto'),
+    compileOnSave: cfg.get<boolean>('compileOnSave', false),
+    compileCxx: cfg.get<string>('compileCxx', ''),
+    compileTorchInclude: cfg.get<string>('compileTorchInclude', ''),
   };
   return serverSettings(raw, launchContext(scope));
 }
@@ -275,7 +280,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (choice === 'Restart') {
           await restart();
         }
-      } else if (['nativeFunctions', 'tags', 'profile'].some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
+      } else if (SERVER_SETTING_KEYS.some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
         await client.sendNotification(DidChangeConfigurationNotification.type, {
           settings: { [SECTION]: currentServerSettings() },
         });

@@ -187,11 +187,26 @@ export function noServerMessage(failures: CandidateFailure[]): string {
   return `derivls: cannot start the language server. Tried ${tried}. ${fix}`;
 }
 
-/** The `derivls.*` settings the server reads. */
+/** The `derivls.*` settings the server reads (every one is sent; a change of any is sent again). */
+export const SERVER_SETTING_KEYS = [
+  'nativeFunctions',
+  'tags',
+  'profile',
+  'torchVersion',
+  'compileOnSave',
+  'compileCxx',
+  'compileTorchInclude',
+] as const;
+
+/** The `derivls.*` settings the server reads, as VS Code has them. */
 export interface RawServerSettings {
   nativeFunctions?: string;
   tags?: string;
   profile?: string;
+  torchVersion?: string;
+  compileOnSave?: boolean;
+  compileCxx?: string;
+  compileTorchInclude?: string;
 }
 
 export type Profile = 'auto' | 'torchgen' | 'legacy';
@@ -200,20 +215,31 @@ export interface ServerSettingsPayload {
   nativeFunctions: string;
   tags: string;
   profile: Profile;
+  torchVersion: string;
+  compileOnSave: boolean;
+  compileCxx: string;
+  compileTorchInclude: string;
 }
 
 const PROFILES: readonly string[] = ['auto', 'torchgen', 'legacy'];
 
 /**
  * The settings object sent to the server (initializationOptions, workspace/configuration
- * answers and didChangeConfiguration): paths expanded, an unknown profile replaced by `auto`.
+ * answers and didChangeConfiguration): paths expanded, an unknown profile replaced by `auto`,
+ * an empty `torchVersion` sent as `auto` (the server checks the version and warns about a bad one).
  * Unset paths are sent as `""` (not left out) so that clearing a setting resets it on the server.
+ * `compileCxx` is a path or a command looked up on PATH (a bare name is left as it is).
  */
 export function serverSettings(raw: RawServerSettings, ctx: Pick<LaunchContext, 'home' | 'workspaceFolder' | 'env' | 'platform'>): ServerSettingsPayload {
+  const torchVersion = (raw.torchVersion ?? '').trim();
   return {
     nativeFunctions: expandPath(raw.nativeFunctions ?? '', ctx),
     tags: expandPath(raw.tags ?? '', ctx),
     profile: PROFILES.includes(raw.profile ?? '') ? (raw.profile as Profile) : 'auto',
+    torchVersion: torchVersion === '' ? 'auto' : torchVersion,
+    compileOnSave: raw.compileOnSave === true,
+    compileCxx: expandPath(raw.compileCxx ?? '', ctx),
+    compileTorchInclude: expandPath(raw.compileTorchInclude ?? '', ctx),
   };
 }
 

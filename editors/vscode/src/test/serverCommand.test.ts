@@ -11,6 +11,7 @@ import {
   PYTHON_BOOT,
   PYTHON_PROBE,
   SAFE_PATH,
+  SERVER_SETTING_KEYS,
   ServerCandidate,
   entryLineAt,
   expandPath,
@@ -103,13 +104,51 @@ describe('expandPath', () => {
 });
 
 describe('serverSettings', () => {
+  const unset = {
+    nativeFunctions: '',
+    tags: '',
+    profile: 'auto',
+    torchVersion: 'auto',
+    compileOnSave: false,
+    compileCxx: '',
+    compileTorchInclude: '',
+  };
+
   it('expands paths and sends unset ones as empty strings', () => {
     assert.deepEqual(serverSettings({ nativeFunctions: '${workspaceFolder}/n.yaml', tags: '', profile: 'legacy' }, linux), {
+      ...unset,
       nativeFunctions: '/src/pytorch/n.yaml',
-      tags: '',
       profile: 'legacy',
     });
-    assert.deepEqual(serverSettings({}, linux), { nativeFunctions: '', tags: '', profile: 'auto' });
+    assert.deepEqual(serverSettings({}, linux), unset);
+  });
+
+  it('sends torchVersion as set, and an empty one as auto', () => {
+    assert.equal(serverSettings({ torchVersion: ' 2.4.1 ' }, linux).torchVersion, '2.4.1');
+    assert.equal(serverSettings({ torchVersion: '' }, linux).torchVersion, 'auto');
+    assert.equal(serverSettings({ torchVersion: 'auto' }, linux).torchVersion, 'auto');
+  });
+
+  it('sends the compile settings: the include folder expanded, a bare compiler name left for PATH', () => {
+    const sent = serverSettings(
+      { compileOnSave: true, compileCxx: 'clang++', compileTorchInclude: '~/venv/lib/torch/include' },
+      linux,
+    );
+    assert.equal(sent.compileOnSave, true);
+    assert.equal(sent.compileCxx, 'clang++');
+    assert.equal(sent.compileTorchInclude, '/home/u/venv/lib/torch/include');
+    assert.equal(serverSettings({ compileCxx: '${env:VENV}/bin/g++' }, linux).compileCxx, '/home/u/venv/bin/g++');
+  });
+
+  it('sends every derivls setting package.json declares for the server, and only those', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, unknown> } };
+    };
+    const declared = Object.keys(manifest.contributes.configuration.properties)
+      .map((k) => k.replace(/^derivls\./, ''))
+      .filter((k) => !k.startsWith('server.') && k !== 'trace.server');
+    assert.deepEqual([...declared].sort(), [...SERVER_SETTING_KEYS].sort());
+    assert.deepEqual(Object.keys(serverSettings({}, linux)).sort(), [...SERVER_SETTING_KEYS].sort());
   });
 
   it('falls back to auto for an unknown profile', () => {

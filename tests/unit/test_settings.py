@@ -1,0 +1,95 @@
+"""The server's settings (section `derivls`): how client values are read, merged and refused."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from derivls.server.settings import Settings
+
+
+def test_defaults_follow_the_files():
+    settings = Settings()
+    assert settings.torch_version is None and settings.profile == "auto" and settings.compile_on_save is False
+
+
+@pytest.mark.parametrize("value", ["2.4", "2.4.1", " 2.12.1 ", "2.4.1+cu121", "2.5.0a0"])
+def test_torch_version_takes_a_release(value: str):
+    assert Settings().merged({"torchVersion": value}, None).torch_version == value.strip()
+
+
+@pytest.mark.parametrize("value", ["auto", "AUTO", "", "  ", None])
+def test_torch_version_auto_or_empty_means_found_from_the_files(value: str | None):
+    assert Settings(torch_version="2.4").merged({"torchVersion": value}, None).torch_version is None
+
+
+@pytest.mark.parametrize("value", ["latest", "two.four", "2", 2.4, ["2.4"], {"v": "2.4"}])
+def test_a_bad_torch_version_is_a_warning_and_keeps_the_value_before(value: object, caplog):
+    with caplog.at_level(logging.WARNING, logger="derivls.server.settings"):
+        merged = Settings(torch_version="2.6").merged({"torchVersion": value}, None)
+    assert merged.torch_version == "2.6"
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+    assert "torchVersion" in caplog.records[0].getMessage()
+
+
+def test_torch_version_absent_keeps_the_value_before():
+    assert Settings(torch_version="2.6").merged({"profile": "torchgen"}, None).torch_version == "2.6"
+
+
+def test_settings_nested_under_the_section_or_flat_read_the_same():
+    values = {
+        "torchVersion": "2.4",
+        "compileOnSave": True,
+        "compileCxx": "clang++",
+        "compileTorchInclude": "/opt/torch/include",
+        "nativeFunctions": "native_functions.yaml",
+        "profile": "torchgen",
+    }
+    root = Path("/work/space")
+    flat = Settings().merged(values, root)
+    assert flat == Settings().merged({"derivls": values}, root)
+    assert flat == Settings(
+        native_functions=root / "native_functions.yaml",
+        profile="torchgen",
+        torch_version="2.4",
+        compile_on_save=True,
+        compile_cxx="clang++",
+        compile_torch_include="/opt/torch/include",
+    )
+
+
+def test_an_unknown_profile_is_a_warning_and_ignored(caplog):
+    with caplog.at_level(logging.WARNING, logger="derivls.server.settings"):
+        assert Settings().merged({"profile": "torchgen-1.0"}, None).profile == "auto"
+    assert "profile" in caplog.text
+
+
+def test_compile_on_save_takes_only_a_boolean():
+    assert Settings().merged({"compileOnSave": "yes"}, None).compile_on_save is False
+    assert Settings(compile_on_save=True).merged({"compileOnSave": False}, None).compile_on_save is False
+
+
+def test_values_that_are_not_an_object_change_nothing():
+    settings = Settings(torch_version="2.4")
+    assert settings.merged(None, None) is settings and settings.merged(["2.5"], None) is settings
+
+
+def test_the_compile_paths_are_expanded_like_the_path_settings(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/u")
+    monkeypatch.setenv("VENV", "/opt/venv")
+    root = Path("/work/space")
+    merged = Settings().merged({"compileTorchInclude": "~/torch/include", "compileCxx": "$VENV/bin/g++"}, root)
+    assert merged.compile_torch_include == "/home/u/torch/include"
+    assert merged.compile_cxx == "/opt/venv/bin/g++"
+    relative = Settings().merged({"compileTorchInclude": "build/include", "compileCxx": "tools/c++"}, root)
+    assert relative.compile_torch_include == "/work/space/build/include"
+    assert relative.compile_cxx == "/work/space/tools/c++"
+    # a bare compiler name is looked up on PATH by the compile engine: kept as it is
+    assert Settings().merged({"compileCxx": " clang++ "}, root).compile_cxx == "clang++"
+    # empty: found (None)
+    cleared = Settings(compile_cxx="g++", compile_torch_include="/x").merged(
+        {"compileCxx": "", "compileTorchInclude": " "}, root
+    )
+    assert cleared.compile_cxx is None and cleared.compile_torch_include is None
