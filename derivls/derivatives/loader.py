@@ -179,6 +179,13 @@ class DocumentAnalyzer:
 
     def analyse(self, text: str, edits: Sequence[TextEdit] | None = None) -> DocumentAnalysis:
         """`edits`, if given, made `text` from the text analysed last (in order); they only make it faster."""
+        try:
+            return self._analyse(text, edits)
+        except BaseException:
+            self._last, self._length = None, -1  # the edit paths' state may be half updated: start afresh
+            raise
+
+    def _analyse(self, text: str, edits: Sequence[TextEdit] | None) -> DocumentAnalysis:
         located = self._resplit(text, edits) if edits is not None else None
         if located is not None:
             chunks, changed, before = located

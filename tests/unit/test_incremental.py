@@ -190,3 +190,23 @@ def loader_split(text):
     from derivls.derivatives.document import split_entries
 
     return split_entries(text)
+
+
+def test_after_an_analysis_that_raised_the_next_one_is_right(index, text, monkeypatch):
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    at = text.index("self: grad * self.sgn()") + len("self: grad")
+    edited = text[:at] + " " + text[at:]
+    original = analyzer._analyse_entry
+
+    def broken(entry):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(analyzer, "_analyse_entry", broken)
+    with pytest.raises(RuntimeError):
+        analyzer.analyse(edited, [(at, at, 1)])
+    monkeypatch.setattr(analyzer, "_analyse_entry", original)
+    again = edited[:at] + edited[at + 1 :]
+    assert fingerprint(analyzer.analyse(again, [(at, at + 1, 0)])) == fingerprint(
+        DocumentAnalyzer(index).analyse(again)
+    )
