@@ -206,7 +206,5 @@ def test_after_an_analysis_that_raised_the_next_one_is_right(index, text, monkey
     with pytest.raises(RuntimeError):
         analyzer.analyse(edited, [(at, at, 1)])
     monkeypatch.setattr(analyzer, "_analyse_entry", original)
-    again = edited[:at] + edited[at + 1 :]
-    assert fingerprint(analyzer.analyse(again, [(at, at + 1, 0)])) == fingerprint(
-        DocumentAnalyzer(index).analyse(again)
-    )
+    # the same edit again, told from the text analysed last
+    assert fingerprint(analyzer.analyse(edited, [(at, at, 1)])) == fingerprint(DocumentAnalyzer(index).analyse(edited))
