@@ -3,14 +3,17 @@
 `DocumentAnalyzer.analyse` is incremental: entry results are cached by the
 entry's text, so after an edit only the touched entry is parsed and analysed
 again; op numbering and cross-entry checks are recomputed from cached facts.
+Given the edits that made the new text (`TextEdit`s, code-point offsets), it also
+re-splits only the entries they touch: a keystroke costs its entry, not the file.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property
+from itertools import accumulate
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex
@@ -22,7 +25,18 @@ from derivls.derivatives.profiles import Profile
 from derivls.derivatives.results import EntryResult
 from derivls.diagnostics import Diagnostic, Related, warning
 from derivls.frozen import frozen_dataclass
-from derivls.limits import bound_chunks, bound_diagnostics, bound_text, read_regular_file
+from derivls.limits import (
+    MAX_ENTRIES,
+    MAX_ENTRY_CHARS,
+    bound_chunks,
+    bound_diagnostics,
+    bound_text,
+    read_regular_file,
+)
+from derivls.linebreaks import count_line_breaks
+
+# (start, end, new length): text[start:end] of the text before was replaced by `new length` code points
+TextEdit = tuple[int, int, int]
 
 
 @frozen_dataclass
@@ -154,15 +168,44 @@ class DocumentAnalyzer:
         self._cache: dict[str, _ChunkResult] = {}
         self._placed: dict[tuple[int, int], PlacedEntry] = {}
         self._last: tuple[list[Chunk], DocumentAnalysis] | None = None
+        # Facts of the last analysis the edit paths reuse (set by `analyse` and `_full_pass`):
+        self._ends: list[int] = []  # where each chunk ends (plus `_shift` from `_shifted` on: edits move them)
+        self._shifted = 0
+        self._shift = 0
+        self._length = -1  # of the text analysed; -1 when something was cut or refused (no edit path)
+        self._first_entry: list[int] = []  # per chunk: the position in `entries` of its first entry
+        self._uses: dict[str, int] = {}  # chunk text -> how many chunks have it
+        self._owners: Container[object] = ()  # canonical functions that have an entry
 
-    def analyse(self, text: str) -> DocumentAnalysis:
-        text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
-        chunks, refused = bound_chunks(split_entries(text))
-        refused += too_many
-        analysis = self._edit_in_place(chunks)
+    def analyse(self, text: str, edits: Sequence[TextEdit] | None = None) -> DocumentAnalysis:
+        """`edits`, if given, made `text` from the text analysed last (in order); they only make it faster."""
+        try:
+            return self._analyse(text, edits)
+        except BaseException:
+            self._last, self._length = None, -1  # the edit paths' state may be half updated: start afresh
+            raise
+
+    def _analyse(self, text: str, edits: Sequence[TextEdit] | None) -> DocumentAnalysis:
+        located = self._resplit(text, edits) if edits is not None else None
+        if located is not None:
+            chunks, changed, before = located
+            refused: list[Diagnostic] = []
+            analysis = self._edit_in_place(chunks, changed, before) if changed is not None else None
+        else:
+            length = len(text)
+            text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
+            chunks, refused = bound_chunks(split_entries(text))
+            refused += too_many
+            analysis = self._edit_in_place(chunks)
         if analysis is None:
             analysis = self._full_pass(chunks)
         self._last = (chunks, analysis)
+        if located is None:
+            self._ends = list(accumulate(len(c.text) for c in chunks))
+            self._shifted, self._shift = len(chunks), 0
+            self._length = -1 if refused else length
+        else:
+            self._length = len(text)
         diagnostics = bound_diagnostics(analysis.diagnostics, refused)  # refusals; at most MAX_DIAGNOSTICS
         if diagnostics is not analysis.diagnostics:
             analysis = DocumentAnalysis(
@@ -181,32 +224,117 @@ class DocumentAnalyzer:
         cache: dict[str, _ChunkResult] = {}
         placed: list[tuple[int, EntryResult]] = []
         loose: list[Diagnostic] = []
+        uses: dict[str, int] = {}
+        first_entry: list[int] = []
         for chunk in chunks:
             hit = cache.get(chunk.text) or self._chunk_result(chunk)
             cache[chunk.text] = hit
+            uses[chunk.text] = uses.get(chunk.text, 0) + 1
+            first_entry.append(len(placed))
             results, diagnostics = hit
             if diagnostics:
                 loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
             for result in results:
                 placed.append((chunk.start_line, result))
         self._cache = cache  # only the current chunks stay cached: memory follows the file
+        self._uses = uses
+        self._first_entry = first_entry
         return self._file_pass(placed, loose)
 
-    def _edit_in_place(self, chunks: list[Chunk]) -> DocumentAnalysis | None:
+    def _resplit(self, text: str, edits: Sequence[TextEdit]) -> tuple[list[Chunk], list[int] | None, Chunk] | None:
+        """The chunks of `text`, updated in place: only those the edits touch are split again. Also the
+        indexes of the chunks changed in place (None when chunks came or went or lines moved) and the
+        first one's previous version. None: split the whole text (nothing was changed)."""
+        if self._last is None or self._length < 0:
+            return None
+        chunks = self._last[0]
+        old_length = length = self._length
+        prefix = suffix = old_length  # untouched at the start / end of both texts
+        for start, end, new_length in edits:
+            if not 0 <= start <= end <= length or new_length < 0:
+                return None
+            prefix = min(prefix, start)
+            suffix = min(suffix, length - end)
+            length += new_length - (end - start)
+        if length != len(text) or not chunks:
+            return None
+        if prefix == old_length == length:
+            return chunks, [], chunks[0]
+        suffix = min(suffix, old_length - prefix, length - prefix)
+        # An entry starts at `-` after a line break, before a blank: the edit moves the boundaries at
+        # most one character before and after it; the chunks holding those characters are split again.
+        first = self._chunk_at(max(prefix - 2, 0))
+        last = self._chunk_at(min(old_length - suffix + 1, old_length - 1))
+        begin = self._end(first - 1)
+        end = self._end(last) + length - old_length
+        base = chunks[first].start_line
+        middle = [Chunk(base + c.start_line, c.text, c.is_entry) for c in split_entries(text[begin:end])]
+        if (
+            any(len(c.text) > MAX_ENTRY_CHARS for c in middle)
+            or len(chunks) + len(middle) - (last - first) > MAX_ENTRIES
+        ):
+            return None  # bound_chunks or bound_text would refuse some: the whole path says how
+        old_lines = chunks[last].start_line + count_line_breaks(chunks[last].text) - base
+        moved = count_line_breaks(text, begin, end) - old_lines
+        # chunk ends: those at or after `_shifted` lack `_shift`; make that true again past the new chunks
+        ends, shifted, grown = self._ends, self._shifted, length - old_length
+        for k in range(shifted, first):
+            ends[k] += self._shift
+        for k in range(last + 1, shifted):
+            ends[k] -= self._shift
+        self._shift += grown
+        ends[first : last + 1] = accumulate((len(c.text) for c in middle), initial=begin)
+        del ends[first]  # accumulate's `initial`
+        self._shifted = first + len(middle)
+        before = chunks[first]
+        same = len(middle) == last - first + 1 and not moved
+        changed = [first + i for i, c in enumerate(middle) if c.text != chunks[first + i].text] if same else None
+        if changed:
+            before = chunks[changed[0]]
+        if moved:
+            chunks[last + 1 :] = [Chunk(c.start_line + moved, c.text, c.is_entry) for c in chunks[last + 1 :]]
+        chunks[first : last + 1] = middle
+        return chunks, changed, before
+
+    def _chunk_at(self, offset: int) -> int:
+        """The index of the chunk holding `offset` (of the text analysed last)."""
+        ends, shifted = self._ends, self._shifted
+        i = bisect.bisect_right(ends, offset, 0, shifted)
+        if i == shifted:
+            i = bisect.bisect_right(ends, offset - self._shift, shifted)
+        return min(i, len(ends) - 1)
+
+    def _end(self, i: int) -> int:
+        """Where chunk `i` ends (0 for i = -1)."""
+        if i < 0:
+            return 0
+        return self._ends[i] + (self._shift if i >= self._shifted else 0)
+
+    def _edit_in_place(
+        self, chunks: list[Chunk], changed: list[int] | None = None, before: Chunk | None = None
+    ) -> DocumentAnalysis | None:
         """The common keystroke: one entry's text changed, no line moved, and nothing the file pass
         derives from that entry (node names, canonical function, dispatch keys) changed. Then the
-        previous analysis is reused with that one entry swapped: no pass over all entries."""
+        previous analysis is reused with that one entry swapped: no pass over all entries.
+        `changed`: the indexes of the chunks that changed, if known, and `before`: the first one's
+        previous version (else the chunks are compared with the last analysis's)."""
         if self._last is None:
             return None
         old_chunks, old = self._last
-        if len(old_chunks) != len(chunks):
+        if changed is None:
+            if len(old_chunks) != len(chunks):
+                return None
+            changed = [
+                i
+                for i, (a, b) in enumerate(zip(old_chunks, chunks))
+                if a.text != b.text or a.start_line != b.start_line
+            ]
+            before = old_chunks[changed[0]] if changed else None
+        if not changed:
+            return old
+        if len(changed) != 1 or before is None:
             return None
-        changed = [
-            i for i, (a, b) in enumerate(zip(old_chunks, chunks)) if a.text != b.text or a.start_line != b.start_line
-        ]
-        if len(changed) != 1:
-            return None
-        before, after = old_chunks[changed[0]], chunks[changed[0]]
+        after = chunks[changed[0]]
         if before.start_line != after.start_line or before.text.count("\n") != after.text.count("\n"):
             return None
         previous = self._cache.get(before.text)
@@ -223,15 +351,15 @@ class DocumentAnalyzer:
             or new_result.entry.span.line != old_result.entry.span.line
         ):
             return None
-        position = next((i for i, e in enumerate(old.entries) if e.result is old_result), None)
-        if position is None:
-            return None
+        position = self._first_entry[changed[0]]
         old_entry = old.entries[position]
+        if old_entry.result is not old_result:
+            return None
         first, last = after.start_line, after.start_line + after.text.count("\n")
         if any(d.code == "duplicate-entry" and first <= d.span.line <= last for d in old.diagnostics):
             return None  # its warning points at this entry's name, which may have moved
         entry = PlacedEntry(after.start_line, new_result, old_entry.ops)
-        owned = self._owned(old.entries)
+        owned = self._owners  # the same: the entry's canonical function did not change
         if self._codegen([old_entry], owned):
             return None  # its codegen-stage diagnostics may go away: the file pass redoes them
         fresh = self._codegen([entry], owned)
@@ -240,17 +368,16 @@ class DocumentAnalyzer:
             stale = set(old_entry.diagnostics)
             diagnostics = [d for d in diagnostics if d not in stale] + entry.diagnostics + fresh
             diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-        if not any(c.text == before.text for c in chunks):  # identical entries share a cache slot
+        self._uses[after.text] = self._uses.get(after.text, 0) + 1
+        self._uses[before.text] -= 1
+        if not self._uses[before.text]:  # identical entries share a cache slot
+            del self._uses[before.text]
             del self._cache[before.text]
         self._cache[after.text] = (new_results, new_loose)
         self._placed.pop((old_entry.start_line, id(old_result)), None)
         self._placed[(entry.start_line, id(new_result))] = entry
         entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
         return DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
-
-    @staticmethod
-    def _owned(entries: tuple[PlacedEntry, ...]) -> set[object]:
-        return {e.result.canonical.func for e in entries if e.result.canonical is not None}
 
     def _codegen(
         self, entries: list[PlacedEntry] | tuple[PlacedEntry, ...], owned: Container[object]
@@ -291,6 +418,7 @@ class DocumentAnalyzer:
                 diagnostics.append(_duplicate(entry, earlier))
             seen[result.canonical.func] = entry
         self._placed = reused
+        self._owners = seen
         diagnostics.extend(self._codegen(entries, seen))  # issue 10: torchgen's codegen-stage checks
         diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         return DocumentAnalysis(tuple(entries), tuple(diagnostics), frozenset(used_keys), self.index, self.profile)

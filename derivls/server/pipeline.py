@@ -24,6 +24,7 @@ from derivls.server import compile_on_save, convert, indexes
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.positions import LineIndex
+from derivls.server.protocol import DerivlsProtocol
 from derivls.server.settings import SECTION, Settings
 from derivls.server.state import DerivDocument, IndexKey
 
@@ -55,6 +56,8 @@ def open_document(ls: DerivlsServer, uri: str) -> DerivDocument:
 def close_document(ls: DerivlsServer, uri: str) -> bool:
     if ls.docs.pop(uri, None) is None:
         return False
+    if isinstance(ls.protocol, DerivlsProtocol):
+        ls.protocol.edited.pop(uri, None)
     ls.refresh_after.discard(uri)
     ls.compile_opened.discard(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -181,12 +184,16 @@ def refresh(ls: DerivlsServer, doc: DerivDocument) -> bool:
     if doc.text is not None and text == doc.text and doc.lines is not None and doc.lines.encoding == encoding:
         doc.version = text_document.version
         return True
+    edited = ls.protocol.edited.get(doc.uri) if isinstance(ls.protocol, DerivlsProtocol) else None
+    if edited is not None and edited.text is not text:
+        edited = None
+    edits = edited.take_edits(doc.text) if edited is not None else None  # the analyzer splits only what they touch
     with paused_gc():  # cold: hundreds of thousands of new objects; warm: the keystroke path
-        doc.analysis = doc.analyzer.analyse(text)
+        doc.analysis = doc.analyzer.analyse(text, edits)
     ls.analysis_count += 1
     doc.text = text
     doc.version = text_document.version
-    doc.lines = LineIndex(text, encoding)
+    doc.lines = LineIndex(text, encoding, edited.lines if edited is not None else None)
     return True
 
 

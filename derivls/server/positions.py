@@ -97,16 +97,91 @@ def apply_change(text: str, change: object, encoding: str = UTF16) -> str:
 COMPACT_FROM = 4_000_000  # characters
 
 
+class EditedText:
+    """One document's text as LSP changes make it, with its lines kept up to date and the edits since
+    `base` (code-point (start, end, new length), as DocumentAnalyzer.analyse takes them).
+
+    A change costs its lines, not the file's: the offset of a line is counted from the last change's
+    line (typing stays near it); the lines are spliced, not split again. Texts with a \r or over
+    COMPACT_FROM characters take apply_change's whole-text path (and keep no lines)."""
+
+    __slots__ = ("anchor", "base", "edits", "lines", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.base = text
+        self.edits: list[tuple[int, int, int]] = []
+        self.lines: list[str] | None = text.split("\n") if "\r" not in text and len(text) < COMPACT_FROM else None
+        self.anchor = (0, 0)  # (line, offset of its start): valid, since it is before the last change
+
+    def _line_offset(self, line: int) -> int:
+        assert self.lines is not None
+        at, offset = self.anchor
+        if line >= at:
+            return offset + sum(map(len, self.lines[at:line])) + line - at
+        if line > at // 2:
+            return offset - sum(map(len, self.lines[line:at])) - (at - line)
+        return sum(map(len, self.lines[:line])) + line
+
+    def _offset(self, line: int, units: int, encoding: str) -> tuple[int, int, int]:
+        """(line, column, offset) of an LSP position, clamped into the text."""
+        assert self.lines is not None
+        if line < 0:
+            return 0, 0, 0
+        if line >= len(self.lines):
+            last = len(self.lines) - 1
+            return last, len(self.lines[last]), len(self.text)
+        column = from_client_column(self.lines[line], units, encoding)
+        return line, column, self._line_offset(line) + column
+
+    def apply(self, change: object, encoding: str = UTF16) -> str:
+        """Apply one `TextDocumentContentChangeEvent` (as apply_change does); the new text."""
+        new_text = getattr(change, "text", "")
+        range_ = getattr(change, "range", None)
+        old_length = len(self.text)
+        if range_ is None or self.lines is None or "\r" in new_text or old_length + len(new_text) >= COMPACT_FROM:
+            text = apply_change(self.text, change, encoding)
+            self.edits.append((0, old_length, len(text)))
+            self.text, self.lines, self.anchor = text, None, (0, 0)
+            if "\r" not in text and len(text) < COMPACT_FROM:
+                self.lines = text.split("\n")
+            return text
+        first, first_column, start = self._offset(range_.start.line, range_.start.character, encoding)
+        last, last_column, end = self._offset(range_.end.line, range_.end.character, encoding)
+        if end < start:
+            (first, first_column, start), (last, last_column, end) = (
+                (last, last_column, end),
+                (first, first_column, start),
+            )
+        lines = self.lines
+        self.lines = lines[:first] + (lines[first][:first_column] + new_text + lines[last][last_column:]).split("\n")
+        self.lines += lines[last + 1 :]
+        self.anchor = (first, start - first_column)
+        self.text = self.text[:start] + new_text + self.text[end:]
+        self.edits.append((start, end, len(new_text)))
+        return self.text
+
+    def take_edits(self, since: str | None) -> list[tuple[int, int, int]] | None:
+        """The edits that made the text from `since` (if it is the base, the very object), and the text
+        becomes the new base. None: not known."""
+        edits = self.edits if since is not None and since is self.base else None
+        self.base, self.edits = self.text, []
+        return edits
+
+
 class LineIndex:
     """The lines of one document version (without their line breaks)."""
 
     __slots__ = ("encoding", "lines", "text")
 
-    def __init__(self, text: str, encoding: str = UTF16) -> None:
+    def __init__(self, text: str, encoding: str = UTF16, lines: list[str] | None = None) -> None:
+        """`lines`: text's lines if known (EditedText.lines: the list is not copied, so not to be changed)."""
         self.text = text
         self.encoding = encoding
-        # a big text keeps offsets, not one str per line (linebreaks.CompactLines: same lines, ~6x less memory)
-        self.lines: list[str] = split_lines(text) if len(text) < COMPACT_FROM else CompactLines(text)  # type: ignore[assignment]
+        if lines is None or len(text) >= COMPACT_FROM:
+            # a big text keeps offsets, not one str per line (linebreaks.CompactLines: same lines, ~6x less memory)
+            lines = split_lines(text) if len(text) < COMPACT_FROM else CompactLines(text)  # type: ignore[assignment]
+        self.lines: list[str] = lines  # type: ignore[assignment]
 
     def line(self, n: int) -> str:
         return self.lines[n] if 0 <= n < len(self.lines) else ""
@@ -140,6 +215,7 @@ __all__ = [
     "UTF8",
     "UTF16",
     "UTF32",
+    "EditedText",
     "LineIndex",
     "apply_change",
     "from_client_column",

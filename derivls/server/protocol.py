@@ -19,7 +19,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from derivls.ide.generated import SCHEME as GENERATED_SCHEME
-from derivls.server.positions import UTF16, apply_change
+from derivls.server.positions import UTF16, EditedText
 from derivls.server.pygls_fixes import ForgetFinishedHandlers
 from derivls.server.raw import RawJSON
 
@@ -57,6 +57,17 @@ def position_encoding(protocol: LanguageServerProtocol) -> str:
 
 
 class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_fixes: no per-edit leak
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.edited: dict[str, EditedText] = {}  # uri -> its text as changes made it (and the edits)
+
+    def edited_text(self, uri: str, text: str) -> EditedText:
+        """The document's EditedText, if it holds `text` (the very object), else a new one."""
+        edited = self.edited.get(uri)
+        if edited is None or edited.text is not text:
+            edited = self.edited[uri] = EditedText(text)
+        return edited
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
         result = yield from super().lsp_initialize(params)
@@ -92,9 +103,10 @@ class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_
         try:
             document = self.workspace.get_text_document(params.text_document.uri)
             encoding = position_encoding(self)
+            edited = self.edited_text(params.text_document.uri, document.source)
             text = document.source
             for change in params.content_changes:
-                text = apply_change(text, change, encoding)
+                text = edited.apply(change, encoding)
             # pygls's TextDocument has no public setter for its text (its own apply_change splits lines
             # differently from LSP), so the newest text is written to `_source` here and nowhere else.
             document._source = text

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from derivls.server.positions import (
+    EditedText,
     LineIndex,
     apply_change,
     from_client_column,
@@ -57,6 +58,56 @@ def test_apply_change_follows_the_lsp_rules(text, start, end, new, encoding):
     b = naive_offset(text, *end, encoding)
     a, b = min(a, b), max(a, b)
     assert apply_change(text, change, encoding) == text[:a] + new + text[b:]
+
+
+def change_at(start: tuple[int, int], end: tuple[int, int], new: str) -> types.TextDocumentContentChangePartial:
+    return types.TextDocumentContentChangePartial(
+        range=types.Range(
+            start=types.Position(line=start[0], character=start[1]),
+            end=types.Position(line=end[0], character=end[1]),
+        ),
+        text=new,
+    )
+
+
+position = st.tuples(st.integers(0, 8), st.integers(0, 10))
+
+
+@given(
+    text=st.lists(ALPHABET, max_size=30).map("".join),
+    changes=st.lists(st.tuples(position, position, st.lists(ALPHABET, max_size=4).map("".join)), max_size=6),
+    encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+)
+def test_edited_text_applies_changes_as_apply_change_does_and_keeps_its_lines_and_edits(text, changes, encoding):
+    edited, expected = EditedText(text), text
+    for start, end, new in changes:
+        change = change_at(start, end, new)
+        expected = apply_change(expected, change, encoding)
+        assert edited.apply(change, encoding) == expected == edited.text
+        if edited.lines is not None:
+            assert edited.lines == LineIndex(expected).lines
+    edits = edited.take_edits(text)
+    assert edits is not None and len(edits) == len(changes)
+    assert edited.take_edits(edited.text) == []  # the text is the base now
+    assert edited.take_edits(None) is None
+
+
+@given(
+    text=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "\U0001f600"]), max_size=40).map("".join),
+    changes=st.lists(
+        st.tuples(position, position, st.lists(st.sampled_from(["x", "\n", "é"]), max_size=3).map("".join)),
+        max_size=8,
+    ),
+)
+def test_edits_replayed_on_the_old_text_give_the_new_text(text, changes):
+    edited = EditedText(text)
+    snapshots = [text]
+    for start, end, new in changes:
+        snapshots.append(edited.apply(change_at(start, end, new), "utf-16"))
+    edits = edited.take_edits(text)
+    assert edits is not None and len(edits) == len(changes)
+    for before, after, (begin, end_, length) in zip(snapshots, snapshots[1:], edits):
+        assert before[:begin] + after[begin : begin + length] + before[end_:] == after
 
 
 @given(

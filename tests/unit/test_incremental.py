@@ -1,6 +1,10 @@
-"""Incremental analysis equals analysis from scratch, for random edit sequences on the real file."""
+"""Incremental analysis equals analysis from scratch, for random edit sequences on the real file
+and on a file 10x as large (bench/bench_scale.py's consistent copies)."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -44,17 +48,83 @@ def fingerprint(analysis: DocumentAnalysis):
 edits = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)), min_size=1, max_size=4)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edits=edits)
-def test_incremental_equals_from_scratch(index, text, edits):
-    incremental = DocumentAnalyzer(index)
-    incremental.analyse(text)
+def edit_and_compare(index, text, edits, told: bool, analyzer: DocumentAnalyzer | None = None):
+    """Apply `edits` one analysis each (telling the analyzer what changed if `told`), then compare the
+    result with an analysis of the final text from scratch."""
+    incremental = analyzer or DocumentAnalyzer(index)
+    if analyzer is None:
+        incremental.analyse(text)
     current = text
     for where, length, insert in edits:
         at = int(where * len(current))
-        current = current[:at] + insert + current[at + length :]
-        result = incremental.analyse(current)
+        end = min(at + length, len(current))
+        current = current[:at] + insert + current[end:]
+        result = incremental.analyse(current, [(at, end, len(insert))] if told else None)
     assert fingerprint(result) == fingerprint(DocumentAnalyzer(index).analyse(current))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=edits)
+def test_incremental_equals_from_scratch(index, text, edits):
+    edit_and_compare(index, text, edits, told=False)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=edits)
+def test_told_edits_give_what_the_whole_text_gives(index, text, edits):
+    edit_and_compare(index, text, edits, told=True)
+
+
+nearby = st.lists(
+    st.tuples(st.integers(-300, 300), st.integers(0, 40), st.sampled_from(SNIPPETS)), min_size=1, max_size=6
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.floats(0, 1), edits=nearby)
+def test_told_edits_near_each_other_give_what_the_whole_text_gives(index, text, first, edits):
+    """Typing: edits close together, so the chunk ends an edit leaves shifted are read by the next."""
+    at = int(first * len(text))
+    placed = [(min(max(at + delta, 0), len(text)) / len(text), length, insert) for delta, length, insert in edits]
+    edit_and_compare(index, text, placed, told=True)
+
+
+def test_several_told_edits_at_once(index, text):
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    at = text.index("self: grad * self.sgn()")
+    edited = text[:at] + "self: grad * self.sizes()" + text[at + len("self: grad * self.sgn()") :]
+    edited = edited[:10] + "\n" + edited[10:]
+    changes = [(at, at + len("self: grad * self.sgn()"), len("self: grad * self.sizes()")), (10, 10, 1)]
+    assert fingerprint(analyzer.analyse(edited, changes)) == fingerprint(DocumentAnalyzer(index).analyse(edited))
+
+
+def test_edits_that_do_not_add_up_fall_back_to_the_whole_text(index, text):
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    edited = "# a comment\n" + text
+    assert fingerprint(analyzer.analyse(edited, [(0, 0, 1)])) == fingerprint(DocumentAnalyzer(index).analyse(edited))
+
+
+@pytest.fixture(scope="module")
+def scaled(tmp_path_factory) -> tuple[NativeIndex, str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from bench_scale import build
+    finally:
+        sys.path.pop(0)
+    derivatives, native, tags = build(10, tmp_path_factory.mktemp("scaled"))
+    return NativeIndex.load(str(native), str(tags)), derivatives.read_text(encoding="utf-8")
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.floats(0, 1), edits=nearby)
+def test_told_edits_on_a_file_10x_as_large_give_what_the_whole_text_gives(scaled, first, edits):
+    index, text = scaled
+    at = int(first * len(text))
+    placed = [(min(max(at + delta, 0), len(text)) / len(text), length, insert) for delta, length, insert in edits]
+    placed += [(0.999, 0, "x"), (0.0005, 3, "\n")]  # far apart: chunk ends shifted on both sides
+    edit_and_compare(index, text, placed, told=True)
 
 
 def test_an_edit_reanalyses_only_the_touched_entry(index, text, monkeypatch):
@@ -100,3 +170,41 @@ def test_identical_entries_keep_working_after_in_place_edits(index):
     analyzer.analyse(entry + entry)
     for edited in (entry + entry.replace("sgn", "sgn2"), entry.replace("sgn", "sgn3") + entry.replace("sgn", "sgn2")):
         assert fingerprint(analyzer.analyse(edited)) == fingerprint(DocumentAnalyzer(index).analyse(edited))
+
+
+def test_a_told_keystroke_splits_only_the_entries_around_it(index, text, monkeypatch):
+    from derivls.derivatives import loader
+
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    split = []
+    monkeypatch.setattr(loader, "split_entries", lambda t: split.append(len(t)) or loader_split(t))
+    at = text.index("self: grad * self.sgn()") + len("self: grad")
+    edited = text[:at] + " " + text[at:]
+    analysis = analyzer.analyse(edited, [(at, at, 1)])
+    assert len(split) == 1 and split[0] < 1000
+    assert fingerprint(analysis) == fingerprint(DocumentAnalyzer(index).analyse(edited))
+
+
+def loader_split(text):
+    from derivls.derivatives.document import split_entries
+
+    return split_entries(text)
+
+
+def test_after_an_analysis_that_raised_the_next_one_is_right(index, text, monkeypatch):
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    at = text.index("self: grad * self.sgn()") + len("self: grad")
+    edited = text[:at] + " " + text[at:]
+    original = analyzer._analyse_entry
+
+    def broken(entry):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(analyzer, "_analyse_entry", broken)
+    with pytest.raises(RuntimeError):
+        analyzer.analyse(edited, [(at, at, 1)])
+    monkeypatch.setattr(analyzer, "_analyse_entry", original)
+    # the same edit again, told from the text analysed last
+    assert fingerprint(analyzer.analyse(edited, [(at, at, 1)])) == fingerprint(DocumentAnalyzer(index).analyse(edited))
