@@ -17,7 +17,7 @@ and modifiers where they fit and adds custom modifiers for what is particular to
     method         method
     namespace      namespace
     type           type
-    keyword        keyword
+    keyword        keyword                     (C++ keywords; auto_element_wise, auto_linear)
     number         number
     string         string
     unknown        variable   unresolved       (a name nothing declares: see its diagnostic)
@@ -28,11 +28,15 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from derivls.derivatives.formulas.editor import KINDS, entry_semantic_tokens
+from derivls.derivatives.document import offset_span
+from derivls.derivatives.formulas.editor import KINDS, scalar_tokens, scope_for_key
 from derivls.derivatives.formulas.headers import HeaderIndex
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.results import EntryResult
-from derivls.ide.formulas import headers_of
+from derivls.diagnostics import Span
+from derivls.ide.formulas import FORMULA_KINDS, headers_of
+
+AUTO_FORMULAS = ("auto_element_wise", "auto_linear")  # derivatives.yaml's own words: keywords
 
 TOKEN_TYPES = ("parameter", "variable", "function", "method", "namespace", "type", "keyword", "number", "string")
 TOKEN_MODIFIERS = ("tangent", "primal", "output", "grad", "defaultLibrary", "unresolved")
@@ -87,7 +91,7 @@ def _entry_tokens(result: EntryResult, headers: HeaderIndex | None) -> list[tupl
     if hit is not None and hit[0] is result and hit[1] is headers:
         return hit[2]
     tokens = []
-    for span, kind in entry_semantic_tokens(result, headers):
+    for span, kind in _placed_tokens(result, headers):
         if span.line != span.end_line or span.end_column <= span.column:
             continue  # a string literal folded over lines: LSP tokens are on one line
         tokens.append((span.line, span.column, span.end_column - span.column, kind))
@@ -96,6 +100,26 @@ def _entry_tokens(result: EntryResult, headers: HeaderIndex | None) -> list[tupl
         _cache.clear()
     _cache[id(result)] = (result, headers, tokens)
     return tokens
+
+
+def _placed_tokens(result: EntryResult, headers: HeaderIndex | None) -> list[tuple[Span, str]]:
+    """Every formula's tokens (entry_semantic_tokens), with auto_element_wise / auto_linear as keywords."""
+    out: list[tuple[Span, str]] = []
+    if result.canonical is None:
+        return out
+    for section in result.sections:
+        for key in section.keys:
+            if key.kind not in FORMULA_KINDS:
+                continue
+            scalar = key.item.value
+            if isinstance(scalar.value, str) and scalar.value.strip() in AUTO_FORMULAS:
+                begin = scalar.source.find(scalar.value.strip())
+                out.append(
+                    (offset_span(scalar.source, scalar.span, begin, begin + len(scalar.value.strip())), "keyword")
+                )
+                continue
+            out.extend(scalar_tokens(scalar, scope_for_key(result, section, key), headers))
+    return out
 
 
 def semantic_tokens(analysis: DocumentAnalysis, first: int = 0, last: int | None = None) -> list[SemanticToken]:
