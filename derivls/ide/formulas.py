@@ -50,13 +50,14 @@ def value_offset(scalar: Scalar, source_offset: int) -> int:
     """An offset into the scalar's source text → the offset into its value (quotes, folded lines)."""
     value = scalar.value
     if not isinstance(value, str) or scalar.source == value:
-        return source_offset
+        return max(0, min(source_offset, len(scalar.source)))
     mapping = value_offsets(scalar)
     return max(0, min(bisect_right(mapping, source_offset) - 1, len(value)))
 
 
-def formula_at(analysis: DocumentAnalysis, line: int, column: int) -> FormulaAt | None:
-    """The formula at (line, column) (0-based code points), if the position is inside one."""
+def formula_at(analysis: DocumentAnalysis, line: int, column: int, past_end: bool = False) -> FormulaAt | None:
+    """The formula at (line, column) (0-based code points), if the position is inside one; `past_end`: also
+    after its end on its last line (a call being typed: `f(a, ` has a trailing space the value drops)."""
     placed = entry_at(analysis, line)
     if placed is None or line > placed.end_line or placed.result.canonical is None:
         return None
@@ -64,9 +65,9 @@ def formula_at(analysis: DocumentAnalysis, line: int, column: int) -> FormulaAt 
     for section in placed.entry.sections:
         for item in section.items:
             scalar = item.value
-            if not scalar.span.contains(rel, column) and not (
-                scalar.span.end_line == rel and scalar.span.end_column == column
-            ):
+            span = scalar.span
+            inside = span.contains(rel, column)  # its end included: the cursor after the last character
+            if not inside and not (past_end and rel == span.end_line and column > span.end_column):
                 continue
             sr = section_result_for(placed, section)
             kr = key_result_for(sr, item)

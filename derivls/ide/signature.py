@@ -78,7 +78,7 @@ def parameter_ranges(label: str, names: tuple[str, ...], kind: str) -> tuple[tup
 
 def signature_help(analysis: DocumentAnalysis, line: int, column: int) -> SignatureHelp | None:
     """Signature help at (line, column) (0-based code points), None outside a known call of a formula."""
-    at = formula_at(analysis, line, column)
+    at = formula_at(analysis, line, column, past_end=True)
     headers = headers_of(analysis)
     if at is None or headers is None:
         return None

@@ -86,7 +86,8 @@ _cache: dict[int, tuple[EntryResult, HeaderIndex | None, list[tuple[int, int, in
 MAX_CACHED = 20_000
 
 
-def _entry_tokens(result: EntryResult, headers: HeaderIndex | None) -> list[tuple[int, int, int, str]]:
+def entry_tokens(result: EntryResult, headers: HeaderIndex | None) -> list[tuple[int, int, int, str]]:
+    """(line, start, length, kind) of an entry's formula tokens, relative to its chunk, in order (cached)."""
     hit = _cache.get(id(result))
     if hit is not None and hit[0] is result and hit[1] is headers:
         return hit[2]
@@ -135,11 +136,11 @@ def semantic_tokens(analysis: DocumentAnalysis, first: int = 0, last: int | None
         if placed.end_line < first:
             continue
         shift = placed.start_line
-        for line, start, length, kind in _entry_tokens(placed.result, headers):
+        for line, start, length, kind in entry_tokens(placed.result, headers):
             line += shift
             if line >= first and (last is None or line <= last):
                 out.append(SemanticToken(line, start, length, kind))
     return out
 
 
-__all__ = ["LEGEND", "TOKEN_MODIFIERS", "TOKEN_TYPES", "SemanticToken", "semantic_tokens"]
+__all__ = ["LEGEND", "TOKEN_MODIFIERS", "TOKEN_TYPES", "SemanticToken", "entry_tokens", "semantic_tokens"]

@@ -163,13 +163,13 @@ def _register_features(server: DerivlsServer) -> None:
         return signature.signature_help(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
-    @guarded(types.SemanticTokens(data=[]))
-    def on_semantic_tokens_full(ls: DerivlsServer, params: types.SemanticTokensParams) -> types.SemanticTokens:
+    @guarded(tokens.EMPTY)
+    def on_semantic_tokens_full(ls: DerivlsServer, params: types.SemanticTokensParams) -> Any:
         return tokens.full(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, tokens.LEGEND)
-    @guarded(types.SemanticTokens(data=[]))
-    def on_semantic_tokens_range(ls: DerivlsServer, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
+    @guarded(tokens.EMPTY)
+    def on_semantic_tokens_range(ls: DerivlsServer, params: types.SemanticTokensRangeParams) -> Any:
         return tokens.in_range(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)

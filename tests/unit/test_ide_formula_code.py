@@ -139,6 +139,15 @@ def test_signature_help_in_a_method_call_leaves_self_out():
     assert [sig.label[s:e] for s, e in sig.parameters] == ["SymInt[] size"]
 
 
+def test_signature_help_while_the_call_is_being_typed():
+    doc = ABS + "  self: handle_r_to_c(self.scalar_type(), \n"
+    found = help_at(doc, "self.scalar_type(), ", len("self.scalar_type(), "))
+    assert found is not None and (found.callee, found.active_parameter) == ("handle_r_to_c", 1)
+    doc = ABS + "  self: grad * at::where(\n"
+    found = help_at(doc, "at::where(", len("at::where("))
+    assert found is not None and (found.callee, found.kind, found.active_parameter) == ("where", "aten", 0)
+
+
 def test_no_signature_help_outside_a_known_call():
     doc = ABS + "  self: grad * (self + 1)\n"
     assert help_at(doc, "(self", 2) is None
