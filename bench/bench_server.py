@@ -6,6 +6,7 @@ Prints medians and p99 of:
   edit → diagnostics         (one formula changed: didChange → publishDiagnostics of that version;
                                edits are spaced like typing, --edit-gap seconds apart)
   hover on `name:`, inlay hints for 100 lines, completion in `name:`
+  semantic tokens of the whole file (the first request, then warm, then right after one-formula edits)
   server RSS                  (VmRSS / VmHWM of the server process at the end)
 and, measured in the same run, a whole-process torchgen `load_derivatives` on the same files,
 with the ratio open→diagnostics / torchgen (target <= 0.2).
@@ -343,6 +344,37 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         completions.append(seconds)
     results["completion_name_ms"] = summary(completions)
 
+    # semantic tokens of the whole file: the first request tokenizes every formula, then entries are cached;
+    # after a one-formula edit only that entry is tokenized again
+    token_runs = max(1, min(args.requests, 50))
+    seconds, result = await client.request("textDocument/semanticTokens/full", {"textDocument": doc})
+    assert result and result["data"], "no semantic tokens"
+    results["semantic_tokens_count"] = len(result["data"]) // 5
+    results["semantic_tokens_first_ms"] = summary([seconds])
+    warm = []
+    for _ in range(token_runs):
+        seconds, result = await client.request("textDocument/semanticTokens/full", {"textDocument": doc})
+        warm.append(seconds)
+    results["semantic_tokens_full_ms"] = summary(warm)
+    after_edit = []
+    for _ in range(token_runs):
+        line, column = positions[rng.randrange(len(positions))]
+        for text_, end in ((" ", column), ("", column + 1)):
+            version += 1
+            change = {
+                "range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": end}},
+                "text": text_,
+            }
+            since = client.published_count()
+            await client.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+            )
+            await client.diagnostics_for(uri, version, since)
+            seconds, result = await client.request("textDocument/semanticTokens/full", {"textDocument": doc})
+            after_edit.append(seconds)
+    results["semantic_tokens_after_edit_ms"] = summary(after_edit)
+
     rss, hwm = client.rss()
     results["server_rss_mb"] = rss / 1024
     results["server_peak_rss_mb"] = hwm / 1024
@@ -359,6 +391,9 @@ def report(results: dict[str, Any]) -> None:
         ("hover on name:", "hover_name_ms"),
         ("inlay hints, 100 lines", "inlay_hints_100_lines_ms"),
         ("completion in name:", "completion_name_ms"),
+        ("semantic tokens, whole file (first)", "semantic_tokens_first_ms"),
+        ("semantic tokens, whole file", "semantic_tokens_full_ms"),
+        ("semantic tokens, after an edit", "semantic_tokens_after_edit_ms"),
     ]
     print(f"{'':38} {'median':>10} {'p99':>10} {'min':>10} {'n':>5}")
     for label, key in rows:

@@ -160,7 +160,17 @@ def left_out_warning(index: NativeIndex) -> Diagnostic:
 
 
 def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> list[Diagnostic]:
-    """What keeps schemas from being resolved: native_functions.yaml not found, or not usable."""
+    """What keeps schemas from being resolved (native_functions.yaml not found, or not usable), and the
+    one notice when the C++ sources formula names are checked against (FunctionsManual.h, …) are missing."""
+    found = _native_setup(files, load)
+    if files is not None and load is not None and load.index is not None and load.profile.codegen_stage_checks:
+        from derivls.derivatives.formulas.hook import workspace_diagnostics
+
+        found += workspace_diagnostics(load.index, load.index.path)  # formula-sources-missing
+    return found
+
+
+def _native_setup(files: NativeFiles | None, load: NativeLoad | None) -> list[Diagnostic]:
     if files is None:
         return []
     if files.native is None:

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.derivatives.formulas.editor import call_schemas, helper_declarations, semantic_tokens
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.profiles import TORCHGEN, Profile
 from derivls.diagnostics import Span
 from derivls.ide import facts
+from derivls.ide.formulas import formula_at, headers_of
 from derivls.ide.targets import Target, target_at
 
 _GRADS = re.compile(r"^grads\[(\d+)\]$")
@@ -43,10 +45,48 @@ def hover(analysis: DocumentAnalysis, index: NativeIndex | None, line: int, colu
     target = target_at(analysis, line, column)
     if target is None:
         return None
+    if target.kind == "formula" and target.pattern is None:
+        code = describe_call(analysis, line, column)
+        if code is not None:
+            return HoverInfo(code, target.span)
     text = describe(target, index)
     if not text:
         return None
     return HoverInfo(text, target.span)
+
+
+CALL_KINDS = ("helper", "aten", "method")
+
+
+def describe_call(analysis: DocumentAnalysis, line: int, column: int) -> str | None:
+    """Markdown for a helper, `at::` function or Tensor method named at (line, column) of a formula:
+    its FunctionsManual.h declaration(s) or native_functions.yaml schema(s), every overload."""
+    at = formula_at(analysis, line, column)
+    headers = headers_of(analysis)
+    if at is None or headers is None:
+        return None
+    token = next((t for t in semantic_tokens(at.formula, at.scope, headers) if t.start <= at.offset <= t.end), None)
+    if token is None or token.kind not in CALL_KINDS:
+        return None
+    name = at.formula[token.start : token.end]
+    if token.kind == "helper":
+        decls = helper_declarations(name, headers)
+        if not decls:
+            return None
+        count = f"{len(decls)} overloads" if len(decls) > 1 else "1 declaration"
+        first = decls[0]
+        link = f"[{Path(first.path).name}:{first.line + 1}]({file_uri(first.path)}#L{first.line + 1})"
+        body = "\n".join(d.text if d.text.endswith(";") else d.text + ";" for d in decls)
+        return f"**helper** `{name}` ({count})\n\n{_code(body, 'cpp')}\n\n{link}"
+    method = token.kind == "method"
+    schemas = call_schemas(name, headers, method=method)
+    what = "Tensor method" if method else "ATen function"
+    if not schemas:
+        if method and name in headers.tensor_methods:
+            return f"**{what}** `{name}`: written by hand in TensorBody.h / TensorBase.h (no schema)."
+        return None
+    count = f"{len(schemas)} overloads" if len(schemas) > 1 else "1 schema"
+    return f"**{what}** `{name}` ({count}, native_functions.yaml)\n\n{_code(chr(10).join(schemas))}"
 
 
 def file_uri(path: str) -> str:
@@ -297,4 +337,4 @@ def describe_formula(target: Target) -> str | None:
     return None
 
 
-__all__ = ["KNOWN_WORDS", "HoverInfo", "describe", "file_uri", "hover", "plain"]
+__all__ = ["CALL_KINDS", "KNOWN_WORDS", "HoverInfo", "describe", "describe_call", "file_uri", "hover", "plain"]

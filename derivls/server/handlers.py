@@ -24,7 +24,9 @@ from derivls.server import (
     indexes,
     inlay,
     pipeline,
+    signature,
     symbols,
+    tokens,
 )
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
@@ -151,6 +153,24 @@ def _register_features(server: DerivlsServer) -> None:
     @guarded()
     def on_completion(ls: DerivlsServer, params: types.CompletionParams) -> types.CompletionList | None:
         return completion.completion(ls, params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_SIGNATURE_HELP,
+        types.SignatureHelpOptions(trigger_characters=signature.TRIGGER_CHARACTERS),
+    )
+    @guarded()
+    def on_signature_help(ls: DerivlsServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
+        return signature.signature_help(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
+    @guarded(tokens.EMPTY)
+    def on_semantic_tokens_full(ls: DerivlsServer, params: types.SemanticTokensParams) -> Any:
+        return tokens.full(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, tokens.LEGEND)
+    @guarded(tokens.EMPTY)
+    def on_semantic_tokens_range(ls: DerivlsServer, params: types.SemanticTokensRangeParams) -> Any:
+        return tokens.in_range(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded([])

@@ -151,7 +151,11 @@ async def test_hover_auto_linear(client: LanguageClient):
 async def test_hover_nothing(client: LanguageClient):
     assert await hover(client, types.Position(line=0, character=3)) == ""
     assert await hover(client, types.Position(line=10_000, character=3)) == ""
-    assert await hover(client, at("maybe_multiply", offset=2)) == ""
+
+
+async def test_hover_on_a_helper_shows_its_declaration(client: LanguageClient):
+    text = await hover(client, at("maybe_multiply", offset=2))
+    assert "```cpp\nat::Tensor maybe_multiply(const at::Tensor& t, const at::Scalar& s);\n```" in text
 
 
 # -- inlay hints ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Views the client shows without asking again: refresh requests after indexing, and quiet cancels.
 
-Inlay hints and code lenses asked for while native_functions.yaml is being indexed are answered
+Inlay hints, code lenses and semantic tokens asked for while native_functions.yaml is being indexed are answered
 empty; the server must then ask the client to ask again (issue 14). Cancelling a request that was
 already answered is routine and must not fill the client's output with warnings.
 """
@@ -27,7 +27,11 @@ from tests.lsp.conftest import (
     status,
 )
 
-REFRESHES = {types.WORKSPACE_INLAY_HINT_REFRESH, types.WORKSPACE_CODE_LENS_REFRESH}
+REFRESHES = {
+    types.WORKSPACE_INLAY_HINT_REFRESH,
+    types.WORKSPACE_CODE_LENS_REFRESH,
+    types.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
+}
 
 
 async def started(log_file: Path):
@@ -52,6 +56,7 @@ def refreshing_client() -> types.ClientCapabilities:
     assert caps.workspace is not None
     caps.workspace.inlay_hint = types.InlayHintWorkspaceClientCapabilities(refresh_support=True)
     caps.workspace.code_lens = types.CodeLensWorkspaceClientCapabilities(refresh_support=True)
+    caps.workspace.semantic_tokens = types.SemanticTokensWorkspaceClientCapabilities(refresh_support=True)
     return caps
 
 
@@ -64,7 +69,7 @@ async def refreshes(client, methods: set[str], timeout: float = 120) -> dict[str
         await asyncio.sleep(0.01)
 
 
-async def test_opened_while_indexing_the_client_is_asked_to_refresh_hints_and_lenses(real_files, tmp_path):
+async def test_opened_while_indexing_the_client_is_asked_to_refresh_hints_lenses_and_tokens(real_files, tmp_path):
     client = await started(tmp_path / "server.log")
     try:
         await initialize(client, real_files.packaged, caps=refreshing_client())
@@ -76,10 +81,16 @@ async def test_opened_while_indexing_the_client_is_asked_to_refresh_hints_and_le
         early = await client.text_document_inlay_hint_async(
             types.InlayHintParams(text_document=identifier, range=whole_file(lines))
         )
-        assert not early
+        early_tokens = await client.text_document_semantic_tokens_full_async(
+            types.SemanticTokensParams(text_document=identifier)
+        )
+        assert not early and early_tokens is not None and not early_tokens.data
         seen = await refreshes(client, REFRESHES)
         assert REFRESHES <= set(seen), f"refresh requests received: {sorted(seen)}"
-        assert types.WORKSPACE_SEMANTIC_TOKENS_REFRESH not in seen  # the server has no semantic tokens
+        tokens = await client.text_document_semantic_tokens_full_async(
+            types.SemanticTokensParams(text_document=identifier)
+        )
+        assert tokens is not None and len(tokens.data) > 5 * 1000  # every formula's names, once indexed
         assert list(client.diagnostics[doc]) == []  # diagnostics were published before the refresh
         start = position_of(text, "- name: add.Tensor").line
         hints = await client.text_document_inlay_hint_async(
@@ -122,6 +133,7 @@ async def test_no_refresh_requests_to_a_client_that_cannot_refresh(tmp_path):
         assert caps.workspace is not None
         caps.workspace.inlay_hint = types.InlayHintWorkspaceClientCapabilities(refresh_support=False)
         caps.workspace.code_lens = None
+        caps.workspace.semantic_tokens = types.SemanticTokensWorkspaceClientCapabilities(refresh_support=False)
         await initialize(client, CHECKOUT, caps=caps)
         doc = Documents(client).open(CHECKOUT_DERIVATIVES)
         await diagnostics(client, doc)

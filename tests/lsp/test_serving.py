@@ -116,6 +116,7 @@ async def test_initialization_options(client: LanguageClient, tmp_path: Path, ne
 
 async def test_relative_setting_resolves_against_the_root(client: LanguageClient, tmp_path: Path):
     shutil.copytree(CHECKOUT / "aten", tmp_path / "vendor" / "aten")
+    shutil.copytree(CHECKOUT / "torch", tmp_path / "vendor" / "torch")  # FunctionsManual.h: a complete checkout
     await initialize(client, tmp_path, options={"nativeFunctions": "vendor/aten/src/ATen/native/native_functions.yaml"})
     path = tmp_path / "derivatives.yaml"
     path.write_text(TEXT)
@@ -201,6 +202,7 @@ async def test_native_functions_appears(client: LanguageClient, tmp_path: Path):
     doc = docs.open(path)
     assert codes(await diagnostics(client, doc)) == ["native-not-found"]
     shutil.copytree(CHECKOUT / "aten", tmp_path / "aten")
+    shutil.copytree(CHECKOUT / "torch", tmp_path / "torch")  # FunctionsManual.h: a complete checkout
     client.diagnostics.pop(doc, None)
     created = tmp_path / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
     client.workspace_did_change_watched_files(

@@ -38,7 +38,8 @@ def checkout(tmp_path: Path) -> Path:
 def test_text_format_reports_every_error_with_position_and_code(checkout):
     run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
     assert run.returncode == 1
-    lines = run.stdout.splitlines()
+    note, *lines = run.stdout.splitlines()  # the toy checkout has no FunctionsManual.h: said once, first
+    assert note.startswith("tools/autograd/derivatives.yaml:1:1: information: FunctionsManual.h and ")
     assert lines[0] == (
         "tools/autograd/derivatives.yaml:4:21: error: .sizes() is not supported in derivative formulas: use the "
         "SymInt version .sym_sizes(), which returns a c10::SymIntArrayRef. (in the formula for 'self') "
@@ -58,7 +59,8 @@ def test_check_without_path_finds_the_checkout_it_stands_in(checkout):
 
 def test_json_format(checkout):
     run = derivls("check", "tools/autograd/derivatives.yaml", "--format", "json", cwd=checkout)
-    rows = json.loads(run.stdout)
+    note, *rows = json.loads(run.stdout)
+    assert (note["severity"], note["code"]) == ("information", "formula-sources-missing")
     assert rows[1] == {
         "path": "tools/autograd/derivatives.yaml",
         "line": 5,
@@ -75,6 +77,9 @@ def test_json_format(checkout):
 def test_github_format(checkout):
     run = derivls("check", "tools/autograd/derivatives.yaml", "--format", "github", cwd=checkout)
     assert run.stdout.splitlines()[0].startswith(
+        "::notice file=tools/autograd/derivatives.yaml,line=1,col=1,endLine=1,endColumn=2,title=formula-sources-missing::"
+    )
+    assert run.stdout.splitlines()[1].startswith(
         "::error file=tools/autograd/derivatives.yaml,line=4,col=21,endLine=4,endColumn=29,title=sizes-not-supported::"
     )
 
@@ -99,6 +104,33 @@ def test_bad_usage_is_one_line_and_exit_2(checkout, args, message):
     assert run.returncode == 2
     assert message in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_missing_cpp_sources_are_one_note_that_counts_as_neither_error_nor_warning(checkout):
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
+    run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert run.returncode == 0
+    notes = [line for line in run.stdout.splitlines() if "[formula-sources-missing]" in line]
+    assert len(notes) == 1
+    assert "FunctionsManual.h and TensorBody.h/TensorBase.h not found" in notes[0]
+    assert str(checkout / "torch" / "csrc" / "autograd" / "FunctionsManual.h") in notes[0]
+    assert "are not checked" in notes[0]
+    assert run.stdout.splitlines()[-1] == "checked tools/autograd/derivatives.yaml: 0 error(s), 0 warning(s)"
+
+
+def test_a_checkout_with_its_cpp_sources_gets_no_note(checkout):
+    autograd = checkout / "torch" / "csrc" / "autograd"
+    autograd.mkdir(parents=True)
+    (autograd / "FunctionsManual.h").write_text(
+        "at::Tensor handle_r_to_c(ScalarType self_st, Tensor gradient_result);\n"
+    )
+    (checkout / "aten" / "src" / "ATen" / "templates").mkdir(parents=True)
+    (checkout / "aten" / "src" / "ATen" / "templates" / "TensorBody.h").write_text("Tensor sgn() const;\n")
+    (checkout / "aten" / "src" / "ATen" / "core").mkdir(parents=True)
+    (checkout / "aten" / "src" / "ATen" / "core" / "TensorBase.h").write_text("int64_t dim() const;\n")
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
+    run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
+    assert (run.returncode, run.stdout.count("[formula-sources-missing]")) == (0, 0)
 
 
 def test_missing_native_file_is_a_warning_naming_the_paths_tried(tmp_path):
@@ -145,18 +177,18 @@ def test_version():
 def test_github_format_paths_are_relative_to_the_current_directory(checkout):
     absolute = checkout / "tools" / "autograd" / "derivatives.yaml"
     run = derivls("check", str(absolute), "--format", "github", cwd=checkout)
-    assert run.stdout.splitlines()[0].startswith("::error file=tools/autograd/derivatives.yaml,line=4,")
+    assert run.stdout.splitlines()[1].startswith("::error file=tools/autograd/derivatives.yaml,line=4,")
     inside = derivls("check", str(absolute), "--format", "github", cwd=checkout / "tools")
-    assert inside.stdout.splitlines()[0].startswith("::error file=autograd/derivatives.yaml,line=4,")
+    assert inside.stdout.splitlines()[1].startswith("::error file=autograd/derivatives.yaml,line=4,")
 
 
 def test_github_format_keeps_paths_outside_the_current_directory(checkout):
     elsewhere = checkout / "aten"
     run = derivls("check", "../tools/autograd/derivatives.yaml", "--format", "github", cwd=elsewhere)
-    assert run.stdout.splitlines()[0].startswith("::error file=../tools/autograd/derivatives.yaml,line=4,")
+    assert run.stdout.splitlines()[1].startswith("::error file=../tools/autograd/derivatives.yaml,line=4,")
     absolute = checkout / "tools" / "autograd" / "derivatives.yaml"
     run = derivls("check", str(absolute), "--format", "github", cwd=elsewhere)
-    assert run.stdout.splitlines()[0].startswith(f"::error file={absolute},line=4,")
+    assert run.stdout.splitlines()[1].startswith(f"::error file={absolute},line=4,")
 
 
 def test_annotation_path_unit(tmp_path):
