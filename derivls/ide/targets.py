@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from derivls.derivatives.analysis import KeyResult, SectionResult
@@ -174,29 +174,10 @@ def _formula_target(
             break
     if pattern is not None:
         text, pbegin, pend = pattern
-        return Target(
-            "formula",
-            placed,
-            section=section,
-            section_result=sr,
-            item=item,
-            key_result=kr,
-            word=word,
-            span=_absolute(item.value, placed, pbegin, pend),
-            pattern=text,
-        )
+        return replace(base, word=word, span=_absolute(item.value, placed, pbegin, pend), pattern=text)
     if word is None:
-        return Target(**{**base.__dict__, "span": item.value.span.shifted(placed.start_line)})
-    return Target(
-        "formula",
-        placed,
-        section=section,
-        section_result=sr,
-        item=item,
-        key_result=kr,
-        word=word,
-        span=_absolute(item.value, placed, begin, end),
-    )
+        return replace(base, span=item.value.span.shifted(placed.start_line))
+    return replace(base, word=word, span=_absolute(item.value, placed, begin, end))
 
 
 @lru_cache(maxsize=4096)
