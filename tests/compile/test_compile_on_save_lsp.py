@@ -56,6 +56,11 @@ def wheel(real_files, tmp_path: Path) -> Path:
     return site
 
 
+def problems(found):
+    """Errors and warnings (not notes)."""
+    return [d for d in found if d.severity in (types.DiagnosticSeverity.Error, types.DiagnosticSeverity.Warning)]
+
+
 def compile_diagnostics(found: list[types.Diagnostic]) -> list[types.Diagnostic]:
     return [d for d in found if d.source == SOURCE]
 
@@ -86,11 +91,12 @@ async def test_a_saved_compile_error_lands_on_its_formula_and_edits_are_not_dela
     path = wheel / "torchgen" / "packaged" / "autograd" / "derivatives.yaml"
     docs = Documents(client)
     doc = docs.open(path)
-    assert await diagnostics(client, doc, timeout=120) == []
+    # (the copied wheel has no C++ headers: a formula-sources-missing note, no problem)
+    assert problems(await diagnostics(client, doc, timeout=120)) == []
 
     # the mistake, typed and saved: the analysis cannot see it
     await replace_text(docs, doc, SHIPPED, MISTAKEN)
-    assert await diagnostics(client, doc, timeout=30) == []
+    assert problems(await diagnostics(client, doc, timeout=30)) == []
     seeded = docs.texts[doc]
     path.write_text(seeded, encoding="utf-8")
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=doc)))
