@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -185,3 +186,24 @@ def hover_text(result: types.Hover | None) -> str:
     if isinstance(contents, types.MarkupContent):
         return contents.value
     return str(contents)
+
+
+async def open_real_file(client: LanguageClient, real_files: Any) -> types.InitializeResult:
+    """Initialize on the real files' folder, open the real derivatives.yaml and wait for its diagnostics."""
+    result = await initialize(client, real_files.packaged)
+    client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
+    Documents(client).open(real_files.derivatives)
+    await diagnostics(client, uri(real_files.derivatives), timeout=120)
+    return result
+
+
+@pytest.fixture(scope="module")
+def real_text(real_files: Any) -> str:
+    """The real derivatives.yaml's text."""
+    return str(real_files.derivatives.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def real_doc(real_files: Any) -> types.TextDocumentIdentifier:
+    """The real derivatives.yaml, as LSP names it."""
+    return types.TextDocumentIdentifier(uri=uri(real_files.derivatives))

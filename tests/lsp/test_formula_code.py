@@ -17,8 +17,8 @@ from tests.lsp.conftest import (
     diagnostics,
     hover_text,
     initialize,
+    open_real_file,
     position_of,
-    uri,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -26,22 +26,19 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_lsp.fixture(config=CONFIG, scope="module")
 async def client(lsp_client: LanguageClient, real_files):
-    result = await initialize(lsp_client, real_files.packaged)
-    lsp_client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
-    Documents(lsp_client).open(real_files.derivatives)
-    await diagnostics(lsp_client, uri(real_files.derivatives), timeout=120)
+    await open_real_file(lsp_client, real_files)
     yield
     await lsp_client.shutdown_session()
 
 
 @pytest.fixture(scope="module")
-def text(real_files) -> str:
-    return real_files.derivatives.read_text(encoding="utf-8")
+def text(real_text: str) -> str:
+    return real_text
 
 
 @pytest.fixture(scope="module")
-def doc(real_files) -> types.TextDocumentIdentifier:
-    return types.TextDocumentIdentifier(uri=uri(real_files.derivatives))
+def doc(real_doc: types.TextDocumentIdentifier) -> types.TextDocumentIdentifier:
+    return real_doc
 
 
 def decode(data: list[int], legend: types.SemanticTokensLegend) -> list[tuple[int, int, int, str, set[str]]]:

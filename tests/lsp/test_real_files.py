@@ -14,9 +14,8 @@ from derivls.report import analyse_path
 from tests.lsp.conftest import (
     CONFIG,
     Documents,
-    diagnostics,
     hover_text,
-    initialize,
+    open_real_file,
     position_of,
     uri,
 )
@@ -31,22 +30,19 @@ def real(real_files):
 
 @pytest_lsp.fixture(config=CONFIG, scope="module")
 async def client(lsp_client: LanguageClient, real_files):
-    await initialize(lsp_client, real_files.packaged)
-    docs = Documents(lsp_client)
-    docs.open(real_files.derivatives)
-    await diagnostics(lsp_client, uri(real_files.derivatives), timeout=120)
+    await open_real_file(lsp_client, real_files)
     yield
     await lsp_client.shutdown_session()
 
 
 @pytest.fixture(scope="module")
-def text(real_files) -> str:
-    return real_files.derivatives.read_text(encoding="utf-8")
+def text(real_text: str) -> str:
+    return real_text
 
 
 @pytest.fixture(scope="module")
-def doc(real_files) -> types.TextDocumentIdentifier:
-    return types.TextDocumentIdentifier(uri=uri(real_files.derivatives))
+def doc(real_doc: types.TextDocumentIdentifier) -> types.TextDocumentIdentifier:
+    return real_doc
 
 
 async def test_no_diagnostics_on_the_real_file(client: LanguageClient, doc):
