@@ -167,6 +167,11 @@ def _register_features(server: DerivlsServer) -> None:
     def on_semantic_tokens_full(ls: DerivlsServer, params: types.SemanticTokensParams) -> Any:
         return tokens.full(ls, params)
 
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, tokens.LEGEND)
+    @guarded(tokens.EMPTY)
+    def on_semantic_tokens_delta(ls: DerivlsServer, params: types.SemanticTokensDeltaParams) -> Any:
+        return tokens.delta(ls, params)
+
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, tokens.LEGEND)
     @guarded(tokens.EMPTY)
     def on_semantic_tokens_range(ls: DerivlsServer, params: types.SemanticTokensRangeParams) -> Any:

@@ -147,6 +147,40 @@ async def test_semantic_tokens_of_the_whole_file_are_ordered_and_resolved(client
     assert not [t for t in found if "unresolved" in t[4]]  # the real file resolves
 
 
+async def test_semantic_tokens_delta_sends_one_edit_that_rebuilds_the_full_answer(client: LanguageClient, doc, text):
+    provider = client.server_capabilities.semantic_tokens_provider  # type: ignore[attr-defined]
+    assert provider.full == types.SemanticTokensFullDelta(delta=True)
+    first = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(text_document=doc))
+    assert first is not None and first.result_id
+    unchanged = await client.text_document_semantic_tokens_full_delta_async(
+        types.SemanticTokensDeltaParams(text_document=doc, previous_result_id=first.result_id)
+    )
+    assert isinstance(unchanged, types.SemanticTokensDelta) and not unchanged.edits
+    assert unchanged.result_id and unchanged.result_id != first.result_id
+
+    docs = Documents(client)
+    docs.texts[doc.uri], docs.versions[doc.uri] = text, 1
+    at = position_of(text, "self_t.conj() * self_p.sgn()")
+    docs.edit(doc.uri, at.line, at.character, at.line, at.character + len("self_t"), "self_t.conj().conj")
+    await diagnostics(client, doc.uri)
+    changed = await client.text_document_semantic_tokens_full_delta_async(
+        types.SemanticTokensDeltaParams(text_document=doc, previous_result_id=unchanged.result_id)
+    )
+    assert isinstance(changed, types.SemanticTokensDelta) and len(changed.edits) == 1
+    edit = changed.edits[0]
+    assert 0 < len(edit.data or []) < 50  # the changed formula's tokens, not the file's
+    rebuilt = list(first.data)
+    rebuilt[edit.start : edit.start + edit.delete_count] = edit.data or []
+    fresh = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(text_document=doc))
+    assert fresh is not None and rebuilt == list(fresh.data)
+    stale = await client.text_document_semantic_tokens_full_delta_async(
+        types.SemanticTokensDeltaParams(text_document=doc, previous_result_id=first.result_id)
+    )
+    assert isinstance(stale, types.SemanticTokens) and stale.data == fresh.data  # an old id: the whole data
+    docs.replace_all(doc.uri, text)
+    await diagnostics(client, doc.uri)
+
+
 @pytest_lsp.fixture(config=CONFIG, scope="module")
 async def toy(lsp_client: LanguageClient):
     result = await initialize(lsp_client, CHECKOUT, caps=capabilities())

@@ -4,12 +4,14 @@ encoding of ide.tokens, before and after edits, in UTF-16 and UTF-8."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from derivls.ide import tokens as ide_tokens
 from derivls.server.positions import UTF8, UTF16, LineIndex
 from derivls.server.state import DerivDocument
+from derivls.server.tokens import delta_edit as semantic_delta_edit
 from derivls.server.tokens import encode, full_data
 from tests.unit.ide_support import analyse, real_analysis, real_text
 
@@ -52,3 +54,46 @@ def test_after_edits_that_shift_and_change_entries_the_join_is_still_the_plain_e
     ):
         doc = document(text, analyse(text), encoding, doc)
         assert joined(doc) == plain(doc), text
+
+
+# -- semanticTokens/full/delta ----------------------------------------------------------------------
+
+
+def apply_edit(old: list[str], edit: tuple[int, int, list[str]] | None) -> list[str]:
+    if edit is None:
+        return old
+    start, count, data = edit
+    return old[:start] + data + old[start + count :]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ([], []),
+        ([], ["1", "2"]),
+        (["1", "2"], []),
+        (["1", "2", "3"], ["1", "2", "3"]),
+        (["1", "2", "3"], ["1", "9", "3"]),
+        (["1", "2", "3"], ["1", "2", "3", "4"]),
+        (["0", "1", "2", "3"], ["1", "2", "3"]),
+        (["1", "1", "1"], ["1", "1"]),  # prefix and suffix would overlap: the edit must not count one twice
+        (["1", "2", "1"], ["1", "2", "2", "1"]),
+    ],
+)
+def test_a_delta_edit_turns_the_old_data_into_the_new(old, new):
+    edit = semantic_delta_edit(old, new)
+    assert apply_edit(old, edit) == new
+    assert (edit is None) == (old == new)
+
+
+def test_a_delta_edit_of_random_changes_is_exact_and_small():
+    rng = random.Random(13)
+    for _ in range(300):
+        old = [str(rng.randrange(4)) for _ in range(rng.randrange(0, 40))]
+        new = list(old)
+        at = rng.randrange(len(new) + 1)
+        new[at : at + rng.randrange(3)] = [str(rng.randrange(4)) for _ in range(rng.randrange(3))]
+        edit = semantic_delta_edit(old, new)
+        assert apply_edit(old, edit) == new
+        if edit is not None:
+            assert len(edit[2]) <= 2 and edit[1] <= 2
