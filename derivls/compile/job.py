@@ -148,10 +148,19 @@ class CompileOnSave:
                 state.compiled.setdefault(entry_key(placed), [])
 
     def on_save(
-        self, uri: str, path: str, text: str, analysis: Any, native: str, tags: str | None
+        self,
+        uri: str,
+        path: str,
+        text: str,
+        analysis: Any,
+        native: str,
+        tags: str | None,
+        profile: str = "auto",
+        torch_version: str | None = None,
     ) -> CompileJob | None:
         """Start compiling the entries changed since their last compile; a running job is cancelled
-        (its entries are compiled again by the new one). None when nothing changed."""
+        (its entries are compiled again by the new one). None when nothing changed. `profile` and
+        `torch_version` are the settings the document was analysed with: the worker reads it the same way."""
         from derivls.compile.units import entry_key
 
         state = self._documents.setdefault(uri, _DocumentState())
@@ -169,6 +178,8 @@ class CompileOnSave:
                 "text": text,
                 "native": native,
                 "tags": tags,
+                "profile": profile,
+                "torch_version": torch_version,
                 "lines": changed,
                 "cxx": self.cxx,
                 "torch_include": self.torch_include,

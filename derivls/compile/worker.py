@@ -1,7 +1,8 @@
 """The compile subprocess: `python -m derivls.compile.worker`, a JSON request on stdin.
 
-Request: {"path", "text", "native", "tags", "lines": [0-based `- name:` lines] | null, "cxx",
-"torch_include", "jobs"}. Output, one JSON object per line on stdout: {"progress": [done, total,
+Request: {"path", "text", "native", "tags", "profile", "torch_version", "lines": [0-based `- name:`
+lines] | null, "cxx", "torch_include", "jobs"}; the file is opened as the CLI and the server open it
+(project.open_project: the same profile, release rules and native-index cache). Output, one JSON object per line on stdout: {"progress": [done, total,
 what]} while it runs, then {"entries": [{"line", "key", "diagnostics": [...]}]} (diagnostic spans
 relative to their entry's line) or {"error": "one line"} (a missing compiler or headers).
 """
@@ -27,19 +28,27 @@ def diagnostic_to_json(d: Any, entry_line: int) -> dict[str, Any]:
 
 
 def run(request: dict[str, Any], out: Any) -> int:
-    from derivls.aten.native import NativeIndex
     from derivls.compile.cli import compile_file
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import entry_key
-    from derivls.derivatives.loader import DocumentAnalyzer
+    from derivls.project import UsageError, open_project
 
     def emit(obj: dict[str, Any]) -> None:
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
     try:
-        index = NativeIndex.load(request["native"], request.get("tags"))
-        analysis = DocumentAnalyzer(index, request["native"]).analyse(request["text"])
+        tags = request.get("tags")
+        project = open_project(
+            Path(request["path"]),
+            Path(request["native"]),
+            Path(tags) if tags else None,
+            request.get("profile") or "auto",
+            torch_version=request.get("torch_version"),
+        )
+        if project.index is None:
+            raise ValueError(next((d.message for d in project.setup), f"cannot index {request['native']}"))
+        analysis = project.analyzer.analyse(request["text"])
         lines = request.get("lines")
         result = compile_file(
             Path(request["path"]),
@@ -50,7 +59,7 @@ def run(request: dict[str, Any], out: Any) -> int:
             jobs=int(request.get("jobs") or 2),
             progress=lambda done, total, what: emit({"progress": [done, total, what]}),
         )
-    except (SetupError, LookupError, OSError, ValueError) as e:
+    except (SetupError, UsageError, LookupError, OSError, ValueError) as e:
         emit({"error": str(e.args[0] if e.args else e)})
         return 2
     keys = {placed.line: entry_key(placed) for placed in analysis.entries}

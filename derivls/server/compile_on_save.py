@@ -80,6 +80,8 @@ def on_save(ls: Any, uri: str) -> None:
         doc.analysis,
         str(files.native),
         str(files.tags) if files.tags is not None else None,
+        ls.settings.profile,
+        files.torch_version,
     )
     if job is not None:
         asyncio.ensure_future(_follow(ls, uri, job))

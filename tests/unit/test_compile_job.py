@@ -67,3 +67,44 @@ def test_a_missing_compiler_is_the_jobs_one_line_error(real_files, analysed, tmp
     assert result is not None and "compiler not found" in (result.error or "")
     engine.collect("file:///d.yaml")
     assert engine.last_error == result.error
+
+
+def _worker_profile(real_files, monkeypatch, **settings):
+    """The rules the compile worker analyses the file by (its compile step replaced by a recorder)."""
+    import io
+    import types
+
+    import derivls.compile.cli
+    from derivls.compile import worker
+
+    seen = []
+
+    def record(path, analysis, **kwargs):
+        seen.append(analysis.profile)
+        return types.SimpleNamespace(by_entry={})
+
+    monkeypatch.setattr(derivls.compile.cli, "compile_file", record)
+    request = {
+        "path": str(real_files.derivatives),
+        "text": real_files.derivatives.read_text(encoding="utf-8"),
+        "native": str(real_files.native),
+        "tags": str(real_files.tags),
+        "lines": [],
+        **settings,
+    }
+    out = io.StringIO()
+    code = worker.run(request, out)
+    return code, seen, out.getvalue()
+
+
+def test_the_compile_worker_reads_the_file_by_the_torch_version_setting(real_files, monkeypatch):
+    code, seen, _ = _worker_profile(real_files, monkeypatch, torch_version="2.4")
+    assert code == 0 and [p.release for p in seen] == ["2.4"]
+    code, seen, _ = _worker_profile(real_files, monkeypatch)
+    assert code == 0 and seen[0].release is not None and seen[0].release != "2.4"  # found from the files
+
+
+def test_the_compile_worker_reports_a_bad_torch_version_in_one_line(real_files, monkeypatch):
+    code, seen, out = _worker_profile(real_files, monkeypatch, torch_version="banana")
+    assert code == 2 and not seen
+    assert "'banana' is not a torch version" in out and out.count("\n") == 1
