@@ -41,7 +41,9 @@ def register(server: DerivlsServer) -> None:
     server.publish = functools.partial(pipeline.publish, server)
     _register_lifecycle(server)
     _register_documents(server)
-    _register_features(server)
+    _register_navigation(server)
+    _register_editing(server)
+    _register_views(server)
 
 
 def _register_lifecycle(server: DerivlsServer) -> None:
@@ -125,7 +127,9 @@ def _register_documents(server: DerivlsServer) -> None:
         indexes.files_changed(ls, [p for change in params.changes if (p := to_fs_path(change.uri))])
 
 
-def _register_features(server: DerivlsServer) -> None:
+def _register_navigation(server: DerivlsServer) -> None:
+    """Hover, inlay hints, definition, references, symbols: reading the file."""
+
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded()
     def on_hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
@@ -146,6 +150,22 @@ def _register_features(server: DerivlsServer) -> None:
     async def on_references(ls: DerivlsServer, params: types.ReferenceParams) -> list[types.Location] | None:
         return await definition.references(ls, params)
 
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guarded([])
+    def on_document_symbol(ls: DerivlsServer, params: types.DocumentSymbolParams) -> Any:
+        return symbols.document_symbols(ls, params)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    @guarded([])
+    async def on_workspace_symbol(
+        ls: DerivlsServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await symbols.workspace_symbols(ls, params)
+
+
+def _register_editing(server: DerivlsServer) -> None:
+    """Completion, signature help, quick fixes: writing the file."""
+
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=COMPLETION_TRIGGERS, resolve_provider=False),
@@ -162,6 +182,18 @@ def _register_features(server: DerivlsServer) -> None:
     def on_signature_help(ls: DerivlsServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
         return signature.signature_help(ls, params)
 
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )
+    @guarded([])
+    def on_code_action(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return actions.code_actions(ls, params)
+
+
+def _register_views(server: DerivlsServer) -> None:
+    """Semantic tokens, code lenses, generated code: what the editor draws."""
+
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, tokens.LEGEND)
     @guarded(tokens.EMPTY)
     def on_semantic_tokens_full(ls: DerivlsServer, params: types.SemanticTokensParams) -> Any:
@@ -176,26 +208,6 @@ def _register_features(server: DerivlsServer) -> None:
     @guarded(tokens.EMPTY)
     def on_semantic_tokens_range(ls: DerivlsServer, params: types.SemanticTokensRangeParams) -> Any:
         return tokens.in_range(ls, params)
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guarded([])
-    def on_document_symbol(ls: DerivlsServer, params: types.DocumentSymbolParams) -> Any:
-        return symbols.document_symbols(ls, params)
-
-    @server.feature(types.WORKSPACE_SYMBOL)
-    @guarded([])
-    async def on_workspace_symbol(
-        ls: DerivlsServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.WorkspaceSymbol]:
-        return await symbols.workspace_symbols(ls, params)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
-    )
-    @guarded([])
-    def on_code_action(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return actions.code_actions(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     @guarded([])
