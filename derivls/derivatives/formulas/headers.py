@@ -20,6 +20,7 @@ from pathlib import Path
 from derivls.aten import cpp
 from derivls.aten.native import NativeIndex, Variant
 from derivls.derivatives.formulas.sources import Sources
+from derivls.frozen import frozen_dataclass
 
 # std:: names formulas use (the standard library; no file of the workspace declares them).
 KNOWN_STD = frozenset(
@@ -101,7 +102,7 @@ _METHOD_LINE = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:[\w:]+(?:<[^;{}()]*
 _NOT_A_TYPE = frozenset({"return", "if", "else", "case", "throw", "delete", "new", "goto", "sizeof"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Declaration:
     """One helper overload of FunctionsManual.h."""
 
