@@ -19,22 +19,39 @@ def real(real_files):
     return index, real_files.derivatives.read_text(), str(real_files.native)
 
 
+_children: list[int] = []  # the children the forked passes made
+
+
 def _analyse(real, monkeypatch, fork: bool):
     index, text, native = real
+    real_fork = os.fork
+
+    def recorded_fork() -> int:
+        pid = real_fork()
+        if pid:
+            _children.append(pid)
+        return pid
+
+    before = len(_children)
     with monkeypatch.context() as m:
         forks: list[int] = []
         m.setattr(parallel, "forks_here", lambda pending: forks.append(pending) or fork)
+        m.setattr(os, "fork", recorded_fork)
         analysis = DocumentAnalyzer(index, native).analyse(text)
     assert forks, "the full pass asks whether to fork"
+    assert len(_children) == before + fork, "a forced pass forks once; an unforced one never"
     return analysis
 
 
 def _no_child_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    """Every child the passes forked has been reaped (none left running or as a zombie)."""
+    for pid in _children:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return True
 
 
 def _summary(analysis):
