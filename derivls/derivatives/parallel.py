@@ -56,7 +56,7 @@ def _the_profile() -> Any:
 
 
 def forks_here(pending: int) -> bool:
-    """Whether a full pass with `pending` chunks to analyse should fork (see the module's doc)."""
+    """Whether a full pass with (at most) `pending` chunks to analyse should fork (see the module's doc)."""
     if pending < MIN_CHUNKS or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
     if os.environ.get("DERIVLS_NO_FORK"):
@@ -91,8 +91,10 @@ def analyse_chunks(
 ) -> dict[str, R]:
     """chunk text → analyse(chunk) for the chunks whose text is not `cached`, computed by this process
     and a forked child; empty when it does not fork (see `forks_here`): the caller analyses them."""
+    if index is None or not forks_here(len(chunks)):  # (the server, with its threads, stops here at once)
+        return {}
     unique = list({c.text: c for c in chunks if c.text not in cached}.values())
-    if index is None or not forks_here(len(unique)):
+    if len(unique) < MIN_CHUNKS:  # most are cached: nothing worth a second process
         return {}
     total = sum(len(c.text) for c in unique)
     cut, acc = len(unique), 0

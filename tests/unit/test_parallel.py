@@ -162,11 +162,23 @@ def test_it_does_not_fork_when_the_other_cpus_are_busy(monkeypatch):
     assert not parallel.forks_here(parallel.MIN_CHUNKS)
 
 
-def test_cached_chunks_are_not_analysed_again(real, monkeypatch):
+def test_a_pass_with_few_uncached_entries_does_not_fork(real, monkeypatch):
     index, text, native = real
     analyzer = DocumentAnalyzer(index, native)
     analyzer.analyse(text)
-    asked: list[int] = []
-    monkeypatch.setattr(parallel, "forks_here", lambda pending: asked.append(pending) or False)
-    analyzer.analyse(text + "\n")  # a new text: only its last entry changed
-    assert all(pending <= 1 for pending in asked)
+    before = len(_children)
+    real_fork = os.fork
+
+    def recorded_fork() -> int:
+        pid = real_fork()
+        if pid:
+            _children.append(pid)
+        return pid
+
+    monkeypatch.setattr(parallel, "forks_here", lambda pending: True)
+    monkeypatch.setattr(os, "fork", recorded_fork)
+    again = analyzer.analyse(text + "\n")  # a new text: only its last entry is not cached
+    assert len(_children) == before
+    assert [(d.span, d.code) for d in again.diagnostics] == [
+        (d.span, d.code) for d in DocumentAnalyzer(index, native).analyse(text + "\n").diagnostics
+    ]
