@@ -102,8 +102,6 @@ def analyse_chunks(
         cut -= 1
         acc += len(unique[cut].text)
     mine, theirs = unique[:cut], unique[cut:]
-    import signal
-
     known = list(chain(index.functions, index.loader_functions))
     read_end, write_end = os.pipe()
     try:
@@ -125,15 +123,26 @@ def analyse_chunks(
         finished = True
     finally:
         os.close(read_end)  # a child still writing gets EPIPE and exits
-        if not finished:  # this part raised (or was interrupted): the child's work is not wanted
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        status = _reap(pid, kill=not finished)  # kill: this part raised, the child's work is not wanted
     theirs_results = _load(data, known, profile) if status == 0 and data else None
     if theirs_results is None or len(theirs_results) != len(theirs):
         theirs_results = [analyse(c) for c in theirs]  # the child failed: do its part here
     for c, r in zip(theirs, theirs_results):
         results[c.text] = r
     return results
+
+
+def _reap(pid: int, kill: bool) -> int:
+    """Wait for the child; its exit status (0 when unknown: with SIGCHLD ignored the system reaps it, and
+    only a complete answer unpickles)."""
+    import signal
+
+    try:
+        if kill:
+            os.kill(pid, signal.SIGKILL)
+        return os.waitpid(pid, 0)[1]
+    except (ChildProcessError, ProcessLookupError):
+        return 0
 
 
 def _child(

@@ -182,3 +182,16 @@ def test_a_pass_with_few_uncached_entries_does_not_fork(real, monkeypatch):
     assert [(d.span, d.code) for d in again.diagnostics] == [
         (d.span, d.code) for d in DocumentAnalyzer(index, native).analyse(text + "\n").diagnostics
     ]
+
+
+def test_with_sigchld_ignored_the_answer_still_arrives(real, monkeypatch):
+    import signal
+
+    alone = _analyse(real, monkeypatch, fork=False)
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the system reaps children: waitpid fails
+    try:
+        forked = _analyse(real, monkeypatch, fork=True)
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    assert _summary(forked) == _summary(alone)
+    assert _no_child_left()
