@@ -9,14 +9,14 @@ that function out and records a located `NativeProblem` instead of failing for t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from derivls.aten.schema import BaseType, FunctionSchema, ListType, OptionalType, Type
+from derivls.frozen import frozen_dataclass
 
 __all__ = ["NativeProblem", "NativeRules", "UnknownToRules", "schema_name_of", "unknown_types"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class NativeRules:
     """native_functions.yaml as one release's torchgen reads it.
 
@@ -47,7 +47,7 @@ class NativeRules:
 NEWEST = NativeRules()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class NativeProblem:
     """A function left out of the index: where it is, its schema text and name, and why."""
 

@@ -21,6 +21,7 @@ from derivls.aten.schema import FunctionSchema
 from derivls.derivatives import profiles
 from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
+from derivls.derivatives.parallel import analyse_chunks
 from derivls.derivatives.profiles import Profile
 from derivls.derivatives.results import EntryResult
 from derivls.diagnostics import Diagnostic, Related, warning
@@ -226,8 +227,9 @@ class DocumentAnalyzer:
         loose: list[Diagnostic] = []
         uses: dict[str, int] = {}
         first_entry: list[int] = []
+        forked = analyse_chunks(chunks, self._chunk_result, self._cache, self.index, self.profile)  # both cores
         for chunk in chunks:
-            hit = cache.get(chunk.text) or self._chunk_result(chunk)
+            hit = cache.get(chunk.text) or forked.get(chunk.text) or self._chunk_result(chunk)
             cache[chunk.text] = hit
             uses[chunk.text] = uses.get(chunk.text, 0) + 1
             first_entry.append(len(placed))

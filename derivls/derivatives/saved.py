@@ -32,6 +32,10 @@ from derivls.aten.cpp import (
 from derivls.derivatives.model import SavedAttribute
 from derivls.frozen import frozen_dataclass
 
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
+
 IDENT_REGEX = r"(^|\W){}($|\W)"
 
 
@@ -203,6 +207,74 @@ def _rule_pattern(template: str, name: str) -> re.Pattern[str]:
     return re.compile(template.format(name))
 
 
+_REGEX_SYNTAX = frozenset(".^$*+?{}[]|()\\")
+
+
+@cache
+def _rule_parts(template: str) -> tuple[str, re.Pattern[str]] | None:
+    """`literal{}rest` → (literal, rest compiled), when the part before the name is plain text (`zeros_like\\(`,
+    or nothing): then the rule matches where `literal + name` stands and `rest` matches right after it, and
+    one compiled `rest` serves every name (compiling a pattern per argument name cost ~0.1 ms each)."""
+    head, sep, rest = template.partition("{}")
+    if not sep or "{}" in rest:
+        return None
+    literal, k = [], 0
+    while k < len(head):
+        c = head[k]
+        if c == "\\":
+            if k + 1 == len(head) or head[k + 1].isalnum():
+                return None  # \d, \b, …: not plain text
+            c, k = head[k + 1], k + 1
+        elif c in _REGEX_SYNTAX:
+            return None
+        literal.append(c)
+        k += 1
+    return "".join(literal), re.compile(rest)
+
+
+class _Match:
+    """What a rule's callables read of a match (group(), groups()) when `_substitute` found it."""
+
+    __slots__ = ("_text", "_rest")
+
+    def __init__(self, text: str, rest: re.Match[str]) -> None:
+        self._text = text
+        self._rest = rest
+
+    def group(self, *indexes: int) -> Any:
+        if not indexes or indexes == (0,):
+            return self._text
+        if len(indexes) == 1:
+            return self._rest.group(indexes[0])
+        return tuple(self._text if i == 0 else self._rest.group(i) for i in indexes)
+
+    def groups(self, default: Any = None) -> tuple[Any, ...]:
+        return self._rest.groups(default)
+
+
+def _substitute(template: str, name: str, replace: Callable[[Any], str], formula: str) -> str:
+    """`re.sub(template.format(name), replace, formula)`, without compiling a pattern per name where it can."""
+    parts = _rule_parts(template) if name.isascii() and name.replace("_", "a").isalnum() else None
+    if parts is None:
+        return _rule_pattern(template, name).sub(replace, formula)
+    literal, rest = parts
+    needle = literal + name
+    out: list[str] = []
+    done = at = 0
+    while (i := formula.find(needle, at)) >= 0:  # the leftmost match first, as re.sub scans
+        m = rest.match(formula, i + len(needle))
+        if m is None:
+            at = i + 1
+            continue
+        out.append(formula[done:i])
+        out.append(replace(_Match(formula[i : m.end()], m)))
+        done = at = m.end()
+    if not out:
+        return formula
+    out.append(formula[done:])
+    return "".join(out)
+
+
 _OPTIONAL_STRING = OptionalCType(BaseCType(stringT))
 # how a saved optional string reaches the formula (2.13's spelling; releases.py has the others)
 STRING_VIEW_CAST = "{name}.has_value() ? std::optional<std::string_view>({name}.value()) : std::nullopt"
@@ -236,7 +308,6 @@ def saved_variables(
             i = candidates[k]
             k += 1
             rule = replacements[i]
-            pattern = _rule_pattern(rule.pattern, name)
 
             def substitute(m: re.Match[str], rule: Replacement = rule, name: str = name) -> str:
                 new_name = name + rule.suffix_for(m)
@@ -244,7 +315,7 @@ def saved_variables(
                 saved.append(SavedAttribute(nctype=NamedCType(new_name, rule.ctype()), expr=expr))
                 return rule.result(name) if rule.result else new_name
 
-            rewritten = pattern.sub(substitute, formula)
+            rewritten = _substitute(rule.pattern, name, substitute, formula)
             if rewritten != formula:
                 formula = rewritten
                 candidates = [j for j, r in enumerate(replacements) if r.marker in formula]

@@ -92,3 +92,24 @@ def test_missing_sources_are_said_once_and_present_ones_not_at_all(real_files, n
     notices = workspace_diagnostics(native_index, str(lone))
     assert [(d.code, d.severity.label) for d in notices] == [("formula-sources-missing", "information")]
     assert "FunctionsManual.h" in notices[0].message and "not checked" in notices[0].message
+
+
+def test_declarations_carry_their_own_line_and_normalized_parameters():
+    # lines are counted incrementally between declarations: each must still be its own line
+    header = (
+        "// comment (with parens)\n"
+        "#define X(a) a\n"
+        "namespace torch {\n"
+        "Tensor first(const Tensor& a);\n"
+        "\n"
+        "/* a\n   block */ Tensor second(\n    const Tensor&   b,\n\tint64_t c = 1);\n"
+        "extern const char* kMessage;\n"
+        "Tensor third(at::IntArrayRef d, std::optional<std::vector<int64_t>> e);\n"
+        "}\n"
+    )
+    decls = {d.name: d for d in parse_declarations(header)}
+    assert {name: d.line for name, d in decls.items()} == {"first": 3, "second": 6, "kMessage": 9, "third": 10}
+    assert decls["second"].parameter_texts == ("const Tensor& b", "int64_t c = 1")
+    assert decls["second"].parameters == ("b", "c")
+    assert decls["third"].parameters == ("d", "e")
+    assert decls["third"].parameter_texts == ("at::IntArrayRef d", "std::optional<std::vector<int64_t>> e")

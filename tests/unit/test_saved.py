@@ -101,3 +101,31 @@ def test_uses_ident_agrees_with_torchgens_regex(formula):
     from derivls.derivatives.saved import IDENT_REGEX, uses_ident
 
     assert uses_ident(formula, "self") == bool(re.search(IDENT_REGEX.format("self"), formula))
+
+
+def test_rules_substitute_exactly_as_their_regex_would_for_any_name():
+    import re
+
+    from derivls.derivatives import saved as saved_module
+    from derivls.derivatives.legacy_saved import LEGACY_REPLACEMENTS
+
+    def show(m) -> str:
+        groups = m.groups()
+        return f"<{m.group(0)}|{groups}|{m.group(1) if groups else ''}>"
+
+    formulas = [
+        "grad * self.sym_sizes()[0] + myself.sym_sizes() + self->sym_sizes() + selfsym_sizes()",
+        "self.sym_size(-1) * self.sym_size(dim) + self.sym_size(\n0) + self\n.sym_size(1)",
+        "zeros_like(self) + zeros_like(self_) + zeros_like( self) + zeros_like(self)",
+        "to_args_sizes(tensors) + to_args_sizes_symint(tensors) + TensorGeometry(self)",
+        "self.size(0) + self.sizes() + self.strides() + self.options().dtype() + self.numel()",
+        "",
+        "self",
+        "self.self.sym_sizes()",
+    ]
+    templates = {r.pattern for r in (*saved_module.TORCHGEN_REPLACEMENTS, *LEGACY_REPLACEMENTS)}
+    for template in templates:
+        for name in ("self", "tensors", "s", "elf", "a.b", "x+"):  # the last two: not plain names
+            for formula in formulas:
+                expected = re.compile(template.format(name)).sub(show, formula)
+                assert saved_module._substitute(template, name, show, formula) == expected, (template, name, formula)

@@ -20,6 +20,7 @@ from pathlib import Path
 from derivls.aten import cpp
 from derivls.aten.native import NativeIndex, Variant
 from derivls.derivatives.formulas.sources import Sources
+from derivls.frozen import frozen_dataclass
 
 # std:: names formulas use (the standard library; no file of the workspace declares them).
 KNOWN_STD = frozenset(
@@ -98,10 +99,11 @@ def _saved_call_names() -> frozenset[str]:
 
 _DECL_NAME = re.compile(r"(?:operator\s*\S+|~?\w+)\s*$")
 _METHOD_LINE = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:[\w:]+(?:<[^;{}()]*>)?[\s&*]+)+(\w+)\s*\(")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 _NOT_A_TYPE = frozenset({"return", "if", "else", "case", "throw", "delete", "new", "goto", "sizeof"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Declaration:
     """One helper overload of FunctionsManual.h."""
 
@@ -117,20 +119,29 @@ def _strip_comments(text: str) -> str:
     """Comments and preprocessor lines blanked out, keeping every offset and newline."""
 
     def blank(m: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", m.group(0))
+        found = m.group(0)
+        if "\n" not in found:  # `//` comments, one-line `/* */` and preprocessor lines: no regex
+            return " " * len(found)
+        return _NOT_NEWLINE.sub(" ", found)
 
     text = re.sub(r"//[^\n]*|/\*.*?\*/", blank, text, flags=re.S)
     return re.sub(r"(?m)^[ \t]*#[^\n]*", blank, text)
 
 
+_BRACKET_OR_SEP = {sep: re.compile("[(<\\[{)>\\]}" + re.escape(sep) + "]") for sep in ",="}
+
+
 def _split_top(text: str, sep: str = ",") -> list[str]:
     parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
+    # from bracket to bracket (a regex scan, not a Python loop over every character)
+    for m in _BRACKET_OR_SEP[sep].finditer(text):
+        c = m.group()
         if c in "(<[{":
             depth += 1
         elif c in ")>]}":
             depth -= 1
-        elif c == sep and depth == 0:
+        elif depth == 0:  # the separator
+            i = m.start()
             parts.append(text[start:i])
             start = i + 1
     parts.append(text[start:])
@@ -146,6 +157,7 @@ def _parameter_name(param: str) -> str:
 def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Declaration]:
     """Function declarations (and inline definitions) at namespace level of a header."""
     clean = _strip_comments(text)
+    line_of = _LineCounter(clean)
     decls: list[Declaration] = []
     depth = 0
     start = 0
@@ -160,7 +172,7 @@ def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Decla
                 start = i + 1
                 continue  # a namespace's braces do not nest declarations
             if depth == 0:
-                decl = _declaration(stmt, clean, start, path)
+                decl = _declaration(stmt, line_of, start, path)
                 if decl is not None:
                     decls.append(decl)
             depth += 1
@@ -172,7 +184,7 @@ def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Decla
                 if i + 1 < n and clean[i + 1] == ";":
                     start = i + 2
         elif depth == 0:  # ";"
-            decl = _declaration(clean[start:i], clean, start, path)
+            decl = _declaration(clean[start:i], line_of, start, path)
             if decl is not None:
                 decls.append(decl)
             start = i + 1
@@ -182,12 +194,38 @@ def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Decla
 _DELIMITER = re.compile(r"[{};]")
 
 
-def _declaration(stmt: str, clean: str, offset: int, path: str) -> Declaration | None:
+class _LineCounter:
+    """0-based line of an offset; offsets asked in increasing order cost only the text between them."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.line = 0
+
+    def __call__(self, offset: int) -> int:
+        if offset < self.offset:
+            return self.text.count("\n", 0, offset)
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+def _normalized(text: str) -> str:
+    """Whitespace runs → one space (text already in that form, the usual case, is returned as is)."""
+    if "  " not in text and text.replace(" ", "").isprintable():  # every other whitespace is unprintable
+        return text
+    return _WHITESPACE.sub(" ", text)
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _declaration(stmt: str, line_of: _LineCounter, offset: int, path: str) -> Declaration | None:
     if re.match(r"\s*extern\b", stmt) and "(" not in stmt:
         m = re.search(r"(\w+)\s*$", stmt)  # extern const char* kCudnnDoubleBackwardMsg;
         if m is None:
             return None
-        line = clean.count("\n", 0, offset + len(stmt) - len(stmt.lstrip()))
+        line = line_of(offset + len(stmt) - len(stmt.lstrip()))
         return Declaration(m.group(1), re.sub(r"\s+", " ", stmt.strip()), (), (), line, path)
     if "(" not in stmt or re.match(r"\s*(struct|class|using|typedef|extern)\b", stmt):
         return None
@@ -203,15 +241,17 @@ def _declaration(stmt: str, clean: str, offset: int, path: str) -> Declaration |
     close = body.rfind(")")
     params = _split_top(body[paren + 1 : close])
     text = re.sub(r"\s+", " ", re.sub(r"\bTORCH_API\s+", "", body))
-    line = clean.count("\n", 0, offset + lead)
+    line = line_of(offset + lead)
     names = tuple(_parameter_name(p) for p in params)
-    return Declaration(name, text, names, tuple(re.sub(r"\s+", " ", p) for p in params), line, path)
+    return Declaration(name, text, names, tuple(_normalized(p) for p in params), line, path)
 
 
 def method_names(text: str) -> set[str]:
     """Names declared as functions/methods in a C++ header (class members and free functions alike)."""
     names = set()
     for line in _strip_comments(text).splitlines():
+        if "(" not in line:  # what _METHOD_LINE needs: most lines go without trying it
+            continue
         m = _METHOD_LINE.match(line)
         if m is None:
             continue

@@ -16,11 +16,11 @@ diagnostic. Codes:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from derivls.derivatives.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, HeaderIndex
 from derivls.derivatives.formulas.scope import Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
+from derivls.frozen import frozen_dataclass
 
 # Tensor methods whose result is not a Tensor (so it gives no argument-dependent lookup into at::).
 NON_TENSOR_METHODS = frozenset(
@@ -32,7 +32,7 @@ _NOT_DECL_BEFORE = frozenset({"return", "else", "case", "new", "delete", "throw"
 _SUFFIX = re.compile(r"^(\w+)_([tp])$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Finding:
     code: str
     severity: int  # 1 error, 2 warning, 3 information

@@ -13,16 +13,15 @@ foreach `i`. Not in scope: `grad`/`grads` in a forward formula, `<arg>_t`/`<arg>
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from derivls.aten.native import NativeFunction
 from derivls.derivatives.facts import function_facts
 from derivls.derivatives.model import DifferentiabilityInfo
+from derivls.frozen import frozen_dataclass
 
 # kinds: argument, output, grad, tangent, primal, generated (other locals of the generated code)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Local:
     name: str
     kind: str
@@ -34,7 +33,7 @@ class Local:
         return "Tensor" in self.cpp_type
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Scope:
     backward: bool
     locals: dict[str, Local]

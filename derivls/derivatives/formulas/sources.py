@@ -13,11 +13,12 @@ Nothing is guessed: a file not found is None, and `missing` names what was looke
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from derivls.frozen import frozen_dataclass
 
-@dataclass(frozen=True, slots=True)
+
+@frozen_dataclass
 class Sources:
     functions_manual: Path | None
     tensor_body: tuple[Path, ...]  # the template and/or the generated header

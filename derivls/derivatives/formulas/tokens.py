@@ -8,7 +8,8 @@ reported as `Problem`s; tokenizing never fails.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from derivls.frozen import frozen_dataclass
 
 _PUNCT3 = ("<<=", ">>=", "...", "->*")
 _PUNCT2 = (
@@ -38,7 +39,7 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Token:
     kind: str
     text: str
@@ -46,7 +47,7 @@ class Token:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Problem:
     code: str  # "unbalanced-bracket" | "unterminated-literal"
     message: str
