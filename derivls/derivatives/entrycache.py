@@ -133,7 +133,9 @@ class _Refs:
     def __init__(self, index: NativeIndex, profile: Profile) -> None:
         self.index = index
         self.profile = profile
-        self._ids: dict[int, tuple] | None = None
+        # id(argument-like object) → its reference, for the functions met so far (the index keeps them alive)
+        self._ids: dict[int, tuple] = {}
+        self._known: set[str] = set()
         self._table: dict[type, Any] | None = None
 
     @staticmethod
@@ -142,19 +144,25 @@ class _Refs:
         arguments = f.func.arguments
         return (arguments, arguments.self_arg, arguments.tensor_options, *arguments.flat_all, *f.func.returns)
 
-    def ids(self) -> dict[int, tuple]:
-        """id(object) → its reference (built once, when something is first written)."""
-        if self._ids is None:
-            ids: dict[int, tuple] = {}
-            for schema, f in self.index.by_schema.items():
-                for k, part in enumerate(self.parts(f)):
-                    if part is not None:
-                        ids.setdefault(id(part), ("a", schema, k))  # shared argument lists: the first owner
-            for schema, f in self.index.by_schema.items():
-                ids[id(f)] = ("f", schema)
-                ids[id(f.func)] = ("s", schema)
-            self._ids = ids
-        return self._ids
+    def schema_of(self, f: NativeFunction) -> str:
+        """A function's stable id, its schema string; the arguments of its schema become known (`ids`)."""
+        schema = str(f.func)  # cached on the schema
+        if self.index.by_schema.get(schema) is not f:
+            raise Uncacheable(f"{schema} is not a function of the index")
+        if schema not in self._known:
+            self._known.add(schema)
+            for k, part in enumerate(self.parts(f)):
+                if part is not None:
+                    self._ids.setdefault(id(part), ("a", schema, k))  # a shared argument list: its first owner
+        return schema
+
+    def schema_string(self, func: FunctionSchema) -> str:
+        schema = str(func)
+        f = self.index.by_schema.get(schema)
+        if f is None or f.func is not func:
+            raise Uncacheable(f"{schema} is not a schema of the index")
+        self.schema_of(f)
+        return schema
 
     def resolve(self, kind: str, schema: str = "", k: int = 0) -> object:
         if kind == "p":
@@ -177,14 +185,14 @@ class _Refs:
             from derivls.derivatives.formulas.headers import HeaderIndex
             from derivls.derivatives.profiles import LegacyProfile, TorchgenProfile
 
-            ids = self.ids()
+            ids = self._ids
             protocol = PROTOCOL
 
-            def owned(obj: object) -> object:  # a function or schema: always the index's own
-                ref = ids.get(id(obj))
-                if ref is None:
-                    raise Uncacheable(f"{type(obj).__name__} {obj} is not in the index")
-                return (_ref, ref)
+            def function(obj: NativeFunction) -> object:  # always the index's own
+                return (_ref, ("f", self.schema_of(obj)))
+
+            def schema(obj: FunctionSchema) -> object:
+                return (_ref, ("s", self.schema_string(obj)))
 
             def maybe_owned(obj: object) -> object:  # an argument list or argument: by value when not the index's
                 ref = ids.get(id(obj))
@@ -199,7 +207,7 @@ class _Refs:
                 raise Uncacheable(f"a result holds a {type(obj).__name__}")
 
             table: dict[type, Any] = dict(copyreg.dispatch_table)
-            table.update({NativeFunction: owned, FunctionSchema: owned})
+            table.update({NativeFunction: function, FunctionSchema: schema})
             for cls in (Arguments, Argument, SelfArgument, TensorOptionsArguments, Return):
                 table[cls] = maybe_owned
             table.update({TorchgenProfile: profile, LegacyProfile: profile, NativeIndex: refused, HeaderIndex: refused})
@@ -391,14 +399,8 @@ class EntryCache:
         if remembered is None:
             return None
         mine, found = remembered
-        ids = self.refs.ids()
-        schemas = []
-        for schema in mine:
-            ref = ids.get(id(schema))
-            if ref is None or ref[0] != "s":
-                raise Uncacheable(f"codegen checks for a schema not in the index: {schema}")
-            schemas.append(ref[1])
-        return tuple(sorted(schemas)), tuple(found)
+        schemas = sorted(self.refs.schema_string(schema) for schema in mine)  # type: ignore[arg-type]
+        return tuple(schemas), tuple(found)
 
 
 __all__ = ["EntryCache", "Uncacheable", "context_key", "digest", "header_sources_key"]
