@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 FORMAT = 1  # of the stored value; part of the key
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
+MAX_BYTES = 32 * 1024 * 1024  # of the records of one value (the real file's: 2 MB); entries past it are not kept
 
 
 class Uncacheable(Exception):
@@ -267,6 +268,9 @@ class EntryCache:
         self._dirty = False
         self._lock = threading.Lock()
         self._pending: dict[str, ChunkResult] | None = None  # what a background save will write
+        # background (the server): after its first full pass the stored records are let go (memory) and
+        # later lookups, the edit path's, do not read the disk; a later save reads them again
+        self._released = False
 
     @property
     def key(self) -> str:
@@ -286,6 +290,10 @@ class EntryCache:
 
     def get(self, text: str) -> ChunkResult | None:
         if not self.disk.enabled:
+            return None
+        if self._released:
+            self.misses += 1
+            self._dirty = True
             return None
         stored = self._load()
         d = digest(text)
@@ -327,6 +335,7 @@ class EntryCache:
         if not self.disk.enabled:
             return
         if not self._dirty and not any(self._codegen_changed(r) for r in chunks.values()):
+            self._release()
             return
         snapshot = dict(chunks)
         self._dirty = False
@@ -374,10 +383,14 @@ class EntryCache:
         stored = self._load()
         records: dict[bytes, bytes] = {}
         served: dict[int, tuple[ChunkResult, bytes, tuple[frozenset[object] | None, ...]]] = {}
+        size = 0
         for text, result in chunks.items():
+            if size > MAX_BYTES:
+                break  # a pathological file: what is past the bound is analysed again next time
             d = self._reused(result)
             if d is not None and d in stored:
                 records[d] = stored[d]
+                size += len(records[d])
                 served[id(result)] = self._served[id(result)]
                 continue
             try:
@@ -385,6 +398,7 @@ class EntryCache:
                 codegen = tuple(self._codegen_record(m) for m in remembered)
                 d = digest(text)
                 records[d] = self.refs.dumps((result, codegen))
+                size += len(records[d])
             except Exception as e:  # Uncacheable, or a result being changed by another thread: not kept
                 log.info("entry cache: not keeping a chunk: %r", e)
                 continue
@@ -393,7 +407,15 @@ class EntryCache:
             self._stored = records
             self._served = served  # what is written now counts as read: memory follows the file
             self.saves += 1
-        return self.disk.put(self.key, records)
+        written = self.disk.put(self.key, records)
+        self._release()
+        return written
+
+    def _release(self) -> None:
+        if self.background:
+            with self._lock:
+                self._stored = None
+                self._released = True
 
     def _codegen_record(self, remembered: tuple[frozenset[object], list[Diagnostic]] | None) -> _Codegen:
         if remembered is None:

@@ -377,6 +377,22 @@ def test_a_background_save_writes_after_its_delay_or_on_flush(
     assert not list(workspace.disk.directory.glob("entries-*"))  # not yet: the server's diagnostics go first
     store.flush()
     assert len(_stored(workspace)[1]) > 600
+    assert store._stored is None  # the records are let go: a server's memory holds them only while writing
+    misses = store.misses
+    assert store.get(workspace.derivatives.read_text().split("\n- name:")[0]) is None  # no disk read on edits
+    assert store.misses == misses + 1
+
+
+def test_a_value_holds_at_most_max_bytes_of_records(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(entrycache, "MAX_BYTES", 100_000)
+    text = workspace.derivatives.read_text()
+    workspace.analyzer().analyse(text)
+    records = _stored(workspace)[1]
+    assert 10 < len(records) < 100
+    assert sum(map(len, records.values())) < 100_000 + max(map(len, records.values()))
+    analyzer = workspace.analyzer()
+    assert _json(analyzer.analyse(text)) == _json(_fresh(workspace, text))
+    assert analyzer.store is not None and analyzer.store.hits == len(records)
 
 
 # -- the 2021 loader ----------------------------------------------------------------------------
