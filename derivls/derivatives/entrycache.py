@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 FORMAT = 1  # of the stored value; part of the key
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
+MAX_CHUNKS = 10_000  # a file of more entries (the real one has 690) is not kept: its records would be 30+ MB
 MAX_BYTES = 32 * 1024 * 1024  # of the records of one value (the real file's: 2 MB); entries past it are not kept
 
 
@@ -334,7 +335,7 @@ class EntryCache:
         """After a full pass: write the current chunks back if anything in them was computed."""
         if not self.disk.enabled:
             return
-        if not self._dirty and not any(self._codegen_changed(r) for r in chunks.values()):
+        if len(chunks) > MAX_CHUNKS or (not self._dirty and not any(self._codegen_changed(r) for r in chunks.values())):
             self._release()
             return
         snapshot = dict(chunks)

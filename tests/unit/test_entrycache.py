@@ -383,6 +383,17 @@ def test_a_background_save_writes_after_its_delay_or_on_flush(
     assert store.misses == misses + 1
 
 
+def test_a_file_of_more_than_max_chunks_entries_is_not_kept(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(entrycache, "MAX_CHUNKS", 100)
+    workspace.analyzer().analyse(workspace.derivatives.read_text())
+    assert not list(workspace.disk.directory.glob("entries-*"))
+    small = ABS + "  self: grad * self.sgn()\n  result: self_t\n"
+    workspace.analyzer().analyse(small)
+    assert len(_stored(workspace)[1]) == 1
+
+
 def test_a_value_holds_at_most_max_bytes_of_records(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(entrycache, "MAX_BYTES", 100_000)
     text = workspace.derivatives.read_text()
