@@ -373,7 +373,8 @@ class EntryCache:
 
         for r, mine in zip(result[0], served[2]):
             now = remembered_codegen(r)
-            if (now[0] if now is not None else None) != mine:
+            # forgotten (hook's memo was cleared): the stored record is still right for the `mine` it names
+            if now is not None and now[0] != mine:
                 return True
         return False
 
