@@ -113,31 +113,33 @@ class DiskCache:
         return value
 
     def put(self, key: str, value: object) -> bool:
-        """Store `value`; False (and logged) when it cannot be pickled or written."""
+        """Store `value`; False (and logged) when it cannot be pickled or written, or is over max_bytes.
+        It is pickled straight into the temporary file: no second copy of it in memory."""
         if not self.enabled:
-            return False
-        try:
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as e:
-            log.info("cache: cannot pickle %s: %r", key, e)
-            return False
-        if len(data) > self.max_bytes:
             return False
         import tempfile  # only when writing
 
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, self._path(key))
-            except BaseException:
-                self._remove(Path(tmp))
-                raise
         except OSError as e:
             log.info("cache: cannot write %s: %r", key, e)
             return False
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+                size = f.tell()
+            if size > self.max_bytes:
+                self._remove(Path(tmp))
+                return False
+            os.replace(tmp, self._path(key))
+        except Exception as e:  # unpicklable, or the disk is full: nothing is stored
+            self._remove(Path(tmp))
+            log.info("cache: cannot store %s: %r", key, e)
+            return False
+        except BaseException:
+            self._remove(Path(tmp))
+            raise
         self.prune()
         return True
 

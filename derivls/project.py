@@ -26,6 +26,10 @@ from derivls.discovery import NativeFiles, find_native_files
 from derivls.diskcache import DiskCache, content_key
 from derivls.limits import FileRefused, read_regular_file
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.derivatives.entrycache import EntryCache
+
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2  # every command's exit status
 
 
@@ -79,6 +83,7 @@ class NativeLoad:
     problem_path: str | None = None
     problem_line: int | None = None  # 1-based
     release: Detected | None = None  # which PyTorch release's rules (torchgen profile), and why
+    cache_key: str | None = None  # the index's key in the persistent cache (entry results are keyed by it)
 
 
 def index_native(
@@ -114,7 +119,7 @@ def index_native(
     index = cache.get(key)
     if isinstance(index, NativeIndex):
         index.rules = native_rules  # the rules of this process (releases.rules_of compares by identity)
-        return NativeLoad(profile, index, release=release)
+        return NativeLoad(profile, index, release=release, cache_key=key)
     try:
         index = NativeIndex.from_text(
             texts.native,
@@ -127,7 +132,7 @@ def index_native(
     except NativeIndexError as e:
         return NativeLoad(profile, None, e.message, e.path, e.line, release)
     cache.put(key, index)
-    return NativeLoad(profile, index, release=release)
+    return NativeLoad(profile, index, release=release, cache_key=key)
 
 
 _default_cache: DiskCache | None = None
@@ -192,12 +197,26 @@ def _native_setup(files: NativeFiles | None, load: NativeLoad | None) -> list[Di
     ]
 
 
-def make_analyzer(load: NativeLoad | None, preset: Profile | None) -> DocumentAnalyzer:
-    """The analyzer of a derivatives.yaml: its index (if any) and the profile chosen with it."""
+def make_analyzer(
+    load: NativeLoad | None, preset: Profile | None, *, save_in_background: bool = False
+) -> DocumentAnalyzer:
+    """The analyzer of a derivatives.yaml: its index (if any) and the profile chosen with it, and the
+    persistent cache of entry results for them (`save_in_background`: the server's, written in a
+    thread a moment after a full pass; the CLI's at once)."""
     if load is None:
         return DocumentAnalyzer(None, None, preset or profiles.choose_from_native(None, False))
     native_path = load.index.path if load.index is not None else None
-    return DocumentAnalyzer(load.index, native_path, load.profile)
+    return DocumentAnalyzer(load.index, native_path, load.profile, entry_cache(load, save_in_background))
+
+
+def entry_cache(load: NativeLoad, background: bool = False) -> EntryCache | None:
+    """The persistent entry-result cache of an analyzer of `load` (None: no index, or the cache is off)."""
+    cache = default_cache()
+    if load.index is None or load.cache_key is None or not cache.enabled:
+        return None
+    from derivls.derivatives.entrycache import EntryCache
+
+    return EntryCache(cache, load.cache_key, load.index, load.index.path, load.profile, background=background)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +287,7 @@ __all__ = [
     "NativeTexts",
     "Project",
     "UsageError",
+    "entry_cache",
     "index_native",
     "left_out_warning",
     "locate",

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The persistent cache (native indexes, entry results) of this test run, and of the CLIs and servers it
+# spawns: one fresh folder, so no test reads what another run or the user's derivls wrote, and the
+# user's cache folder is left alone.
+if "DERIVLS_CACHE_DIR" not in os.environ:
+    os.environ["DERIVLS_CACHE_DIR"] = _cache_dir = tempfile.mkdtemp(prefix="derivls-test-cache-")
+    atexit.register(shutil.rmtree, _cache_dir, True)
 
 
 def _packaged_dir() -> Path | None:

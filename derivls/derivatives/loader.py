@@ -36,6 +36,10 @@ from derivls.limits import (
 )
 from derivls.linebreaks import count_line_breaks
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.derivatives.entrycache import EntryCache
+
 # (start, end, new length): text[start:end] of the text before was replaced by `new length` code points
 TextEdit = tuple[int, int, int]
 
@@ -159,10 +163,16 @@ class DocumentAnalyzer:
     """Analyses successive versions of one derivatives.yaml against one NativeIndex."""
 
     def __init__(
-        self, index: NativeIndex | None, native_path: str | None = None, profile: Profile | str = profiles.TORCHGEN
+        self,
+        index: NativeIndex | None,
+        native_path: str | None = None,
+        profile: Profile | str = profiles.TORCHGEN,
+        store: EntryCache | None = None,
     ) -> None:
-        """`profile`: a Profile, or the name of one (profiles.named)."""
+        """`profile`: a Profile, or the name of one (profiles.named). `store`: chunk results kept on disk
+        between processes (derivatives/entrycache.py), asked before a chunk is analysed."""
         self.index = index
+        self.store = store
         self.native_path = native_path
         self.profile = profiles.named(profile) if isinstance(profile, str) else profile
         self._analyzer = self.profile.entry_analyzer(index, native_path) if index is not None else None
@@ -216,6 +226,8 @@ class DocumentAnalyzer:
 
     def _chunk_result(self, chunk: Chunk) -> _ChunkResult:
         hit = self._cache.get(chunk.text)
+        if hit is None and self.store is not None:
+            hit = self.store.get(chunk.text)
         if hit is None:
             entries, diagnostics = parse_chunk(chunk.text)
             hit = (tuple(self._analyse_entry(e) for e in entries), diagnostics)
@@ -241,7 +253,10 @@ class DocumentAnalyzer:
         self._cache = cache  # only the current chunks stay cached: memory follows the file
         self._uses = uses
         self._first_entry = first_entry
-        return self._file_pass(placed, loose)
+        analysis = self._file_pass(placed, loose)
+        if self.store is not None:
+            self.store.passed(cache)  # written back (with the codegen-stage diagnostics of the file pass)
+        return analysis
 
     def _resplit(self, text: str, edits: Sequence[TextEdit]) -> tuple[list[Chunk], list[int] | None, Chunk] | None:
         """The chunks of `text`, updated in place: only those the edits touch are split again. Also the

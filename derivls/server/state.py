@@ -29,9 +29,10 @@ IndexKey = tuple[str, "str | None", "Profile | None", "str | None"]
 
 
 def build_analyzer(loaded: LoadedIndex | None, files: NativeFiles | None) -> DocumentAnalyzer:
-    """The only place the server makes an analyzer (derivls.project.make_analyzer)."""
+    """The only place the server makes an analyzer (derivls.project.make_analyzer). Entry results are
+    read from the persistent cache and written back in a thread, after the diagnostics are out."""
     preset = files.preset if isinstance(files, DocFiles) else None
-    return project.make_analyzer(loaded.load if loaded is not None else None, preset)
+    return project.make_analyzer(loaded.load if loaded is not None else None, preset, save_in_background=True)
 
 
 def digest(text: str) -> str:

@@ -40,7 +40,7 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_second_run_reads_the_cache_and_reports_the_same(tmp_path: Path, mutated: Path) -> None:
     cache = tmp_path / "cache"
     first = derivls("check", str(mutated), "--format", "json", cache=cache, seed="1")
-    assert sorted(p.suffix for p in cache.iterdir()) == [".pickle"]  # written by the first run
+    assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == ["entries", "native"]  # written by the first run
     second = derivls("check", str(mutated), "--format", "json", cache=cache, seed="2")
     uncached = derivls("check", str(mutated), "--format", "json", "--no-cache", cache=cache, seed="3")
     assert first.returncode == second.returncode == uncached.returncode == 1
@@ -70,6 +70,32 @@ def test_an_edited_native_functions_yaml_is_indexed_again(tmp_path: Path, mutate
         after = derivls("check", str(mutated), "--format", "json", cache=cache, seed="8")
         codes = [d["code"] for d in json.loads(after.stdout)]
         assert "schema-not-found" not in codes  # the edited file's schema now matches the entry
-        assert len(list(cache.iterdir())) == 2
+        assert len(list(cache.glob("native-index-*.pickle"))) == 2
+        assert len(list(cache.glob("entries-*.pickle"))) == 2  # the entries' results depend on the index
     finally:
         native.write_text(original)
+
+
+def test_a_check_after_editing_entries_reads_the_others_and_reports_what_no_cache_reports(
+    tmp_path: Path, mutated: Path
+) -> None:
+    """Another process (other string hashes) reads the entries' results written by the first run."""
+    cache = tmp_path / "cache"
+    derivls("check", str(mutated), cache=cache, seed="9")
+    original = mutated.read_text()
+    try:
+        mutated.write_text(
+            original.replace("grad * self.sgn()", "grad * self.sgnn()", 1).replace(
+                "- name: abs(Tensor self) -> Tensor\n",
+                "- name: abs(Tensor self) -> Tensor\n  output_differentiability: [False]\n",
+                1,
+            )
+        )
+        cached = derivls("check", str(mutated), "--format", "json", cache=cache, seed="10")
+        uncached = derivls("check", str(mutated), "--format", "json", "--no-cache", cache=cache, seed="11")
+        assert cached.returncode == uncached.returncode == 1
+        assert json.loads(cached.stdout) == json.loads(uncached.stdout)
+        codes = {d["code"] for d in json.loads(cached.stdout)}
+        assert {"schema-not-found", "codegen-output-differentiability-inplace"} <= codes
+    finally:
+        mutated.write_text(original)

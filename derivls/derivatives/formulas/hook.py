@@ -112,6 +112,18 @@ def codegen_diagnostics(result: EntryResult, index: NativeIndex | None, owned: C
     return found
 
 
+def remembered_codegen(result: EntryResult) -> tuple[frozenset[object], list[Diagnostic]] | None:
+    """What codegen_diagnostics last computed for `result`: (the `mine` set, the diagnostics), if anything."""
+    hit = _codegen_cache.get(id(result))
+    return (hit[1], hit[2]) if hit is not None and hit[0] is result else None
+
+
+def remember_codegen(result: EntryResult, mine: frozenset[object], found: list[Diagnostic]) -> None:
+    """Seed codegen_diagnostics' memo: `found` are its diagnostics for `result` against `mine`
+    (derivls.derivatives.entrycache: read from disk with the result)."""
+    _codegen_cache[id(result)] = (result, mine, found)
+
+
 def setup_diagnostics(headers: HeaderIndex) -> list[Diagnostic]:
     """The one notice for a workspace whose C++ sources are missing (what is not checked, and why)."""
     if not headers.problems:

@@ -1,0 +1,430 @@
+"""Per-entry analysis results kept on disk between processes (issue 13, item 2).
+
+A process that opens a derivatives.yaml whose entries were analysed before (by `derivls check` or a
+server; the same file or one that differs in a few entries, as after `git pull`) reads those
+entries' results instead of analysing them again. `DocumentAnalyzer` asks its `EntryCache` for a
+chunk's result before parsing and analysing it (`get`), and hands it the chunks of each full pass
+(`passed`), which it writes back.
+
+What a result depends on, all in the key (`context_key`), so a change of any of them is a miss:
+- the chunk's text (each chunk is looked up by a digest of it);
+- the NativeIndex: its own cache key (native_functions.yaml's and tags.yaml's texts and paths, the
+  grammar and the release's native rules; project.index_native);
+- the Profile (its class, name, release and reason) and the release rules the analyzer follows;
+- the C++ sources the formula checks read (FunctionsManual.h, TensorBody.h, TensorBase.h, the
+  Functions.cpp/.h templates: formulas/headers.py): their paths and contents;
+- the derivls code and version and the Python version (derivls.diskcache salts every key with them).
+
+Results point at objects the NativeIndex owns (NativeFunction, FunctionSchema, the arguments in
+bindings) and at the analyzer's Profile, and the loader compares them by identity. They are
+pickled as references (`_ref(kind, ...)`: a function by its schema string, an argument by its
+position in that function's schema) and resolved against the live index when read, so a result
+from disk shares those objects with the index, as a freshly computed one does.
+
+Storage: one diskcache value per context key, {chunk digest: pickled record}; read once (on the
+first lookup), each record unpickled when its chunk is asked for; written back with the chunks of
+the current file only (bounded by it), atomically, last writer wins. A record also holds the
+entry's codegen-stage diagnostics with the set of functions they were computed for (`mine`:
+formulas/hook.py), so a file pass over unchanged entries does not run those checks again either.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import hashlib
+import io
+import logging
+import pickle
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.aten.schema import Argument, Arguments, FunctionSchema, Return, SelfArgument, TensorOptionsArguments
+from derivls.diskcache import DiskCache, content_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from derivls.derivatives.profiles.base import Profile
+    from derivls.derivatives.results import EntryResult
+    from derivls.diagnostics import Diagnostic
+
+    # (the entries' results, the chunk's own diagnostics): DocumentAnalyzer's _ChunkResult
+    ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # of the stored value; part of the key
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
+MAX_CHUNKS = 10_000  # a file of more entries (the real one has 690) is not kept: its records would be 30+ MB
+MAX_BYTES = 32 * 1024 * 1024  # of the records of one value (the real file's: 2 MB); entries past it are not kept
+
+
+class Uncacheable(Exception):
+    """A result holds something that must not be pickled by value (the index, a foreign function)."""
+
+
+_reading = threading.local()  # .refs: the _Refs a record is being read against (in this thread)
+
+
+def _ref(*ref: object) -> object:
+    """Pickled in place of an object the index (or the analyzer) owns; resolved against the _Refs
+    reading the record (a plain Unpickler's find_class is C code: no Python call per class)."""
+    refs = getattr(_reading, "refs", None)
+    if refs is None:
+        raise pickle.UnpicklingError(f"entry cache reference {ref!r} read outside an entry cache")
+    return refs.resolve(*ref)
+
+
+def header_sources_key(native_path: str | None) -> list[str | bytes | None]:
+    """The paths and contents of every file formulas/headers.build_header_index reads for an analyzer
+    of `native_path` (header_index_for(index, native_path): sources found from native_functions.yaml)."""
+    from derivls.derivatives.formulas.sources import find_sources
+
+    sources = find_sources(None, native_path)
+    paths: list[Path | None] = [sources.functions_manual, *sources.tensor_body[:1], sources.tensor_base]
+    template = sources.functions_template
+    paths += [template, template.with_name("Functions.h") if template is not None else None]
+    parts: list[str | bytes | None] = [str(len(paths))]
+    for path in paths:
+        parts.append(None if path is None else str(path))
+        parts.append(_read_bytes(path))
+    return parts
+
+
+def _read_bytes(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def context_key(index_key: str, index: NativeIndex, native_path: str | None, profile: Profile) -> str:
+    """The key of everything besides its text an entry's result depends on (see the module doc)."""
+    from derivls.derivatives.releases import rules_of
+
+    release = rules_of(index)
+    return content_key(
+        "entries",
+        str(FORMAT),
+        index_key,
+        native_path,
+        index.path,
+        f"{type(profile).__module__}.{type(profile).__qualname__}",
+        profile.describe(),
+        repr(profile._key()),
+        str(profile.codegen_stage_checks),
+        release.label,
+        index.rules.label,
+        *header_sources_key(native_path),
+    )
+
+
+def digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class _Refs:
+    """Stable ids of the objects an index and a profile own: what results are pickled against."""
+
+    def __init__(self, index: NativeIndex, profile: Profile) -> None:
+        self.index = index
+        self.profile = profile
+        # id(argument-like object) → its reference, for the functions met so far (the index keeps them alive)
+        self._ids: dict[int, tuple] = {}
+        self._known: set[str] = set()
+        self._table: dict[type, Any] | None = None
+
+    @staticmethod
+    def parts(f: NativeFunction) -> tuple[object, ...]:
+        """The argument-like objects of a function's schema, in a fixed order (None where absent)."""
+        arguments = f.func.arguments
+        return (arguments, arguments.self_arg, arguments.tensor_options, *arguments.flat_all, *f.func.returns)
+
+    def schema_of(self, f: NativeFunction) -> str:
+        """A function's stable id, its schema string; the arguments of its schema become known (`ids`)."""
+        schema = str(f.func)  # cached on the schema
+        if self.index.by_schema.get(schema) is not f:
+            raise Uncacheable(f"{schema} is not a function of the index")
+        if schema not in self._known:
+            self._known.add(schema)
+            for k, part in enumerate(self.parts(f)):
+                if part is not None:
+                    self._ids.setdefault(id(part), ("a", schema, k))  # a shared argument list: its first owner
+        return schema
+
+    def schema_string(self, func: FunctionSchema) -> str:
+        schema = str(func)
+        f = self.index.by_schema.get(schema)
+        if f is None or f.func is not func:
+            raise Uncacheable(f"{schema} is not a schema of the index")
+        self.schema_of(f)
+        return schema
+
+    def resolve(self, kind: str, schema: str = "", k: int = 0) -> object:
+        if kind == "p":
+            return self.profile
+        f = self.index.by_schema[schema]
+        if kind == "f":
+            return f
+        if kind == "s":
+            return f.func
+        if kind == "a":
+            part = self.parts(f)[k]
+            if part is None:
+                raise pickle.UnpicklingError(f"no argument {k} in {schema}")
+            return part
+        raise pickle.UnpicklingError(f"unknown entry cache reference {kind!r}")
+
+    def table(self) -> dict[type, Any]:
+        """The pickler's dispatch table: index-owned objects and the profile as references."""
+        if self._table is None:
+            from derivls.derivatives.formulas.headers import HeaderIndex
+            from derivls.derivatives.profiles import LegacyProfile, TorchgenProfile
+
+            ids = self._ids
+            protocol = PROTOCOL
+
+            def function(obj: NativeFunction) -> object:  # always the index's own
+                return (_ref, ("f", self.schema_of(obj)))
+
+            def schema(obj: FunctionSchema) -> object:
+                return (_ref, ("s", self.schema_string(obj)))
+
+            def maybe_owned(obj: object) -> object:  # an argument list or argument: by value when not the index's
+                ref = ids.get(id(obj))
+                return (_ref, ref) if ref is not None else obj.__reduce_ex__(protocol)
+
+            def profile(obj: object) -> object:
+                if obj != self.profile:
+                    raise Uncacheable(f"a result of another profile: {obj!r}")
+                return (_ref, ("p",))
+
+            def refused(obj: object) -> object:
+                raise Uncacheable(f"a result holds a {type(obj).__name__}")
+
+            table: dict[type, Any] = dict(copyreg.dispatch_table)
+            table.update({NativeFunction: function, FunctionSchema: schema})
+            for cls in (Arguments, Argument, SelfArgument, TensorOptionsArguments, Return):
+                table[cls] = maybe_owned
+            table.update({TorchgenProfile: profile, LegacyProfile: profile, NativeIndex: refused, HeaderIndex: refused})
+            self._table = table
+        return self._table
+
+    def dumps(self, value: object) -> bytes:
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, protocol=PROTOCOL)
+        pickler.dispatch_table = self.table()
+        pickler.dump(value)
+        return out.getvalue()
+
+    def loads(self, data: bytes) -> object:
+        outer = getattr(_reading, "refs", None)
+        _reading.refs = self
+        try:
+            return pickle.loads(data)
+        finally:
+            _reading.refs = outer
+
+
+# one chunk's record: its result, and per entry result the codegen-stage diagnostics with the
+# schema strings of the `mine` set they were computed for (None: not computed)
+_Codegen = tuple[tuple[str, ...], tuple["Diagnostic", ...]] | None
+
+
+class EntryCache:
+    """The chunk results of one analyzer context, read from and written to a DiskCache.
+
+    `get(text)`: the stored result of a chunk, or None. `passed(chunks)`: after a full pass, with
+    the current chunks' results; writes them back when anything was computed (at once, or with
+    `background=True` in a thread after SAVE_DELAY seconds). `hits`/`misses` count lookups."""
+
+    def __init__(
+        self,
+        disk: DiskCache,
+        index_key: str,
+        index: NativeIndex,
+        native_path: str | None,
+        profile: Profile,
+        *,
+        background: bool = False,
+    ) -> None:
+        self.disk = disk
+        self.index_key = index_key
+        self.native_path = native_path
+        self.background = background
+        self.refs = _Refs(index, profile)
+        self.hits = 0
+        self.misses = 0
+        self.saves = 0
+        self._key: str | None = None
+        self._stored: dict[bytes, bytes] | None = None  # digest → record, as read (or last written)
+        # id(chunk result) → (it, its digest, the `mine` sets its codegen diagnostics were read for)
+        self._served: dict[int, tuple[ChunkResult, bytes, tuple[frozenset[object] | None, ...]]] = {}
+        self._dirty = False
+        self._lock = threading.Lock()
+        self._pending: dict[str, ChunkResult] | None = None  # what a background save will write
+        # background (the server): after its first full pass the stored records are let go (memory) and
+        # later lookups, the edit path's, do not read the disk; a later save reads them again
+        self._released = False
+
+    @property
+    def key(self) -> str:
+        if self._key is None:
+            self._key = context_key(self.index_key, self.refs.index, self.native_path, self.refs.profile)
+        return self._key
+
+    def _load(self) -> dict[bytes, bytes]:
+        if self._stored is None:
+            value = self.disk.get(self.key)
+            ok = isinstance(value, dict) and all(
+                isinstance(k, bytes) and isinstance(v, bytes) for k, v in value.items()
+            )
+            self._stored = value if ok else {}  # type: ignore[assignment]
+        assert self._stored is not None
+        return self._stored
+
+    def get(self, text: str) -> ChunkResult | None:
+        if not self.disk.enabled:
+            return None
+        if self._released:
+            self.misses += 1
+            self._dirty = True
+            return None
+        stored = self._load()
+        d = digest(text)
+        data = stored.get(d)
+        if data is None:
+            self.misses += 1
+            self._dirty = True
+            return None
+        try:
+            record: Any = self.refs.loads(data)
+            result, codegen = record
+            results, _ = result
+            if not isinstance(results, tuple) or len(codegen) != len(results):
+                raise ValueError("not a chunk record")
+            mines = tuple(self._seed(r, c) for r, c in zip(results, codegen))
+        except Exception as e:  # unreadable, or from an index it does not fit: analyse the chunk
+            log.info("entry cache: dropping a record: %r", e)
+            stored.pop(d, None)
+            self.misses += 1
+            self._dirty = True
+            return None
+        self.hits += 1
+        self._served[id(result)] = (result, d, mines)
+        return result  # type: ignore[no-any-return]
+
+    def _seed(self, result: EntryResult, codegen: _Codegen) -> frozenset[object] | None:
+        """Hand formulas/hook.py the codegen-stage diagnostics read with the result."""
+        if codegen is None:
+            return None
+        from derivls.derivatives.formulas.hook import remember_codegen
+
+        schemas, found = codegen
+        mine = frozenset(self.refs.index.by_schema[s].func for s in schemas)
+        remember_codegen(result, mine, list(found))
+        return mine
+
+    def passed(self, chunks: Mapping[str, ChunkResult]) -> None:
+        """After a full pass: write the current chunks back if anything in them was computed."""
+        if not self.disk.enabled:
+            return
+        if len(chunks) > MAX_CHUNKS or (not self._dirty and not any(self._codegen_changed(r) for r in chunks.values())):
+            self._release()
+            return
+        snapshot = dict(chunks)
+        self._dirty = False
+        if not self.background:
+            self.save(snapshot)
+            return
+        with self._lock:
+            scheduled = self._pending is not None
+            self._pending = snapshot  # a newer pass replaces what a pending save would write
+        if not scheduled:
+            timer = threading.Timer(SAVE_DELAY, self.flush)
+            timer.daemon = True
+            timer.start()
+
+    def flush(self) -> None:
+        """Write what a background save is waiting to write, now (the timer, tests, shutdown)."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is not None:
+            self.save(pending)
+
+    def _reused(self, result: ChunkResult) -> bytes | None:
+        """The digest of a chunk result read from disk whose record is still what it would be written as."""
+        served = self._served.get(id(result))
+        if served is None or served[0] is not result or self._codegen_changed(result):
+            return None
+        return served[1]
+
+    def _codegen_changed(self, result: ChunkResult) -> bool:
+        served = self._served.get(id(result))
+        if served is None or served[0] is not result:
+            return True
+        from derivls.derivatives.formulas.hook import remembered_codegen
+
+        for r, mine in zip(result[0], served[2]):
+            now = remembered_codegen(r)
+            # forgotten (hook's memo was cleared): the stored record is still right for the `mine` it names
+            if now is not None and now[0] != mine:
+                return True
+        return False
+
+    def save(self, chunks: Mapping[str, ChunkResult]) -> bool:
+        """Write the records of `chunks` (reusing the stored bytes of unchanged ones); True if written."""
+        from derivls.derivatives.formulas.hook import remembered_codegen
+
+        stored = self._load()
+        records: dict[bytes, bytes] = {}
+        served: dict[int, tuple[ChunkResult, bytes, tuple[frozenset[object] | None, ...]]] = {}
+        size = 0
+        for text, result in chunks.items():
+            if size > MAX_BYTES:
+                break  # a pathological file: what is past the bound is analysed again next time
+            d = self._reused(result)
+            if d is not None and d in stored:
+                records[d] = stored[d]
+                size += len(records[d])
+                served[id(result)] = self._served[id(result)]
+                continue
+            try:
+                remembered = [remembered_codegen(r) for r in result[0]]
+                codegen = tuple(self._codegen_record(m) for m in remembered)
+                d = digest(text)
+                records[d] = self.refs.dumps((result, codegen))
+                size += len(records[d])
+            except Exception as e:  # Uncacheable, or a result being changed by another thread: not kept
+                log.info("entry cache: not keeping a chunk: %r", e)
+                continue
+            served[id(result)] = (result, d, tuple(m[0] if m is not None else None for m in remembered))
+        with self._lock:
+            self._stored = records
+            self._served = served  # what is written now counts as read: memory follows the file
+            self.saves += 1
+        written = self.disk.put(self.key, records)
+        self._release()
+        return written
+
+    def _release(self) -> None:
+        if self.background:
+            with self._lock:
+                self._stored = None
+                self._released = True
+
+    def _codegen_record(self, remembered: tuple[frozenset[object], list[Diagnostic]] | None) -> _Codegen:
+        if remembered is None:
+            return None
+        mine, found = remembered
+        schemas = sorted(self.refs.schema_string(schema) for schema in mine)  # type: ignore[arg-type]
+        return tuple(schemas), tuple(found)
+
+
+__all__ = ["EntryCache", "Uncacheable", "context_key", "digest", "header_sources_key"]
