@@ -17,8 +17,8 @@ What a result depends on, all in the key (`context_key`), so a change of any of 
 
 Results point at objects the NativeIndex owns (NativeFunction, FunctionSchema, the arguments in
 bindings) and at the analyzer's Profile, and the loader compares them by identity. They are
-pickled as references (`_ref(kind, ...)`: a function by its schema string, an argument by its
-position in that function's schema) and resolved against the live index when read, so a result
+pickled as references (derivatives/indexrefs.py: a function by its schema string, an argument by
+its position in that function's schema) and resolved against the live index when read, so a result
 from disk shares those objects with the index, as a freshly computed one does.
 
 Storage: one diskcache value per context key, {chunk digest: pickled record}; read once (on the
@@ -30,17 +30,14 @@ formulas/hook.py), so a file pass over unchanged entries does not run those chec
 
 from __future__ import annotations
 
-import copyreg
 import hashlib
-import io
 import logging
-import pickle
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from derivls.aten.native import NativeFunction, NativeIndex
-from derivls.aten.schema import Argument, Arguments, FunctionSchema, Return, SelfArgument, TensorOptionsArguments
+from derivls.aten.native import NativeIndex
+from derivls.derivatives.indexrefs import IndexRefs, Uncacheable
 from derivls.diskcache import DiskCache, content_key
 
 TYPE_CHECKING = False
@@ -57,26 +54,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FORMAT = 1  # of the stored value; part of the key
-PROTOCOL = pickle.HIGHEST_PROTOCOL
 SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
 MAX_CHUNKS = 10_000  # a file of more entries (the real one has 690) is not kept: its records would be 30+ MB
 MAX_BYTES = 32 * 1024 * 1024  # of the records of one value (the real file's: 2 MB); entries past it are not kept
-
-
-class Uncacheable(Exception):
-    """A result holds something that must not be pickled by value (the index, a foreign function)."""
-
-
-_reading = threading.local()  # .refs: the _Refs a record is being read against (in this thread)
-
-
-def _ref(*ref: object) -> object:
-    """Pickled in place of an object the index (or the analyzer) owns; resolved against the _Refs
-    reading the record (a plain Unpickler's find_class is C code: no Python call per class)."""
-    refs = getattr(_reading, "refs", None)
-    if refs is None:
-        raise pickle.UnpicklingError(f"entry cache reference {ref!r} read outside an entry cache")
-    return refs.resolve(*ref)
 
 
 def header_sources_key(native_path: str | None) -> list[str | bytes | None]:
@@ -129,109 +109,6 @@ def digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-class _Refs:
-    """Stable ids of the objects an index and a profile own: what results are pickled against."""
-
-    def __init__(self, index: NativeIndex, profile: Profile) -> None:
-        self.index = index
-        self.profile = profile
-        # id(argument-like object) → its reference, for the functions met so far (the index keeps them alive)
-        self._ids: dict[int, tuple] = {}
-        self._known: set[str] = set()
-        self._table: dict[type, Any] | None = None
-
-    @staticmethod
-    def parts(f: NativeFunction) -> tuple[object, ...]:
-        """The argument-like objects of a function's schema, in a fixed order (None where absent)."""
-        arguments = f.func.arguments
-        return (arguments, arguments.self_arg, arguments.tensor_options, *arguments.flat_all, *f.func.returns)
-
-    def schema_of(self, f: NativeFunction) -> str:
-        """A function's stable id, its schema string; the arguments of its schema become known (`ids`)."""
-        schema = str(f.func)  # cached on the schema
-        if self.index.by_schema.get(schema) is not f:
-            raise Uncacheable(f"{schema} is not a function of the index")
-        if schema not in self._known:
-            self._known.add(schema)
-            for k, part in enumerate(self.parts(f)):
-                if part is not None:
-                    self._ids.setdefault(id(part), ("a", schema, k))  # a shared argument list: its first owner
-        return schema
-
-    def schema_string(self, func: FunctionSchema) -> str:
-        schema = str(func)
-        f = self.index.by_schema.get(schema)
-        if f is None or f.func is not func:
-            raise Uncacheable(f"{schema} is not a schema of the index")
-        self.schema_of(f)
-        return schema
-
-    def resolve(self, kind: str, schema: str = "", k: int = 0) -> object:
-        if kind == "p":
-            return self.profile
-        f = self.index.by_schema[schema]
-        if kind == "f":
-            return f
-        if kind == "s":
-            return f.func
-        if kind == "a":
-            part = self.parts(f)[k]
-            if part is None:
-                raise pickle.UnpicklingError(f"no argument {k} in {schema}")
-            return part
-        raise pickle.UnpicklingError(f"unknown entry cache reference {kind!r}")
-
-    def table(self) -> dict[type, Any]:
-        """The pickler's dispatch table: index-owned objects and the profile as references."""
-        if self._table is None:
-            from derivls.derivatives.formulas.headers import HeaderIndex
-            from derivls.derivatives.profiles import LegacyProfile, TorchgenProfile
-
-            ids = self._ids
-            protocol = PROTOCOL
-
-            def function(obj: NativeFunction) -> object:  # always the index's own
-                return (_ref, ("f", self.schema_of(obj)))
-
-            def schema(obj: FunctionSchema) -> object:
-                return (_ref, ("s", self.schema_string(obj)))
-
-            def maybe_owned(obj: object) -> object:  # an argument list or argument: by value when not the index's
-                ref = ids.get(id(obj))
-                return (_ref, ref) if ref is not None else obj.__reduce_ex__(protocol)
-
-            def profile(obj: object) -> object:
-                if obj != self.profile:
-                    raise Uncacheable(f"a result of another profile: {obj!r}")
-                return (_ref, ("p",))
-
-            def refused(obj: object) -> object:
-                raise Uncacheable(f"a result holds a {type(obj).__name__}")
-
-            table: dict[type, Any] = dict(copyreg.dispatch_table)
-            table.update({NativeFunction: function, FunctionSchema: schema})
-            for cls in (Arguments, Argument, SelfArgument, TensorOptionsArguments, Return):
-                table[cls] = maybe_owned
-            table.update({TorchgenProfile: profile, LegacyProfile: profile, NativeIndex: refused, HeaderIndex: refused})
-            self._table = table
-        return self._table
-
-    def dumps(self, value: object) -> bytes:
-        out = io.BytesIO()
-        pickler = pickle.Pickler(out, protocol=PROTOCOL)
-        pickler.dispatch_table = self.table()
-        pickler.dump(value)
-        return out.getvalue()
-
-    def loads(self, data: bytes) -> object:
-        outer = getattr(_reading, "refs", None)
-        _reading.refs = self
-        try:
-            return pickle.loads(data)
-        finally:
-            _reading.refs = outer
-
-
 # one chunk's record: its result, and per entry result the codegen-stage diagnostics with the
 # schema strings of the `mine` set they were computed for (None: not computed)
 _Codegen = tuple[tuple[str, ...], tuple["Diagnostic", ...]] | None
@@ -258,7 +135,7 @@ class EntryCache:
         self.index_key = index_key
         self.native_path = native_path
         self.background = background
-        self.refs = _Refs(index, profile)
+        self.refs = IndexRefs(index, profile)
         self.hits = 0
         self.misses = 0
         self.saves = 0
@@ -288,6 +165,10 @@ class EntryCache:
             self._stored = value if ok else {}  # type: ignore[assignment]
         assert self._stored is not None
         return self._stored
+
+    def holds(self, text: str) -> bool:
+        """Whether a record for this chunk is stored (a `get` would likely hit), without reading it."""
+        return self.disk.enabled and not self._released and digest(text) in self._load()
 
     def get(self, text: str) -> ChunkResult | None:
         if not self.disk.enabled:

@@ -159,6 +159,17 @@ class DocumentAnalysis:
 _ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
 
 
+class _Known:
+    """The chunk texts whose results need no analysis: in the analyzer's memory or in its entry cache
+    (the cold pass's second process is only worth starting for the others)."""
+
+    def __init__(self, memory: Container[str], store: EntryCache) -> None:
+        self.memory, self.store = memory, store
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.memory or (isinstance(text, str) and self.store.holds(text))
+
+
 class DocumentAnalyzer:
     """Analyses successive versions of one derivatives.yaml against one NativeIndex."""
 
@@ -239,7 +250,8 @@ class DocumentAnalyzer:
         loose: list[Diagnostic] = []
         uses: dict[str, int] = {}
         first_entry: list[int] = []
-        forked = analyse_chunks(chunks, self._chunk_result, self._cache, self.index, self.profile)  # both cores
+        known = self._cache if self.store is None else _Known(self._cache, self.store)
+        forked = analyse_chunks(chunks, self._chunk_result, known, self.index, self.profile)  # both cores
         for chunk in chunks:
             hit = cache.get(chunk.text) or forked.get(chunk.text) or self._chunk_result(chunk)
             cache[chunk.text] = hit

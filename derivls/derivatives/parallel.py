@@ -6,9 +6,10 @@ the native index is built. With a second core free, `analyse_chunks` forks once 
 results back pickled, while the parent analyses the first part.
 
 Results must keep their identity with the index (the loader and the formula checks compare
-`canonical` functions with `is`): the index's NativeFunctions and their schemas are pickled as their
-position in the index, and read back as the parent's own objects. Everything else the child made is
-new data, copied by value.
+`canonical` functions with `is`): they are pickled with derivatives/indexrefs.py, as the entry cache
+pickles them, so the index's functions, schemas and arguments are read back as the parent's own
+objects. Everything else the child made is new data, copied by value. A result that cannot be
+pickled so (Uncacheable) is analysed again by the parent.
 
 Only where fork is safe and pays: Linux, no other thread in the process (the server runs threads: it
 never forks), two CPUs for this process and no other task ready to run on them right now (on a busy
@@ -22,38 +23,22 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Container, Sequence
-from itertools import chain
 
-from derivls.aten.native import NativeFunction, NativeIndex
-from derivls.aten.schema import FunctionSchema
+from derivls.aten.native import NativeIndex
+from derivls.derivatives.indexrefs import IndexRefs
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from derivls.derivatives.document import Chunk
+    from derivls.derivatives.profiles.base import Profile
 
     R = TypeVar("R")
 
 MIN_CHUNKS = 128  # below this, forking and pickling cost more than half the analysis saves
 # The child's share of the text: it also pickles its results and the parent unpickles them.
 CHILD_SHARE = 0.45
-
-# While the parent unpickles the child's results: the objects the child referred to by position.
-_known: list[Any] = []
-_profile: Any = None
-
-
-def _function(i: int) -> NativeFunction:
-    return _known[i]
-
-
-def _schema(i: int) -> FunctionSchema:
-    return _known[i].func
-
-
-def _the_profile() -> Any:
-    return _profile
 
 
 def forks_here(pending: int) -> bool:
@@ -88,7 +73,7 @@ def analyse_chunks(
     analyse: Callable[[Chunk], R],
     cached: Container[str],
     index: NativeIndex | None,
-    profile: object,
+    profile: Profile,
 ) -> dict[str, R]:
     """chunk text → analyse(chunk) for the chunks whose text is not `cached`, computed by this process
     and a forked child; empty when it does not fork (see `forks_here`): the caller analyses them."""
@@ -103,7 +88,7 @@ def analyse_chunks(
         cut -= 1
         acc += len(unique[cut].text)
     mine, theirs = unique[:cut], unique[cut:]
-    known = list(chain(index.functions, index.loader_functions))
+    refs = IndexRefs(index, profile)
     read_end, write_end = os.pipe()
     try:
         pid = os.fork()
@@ -112,7 +97,7 @@ def analyse_chunks(
         os.close(write_end)
         return {}
     if pid == 0:  # the child: never returns
-        _child(write_end, read_end, theirs, analyse, known, profile)
+        _child(write_end, read_end, theirs, analyse, refs)
     os.close(write_end)
     results: dict[str, R] = {}
     data = b""
@@ -125,11 +110,11 @@ def analyse_chunks(
     finally:
         os.close(read_end)  # a child still writing gets EPIPE and exits
         status = _reap(pid, kill=not finished)  # kill: this part raised, the child's work is not wanted
-    theirs_results = _load(data, known, profile) if status == 0 and data else None
-    if theirs_results is None or len(theirs_results) != len(theirs):
-        theirs_results = [analyse(c) for c in theirs]  # the child failed: do its part here
-    for c, r in zip(theirs, theirs_results):
-        results[c.text] = r
+    answers = _load(data, refs) if status == 0 and data else None
+    if answers is None or len(answers) != len(theirs):
+        answers = [None] * len(theirs)  # the child failed: do its part here
+    for c, r in zip(theirs, answers):
+        results[c.text] = analyse(c) if r is None else r  # None: the child's result could not be sent
     return results
 
 
@@ -147,12 +132,12 @@ def _reap(pid: int, kill: bool) -> int:
 
 
 def _child(
-    write_end: int, read_end: int, chunks: list[Chunk], analyse: Callable[[Chunk], Any], known: list[Any], profile: Any
+    write_end: int, read_end: int, chunks: list[Chunk], analyse: Callable[[Chunk], Any], refs: IndexRefs
 ) -> None:
     code = 1
     try:
         os.close(read_end)
-        data = _dump([analyse(c) for c in chunks], known, profile)
+        data = _dump([analyse(c) for c in chunks], refs)
         view = memoryview(data)
         while view:
             view = view[os.write(write_end, view) :]
@@ -163,50 +148,30 @@ def _child(
         os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
 
 
-def _dump(results: list[Any], known: list[Any], profile: Any) -> bytes:
-    import copyreg
-    import io
+def _dump(results: list[Any], refs: IndexRefs) -> bytes:
+    """Each result pickled against the index (None for one that cannot be: the parent redoes it)."""
     import pickle
 
-    positions: dict[int, int] = {}
-    for i, f in enumerate(known):
-        positions.setdefault(id(f), i)
-    schemas = {id(f.func): i for i, f in reversed(list(enumerate(known)))}
+    from derivls.derivatives.indexrefs import PROTOCOL, Uncacheable
 
-    def function(f: NativeFunction) -> Any:
-        i = positions.get(id(f))
-        return (_function, (i,)) if i is not None else f.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-
-    def schema(s: FunctionSchema) -> Any:
-        i = schemas.get(id(s))
-        return (_schema, (i,)) if i is not None else s.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-
-    def the_profile(p: Any) -> Any:
-        return (_the_profile, ()) if p is profile else p.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-
-    table = copyreg.dispatch_table.copy()
-    table[NativeFunction] = function
-    table[FunctionSchema] = schema
-    table[type(profile)] = the_profile
-    out = io.BytesIO()
-    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = table  # consulted in C, per object type: no Python call per object
-    pickler.dump(results)
-    return out.getvalue()
+    parts: list[bytes | None] = []
+    for result in results:
+        try:
+            parts.append(refs.dumps(result))
+        except Uncacheable:
+            parts.append(None)
+    return pickle.dumps(parts, protocol=PROTOCOL)
 
 
-def _load(data: bytes, known: list[Any], profile: Any) -> list[Any] | None:
+def _load(data: bytes, refs: IndexRefs) -> list[Any] | None:
+    """The child's results, read against the parent's index; None when the answer is damaged."""
     import pickle
 
-    global _known, _profile
-    _known, _profile = known, profile
     try:
-        loaded = pickle.loads(data)
+        parts = pickle.loads(data)
+        return [None if part is None else refs.loads(part) for part in parts]
     except Exception:  # noqa: BLE001 - a damaged answer: the parent does the child's part
         return None
-    finally:
-        _known, _profile = [], None
-    return loaded if isinstance(loaded, list) else None
 
 
 def _read_all(fd: int) -> bytes:

@@ -195,3 +195,27 @@ def test_with_sigchld_ignored_the_answer_still_arrives(real, monkeypatch):
         signal.signal(signal.SIGCHLD, previous)
     assert _summary(forked) == _summary(alone)
     assert _no_child_left()
+
+
+class _HoldsEverything:
+    """An entry cache that says it holds every chunk (and then serves none: the parent computes them)."""
+
+    def holds(self, text: str) -> bool:
+        return True
+
+    def get(self, text: str) -> None:
+        return None
+
+    def passed(self, chunks) -> None:
+        pass
+
+
+def test_chunks_the_entry_cache_holds_are_not_sent_to_a_second_process(real, monkeypatch):
+    index, text, native = real
+    forked: list[int] = []
+    monkeypatch.setattr(parallel, "forks_here", lambda pending: True)
+    monkeypatch.setattr(os, "fork", lambda: forked.append(1) or (_ for _ in ()).throw(OSError("no fork")))
+    DocumentAnalyzer(index, native, store=_HoldsEverything()).analyse(text)  # type: ignore[arg-type]
+    assert forked == []
+    DocumentAnalyzer(index, native).analyse(text)  # the same pass without the cache would fork
+    assert forked == [1]
