@@ -14,7 +14,7 @@ copied: their inplace forms are a fixed list; nor are the few operators torchgen
   inlay 100 / all  inlay hints for 100 lines / for the whole file
   completion       in `name:` (items are capped)
   symbols          documentSymbol of the whole file
-  RSS              the server's VmRSS after the measurements
+  RSS              the server's VmRSS 1 s after the first diagnostics, and after the measurements
 
     python bench/bench_scale.py [--sizes 1 2 5 10] [--runs 3] [--edits 100] [--requests 30]
                                 [--files DIR] [--no-check]
@@ -190,6 +190,7 @@ async def server_side(derivatives: Path, edits: int, requests: int) -> dict[str,
     )
     received, params = await client.diagnostics_for(uri, None)
     results: dict[str, Any] = {"open_ms": (received - sent) * 1000, "open_diagnostics": len(params["diagnostics"])}
+    await asyncio.sleep(1.0)  # the server frees the load's garbage right after publishing (gcpolicy.freeze_heap)
     results["rss_after_open_mb"] = client.rss()[0] / 1024
 
     positions = formula_positions(text)

@@ -115,7 +115,7 @@ def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool, slots: tu
             cls.__hash__ = _qualify(cls, _make_hash(hashed))  # type: ignore[method-assign]
     names = tuple(f.name for f in fields)
     if "__frozen_slot_defaults__" in cls.__dict__:
-        _set(cls, "__getstate__", _slot_state)
+        _set(cls, "__reduce__", _make_reduce(cls, fields))
         _set(cls, "__setstate__", _set_slot_state)
     _set(cls, "__setattr__", _make_setattr(cls, names))
     _set(cls, "__delattr__", _make_delattr(cls, names))
@@ -145,21 +145,26 @@ def _with_slots(cls: T, extra: tuple[str, ...]) -> T:
     return slotted  # type: ignore[return-value]
 
 
-def _slot_state(self: Any) -> dict[str, Any]:
-    """__getstate__ of a slotted class: the slots that are set (pickle, copy)."""
-    state = {}
-    for cls in type(self).__mro__:
-        for name in cls.__dict__.get("__slots__", ()):
-            if name in ("__dict__", "__weakref__"):
-                continue
-            try:
-                state[name] = getattr(self, name)
-            except AttributeError:
-                pass
-    extra = getattr(self, "__dict__", None)
-    if extra:
-        state.update(extra)
-    return state
+def _make_reduce(cls: type, fields: list[Field[Any]]) -> Any:
+    """__reduce__ of a slotted class (pickle, copy): the class called with its init fields (no field
+    names in the pickle, and the compiled __init__ rebuilds it), then the state the call does not set:
+    fields without init, caches that are filled, the instance dict (cached_property) if any."""
+    values = _fields_tuple([f.name for f in fields if f.init])
+    defaults = cls.__dict__["__frozen_slot_defaults__"]
+    others = [f.name for f in fields if not f.init] + list(defaults)
+
+    def __reduce__(self: Any) -> tuple[Any, ...]:
+        state = {}
+        for name in others:
+            value = getattr(self, name, defaults.get(name))
+            if value is not defaults.get(name, MISSING):
+                state[name] = value
+        extra = getattr(self, "__dict__", None)
+        if extra:
+            state.update(extra)
+        return (self.__class__, values(self), state) if state else (self.__class__, values(self))
+
+    return __reduce__
 
 
 def _set_slot_state(self: Any, state: dict[str, Any]) -> None:

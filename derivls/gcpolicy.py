@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -54,7 +55,27 @@ def freeze_heap(collect: bool = True) -> None:
             gc.unfreeze()
             _replaced_frozen = False
         gc.collect()
+        release_free_memory()
     gc.freeze()
+
+
+_malloc_trim = None  # ctypes function, or False where there is none (typing is not imported: CLI start-up)
+
+
+def release_free_memory() -> None:
+    """glibc's malloc_trim(0): free pages of the C heap go back to the system (elsewhere: nothing)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False  # type: ignore[assignment]
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                _malloc_trim = ctypes.CDLL(None).malloc_trim  # type: ignore[assignment]
+            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+                pass
+    if _malloc_trim:
+        _malloc_trim(0)  # type: ignore[operator]
 
 
 def mark_replaced() -> None:
@@ -73,4 +94,4 @@ def one_shot() -> Iterator[None]:
         gc.freeze()
 
 
-__all__ = ["freeze_heap", "mark_replaced", "one_shot", "paused_gc"]
+__all__ = ["freeze_heap", "mark_replaced", "one_shot", "paused_gc", "release_free_memory"]

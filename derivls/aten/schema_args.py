@@ -47,7 +47,7 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
     return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=("_str",))
 class Argument:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -111,7 +111,7 @@ class Argument:
         return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=("_str",))
 class Return:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -160,7 +160,7 @@ class Return:
         return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class SelfArgument:
     """The `self` argument of functions that may be methods."""
 

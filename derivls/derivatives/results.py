@@ -40,7 +40,7 @@ _GRAD_INDEX = re.compile(r"(?:^|\W)grads\[(\d+)\]")
 _RESULT_N = re.compile(r"^result(\d+)$")
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class KeyResult:
     """What one `names: formula` item became (for hovers, inlay hints and completion)."""
 
@@ -53,7 +53,7 @@ class KeyResult:
     backward_intended: bool = False  # an invalid item that was meant as a backward formula
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class SectionResult:
     dispatch_key: str
     key: Scalar
@@ -71,7 +71,7 @@ class SectionResult:
         return self.has_derivatives or any(k.backward_intended for k in self.keys)
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=("__dict__",))
 class EntryResult:
     entry: Entry
     defn_name: str | None
