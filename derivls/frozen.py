@@ -47,23 +47,22 @@ else:
 
 __all__ = ["frozen_dataclass"]
 
-_SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args", "slots"})
+_SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args", "slots", "extra_slots"})
 
 
 @dataclass_transform(frozen_default=True)  # type checkers see the dataclass it makes
 def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
-    """``@dataclass(frozen=True, **options)``; options: repr, eq, match_args, slots.
+    """``@dataclass(frozen=True, **options)``; options: repr, eq, match_args, slots, extra_slots.
 
-    ``slots``: True (the fields are slots: no instance ``__dict__``, ~100 bytes less per object) or a
-    tuple of more slot names: lazily filled caches the class declares as class attributes (``_str =
-    None``: each instance starts with that value) and ``"__dict__"`` (for ``cached_property``)."""
+    ``slots=True``: the fields are slots (no instance ``__dict__``, ~100 bytes less per object);
+    ``extra_slots``: more slot names: lazily filled caches the class declares as class attributes
+    (``_str = None``: each instance starts with that value), ``"__dict__"`` for ``cached_property``."""
     unsupported = set(options) - _SUPPORTED_OPTIONS
     if unsupported:
         raise TypeError(f"frozen_dataclass: unsupported options {sorted(unsupported)}")
 
     def wrap(cls: T) -> T:
-        slots = options.get("slots", False)
-        extra = None if not slots else () if slots is True else tuple(slots)
+        extra = tuple(options.get("extra_slots", ())) if options.get("slots", False) else None
         return _process(cls, options.get("repr", True), options.get("eq", True), options.get("match_args", True), extra)
 
     return wrap if cls is None else wrap(cls)

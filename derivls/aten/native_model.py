@@ -79,7 +79,9 @@ def shared(values: frozenset[Any]) -> frozenset[Any]:
     return _SHARED.setdefault(values, values)
 
 
-@frozen_dataclass(eq=False, slots=("__dict__",))  # slots: 31 fields overflow a shared-key dict (~1.3 kB each)
+@frozen_dataclass(
+    eq=False, slots=True, extra_slots=("__dict__",)
+)  # slots: 31 fields overflow a shared-key dict (~1.3 kB each)
 class NativeFunction:
     namespace: str
     func: FunctionSchema

@@ -39,7 +39,7 @@ from derivls.linebreaks import count_line_breaks
 TextEdit = tuple[int, int, int]
 
 
-@frozen_dataclass(slots=("__dict__",))
+@frozen_dataclass(slots=True, extra_slots=("__dict__",))
 class PlacedEntry:
     """An entry's cached result and where it stands now; `ops` are its node names per dispatch key."""
 

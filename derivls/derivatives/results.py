@@ -71,7 +71,7 @@ class SectionResult:
         return self.has_derivatives or any(k.backward_intended for k in self.keys)
 
 
-@frozen_dataclass(slots=("__dict__",))
+@frozen_dataclass(slots=True, extra_slots=("__dict__",))
 class EntryResult:
     entry: Entry
     defn_name: str | None

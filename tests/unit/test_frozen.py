@@ -277,7 +277,7 @@ def test_slots_option_keeps_dataclass_behaviour_without_an_instance_dict() -> No
     with pytest.raises(FrozenInstanceError):
         del s.b  # type: ignore[misc]
 
-    @frozen_dataclass(slots=("_cache", "__dict__"))
+    @frozen_dataclass(slots=True, extra_slots=("_cache", "__dict__"))
     class WithCaches:
         _cache = None  # a lazily filled cache: every instance starts with the class's value
         a: int
