@@ -14,10 +14,10 @@ copied: their inplace forms are a fixed list; nor are the few operators torchgen
   inlay 100 / all  inlay hints for 100 lines / for the whole file
   completion       in `name:` (items are capped)
   symbols          documentSymbol of the whole file
-  RSS              the server's VmRSS 1 s after the first diagnostics, and after the measurements
+  RSS              the server's VmRSS once the first diagnostics are out (and the load's garbage freed), and at the end
 
     python bench/bench_scale.py [--sizes 1 2 5 10] [--runs 3] [--edits 100] [--requests 30]
-                                [--files DIR] [--no-check]
+                                [--files DIR] [--no-check] [--server-log FILE]
 
 --files DIR keeps the scaled files in DIR between runs (built once, reused when present);
 --no-check measures only the server (no whole-process check / torchgen runs).
@@ -179,18 +179,20 @@ def whole_process(derivatives: Path, native: Path, tags: Path, runs: int) -> dic
     return result
 
 
-async def server_side(derivatives: Path, edits: int, requests: int) -> dict[str, Any]:
+async def server_side(derivatives: Path, edits: int, requests: int, log: str | None = None) -> dict[str, Any]:
     text = derivatives.read_text(encoding="utf-8")
     uri = file_uri(derivatives)
     root = derivatives.parent.parent
-    client = await Client.start()
+    client = await Client.start(*(["--log-level", "DEBUG", "--log-file", log] if log else []))
     await client.initialize(root)
     sent = await client.notify(
         "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}
     )
     received, params = await client.diagnostics_for(uri, None)
     results: dict[str, Any] = {"open_ms": (received - sent) * 1000, "open_diagnostics": len(params["diagnostics"])}
-    await asyncio.sleep(1.0)  # the server frees the load's garbage right after publishing (gcpolicy.freeze_heap)
+    # the server frees the load's garbage right after publishing (gcpolicy.freeze_heap): a request's
+    # answer comes after that (one thread), then RSS is read
+    await client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
     results["rss_after_open_mb"] = client.rss()[0] / 1024
 
     positions = formula_positions(text)
@@ -279,6 +281,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--files", type=Path, help="keep the scaled files in this folder (reused when present)")
     parser.add_argument("--no-check", action="store_true", help="only the server (no whole-process runs)")
+    parser.add_argument("--server-log", help="servers log at DEBUG level into this file (+ .x<size>)")
     args = parser.parse_args()
     rows: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="derivls-scale-") as tmp:
@@ -287,7 +290,8 @@ def main() -> int:
             row: dict[str, Any] = {"lines": derivatives.read_text(encoding="utf-8").count("\n")}
             if not args.no_check:
                 row.update(whole_process(derivatives, native, tags, args.runs))
-            row.update(asyncio.run(server_side(derivatives, args.edits, args.requests)))
+            log = f"{args.server_log}.x{size}" if args.server_log else None
+            row.update(asyncio.run(server_side(derivatives, args.edits, args.requests, log)))
             rows[size] = row
             print(f"measured {size}x", file=sys.stderr)
     if args.json:
