@@ -47,7 +47,7 @@ else:
 
 __all__ = ["frozen_dataclass"]
 
-_SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args", "slots", "extra_slots"})
+_SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args", "slots", "extra_slots", "unpickled"})
 
 
 @dataclass_transform(frozen_default=True)  # type checkers see the dataclass it makes
@@ -56,13 +56,17 @@ def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
 
     ``slots=True``: the fields are slots (no instance ``__dict__``, ~100 bytes less per object);
     ``extra_slots``: more slot names: lazily filled caches the class declares as class attributes
-    (``_str = None``: each instance starts with that value), ``"__dict__"`` for ``cached_property``."""
+    (``_str = None``: each instance starts with that value), ``"__dict__"`` for ``cached_property``;
+    ``unpickled``: those of them a pickle (or copy) leaves out (a cached ``hash()``: str hashes differ
+    between processes)."""
     unsupported = set(options) - _SUPPORTED_OPTIONS
     if unsupported:
         raise TypeError(f"frozen_dataclass: unsupported options {sorted(unsupported)}")
 
     def wrap(cls: T) -> T:
         extra = tuple(options.get("extra_slots", ())) if options.get("slots", False) else None
+        if options.get("unpickled"):
+            cls.__frozen_unpickled__ = frozenset(options["unpickled"])  # type: ignore[attr-defined]
         return _process(cls, options.get("repr", True), options.get("eq", True), options.get("match_args", True), extra)
 
     return wrap if cls is None else wrap(cls)
@@ -150,7 +154,8 @@ def _make_reduce(cls: type, fields: list[Field[Any]]) -> Any:
     fields without init, caches that are filled, the instance dict (cached_property) if any."""
     values = _fields_tuple([f.name for f in fields if f.init])
     defaults = cls.__dict__["__frozen_slot_defaults__"]
-    others = [f.name for f in fields if not f.init] + list(defaults)
+    unpickled = cls.__dict__.get("__frozen_unpickled__", ())
+    others = [f.name for f in fields if not f.init] + [name for name in defaults if name not in unpickled]
 
     def __reduce__(self: Any) -> tuple[Any, ...]:
         state = {}
