@@ -164,7 +164,8 @@ class _Builder:
             span = Span(start[0], start[1], end[0], end[1])
             source = self.text[start[2] : end[2]]
             if node.tag == _STR_TAG and node.id == "scalar":
-                return Scalar(node.value, span, source)
+                value = node.value  # plain scalars (most): the source is the value, kept once
+                return Scalar(value, span, value if value == source else source)
             return Scalar(node.construct(), span, source)
         source = self.text[node.start_mark.index : node.end_mark.index]
         if node.tag == _STR_TAG and node.id == "scalar":
