@@ -79,16 +79,17 @@ def _idle_collect(loop: asyncio.AbstractEventLoop) -> None:
 def freeze_heap(collect: bool = True) -> None:
     """Move what exists now (the index, cached entry results) out of the cyclic GC's reach.
 
-    Objects made later are collected as usual. With `collect`, garbage is collected first, including
-    what an earlier freeze kept and `mark_replaced()` said may be garbage now.
+    Objects made later are collected as usual. With `collect`, or when `mark_replaced()` said what an
+    earlier freeze kept may be garbage now, garbage is collected first (including that). Then the C
+    heap's free pages go back to the system.
     """
     global _replaced_frozen
-    if collect:
+    if collect or _replaced_frozen:
         if _replaced_frozen:
             gc.unfreeze()
             _replaced_frozen = False
         gc.collect()
-        release_free_memory()
+    release_free_memory()
     gc.freeze()
 
 
