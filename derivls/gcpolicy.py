@@ -51,6 +51,7 @@ _enable_after = False  # whether the GC was enabled when the outermost pause beg
 
 IDLE_SECONDS = 0.5  # no edit for this long: collect
 CHECK_SECONDS = 30.0  # and at least this often while there are new objects
+MAX_YOUNG = 200_000  # objects made since the last collection: collect the young ones anyway (~10 ms)
 _idle_handle: asyncio.TimerHandle | None = None
 
 
@@ -67,6 +68,8 @@ def collect_when_idle(loop: asyncio.AbstractEventLoop) -> None:
     if _idle_handle is not None:
         _idle_handle.cancel()
     _idle_handle = loop.call_later(IDLE_SECONDS, _idle_collect, loop)
+    if gc.get_count()[0] > MAX_YOUNG:  # typing without a pause for minutes: the young objects, now
+        gc.collect(1)
 
 
 def _idle_collect(loop: asyncio.AbstractEventLoop) -> None:

@@ -43,6 +43,34 @@ def test_after_an_edit_the_gc_waits_for_a_pause_then_collects(monkeypatch) -> No
             gc.enable()
 
 
+def test_typing_without_a_pause_still_collects_the_young_objects_now_and_then(monkeypatch) -> None:
+    monkeypatch.setattr(gcpolicy, "MAX_YOUNG", 1000)
+    collections: list[int] = []
+
+    def observe(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    was_enabled = gc.isenabled()
+    loop = asyncio.new_event_loop()
+    gc.collect()  # no young objects yet
+    gc.callbacks.append(observe)
+    try:
+        gcpolicy.collect_when_idle(loop)
+        assert collections == []
+        kept = [[] for _ in range(2000)]  # more young objects than MAX_YOUNG, no pause
+        gcpolicy.collect_when_idle(loop)
+        assert collections == [1] and len(kept) == 2000
+    finally:
+        gc.callbacks.remove(observe)
+        if gcpolicy._idle_handle is not None:
+            gcpolicy._idle_handle.cancel()
+            gcpolicy._idle_handle = None
+        loop.close()
+        if was_enabled:
+            gc.enable()
+
+
 def test_a_pause_inside_the_idle_policy_does_not_turn_automatic_collection_back_on() -> None:
     was_enabled = gc.isenabled()
     gc.enable()
