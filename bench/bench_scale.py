@@ -14,9 +14,13 @@ copied: their inplace forms are a fixed list; nor are the few operators torchgen
   inlay 100 / all  inlay hints for 100 lines / for the whole file
   completion       in `name:` (items are capped)
   symbols          documentSymbol of the whole file
-  RSS              the server's VmRSS after the measurements
+  RSS              the server's VmRSS once the first diagnostics are out (and the load's garbage freed), and at the end
 
     python bench/bench_scale.py [--sizes 1 2 5 10] [--runs 3] [--edits 100] [--requests 30]
+                                [--files DIR] [--no-check] [--server-log FILE]
+
+--files DIR keeps the scaled files in DIR between runs (built once, reused when present);
+--no-check measures only the server (no whole-process check / torchgen runs).
 
 Targets (issue 13): edit -> diagnostics median <= 4 ms on the real file and <= 6 ms on the 10x
 file, p99 <= 15 ms; RSS after open <= 80 MB on the real file, <= 200 MB on the 10x file.
@@ -117,13 +121,20 @@ def _body(text: str, key: str) -> str:
 
 
 def build(size: int, root: Path) -> tuple[Path, Path, Path]:
-    """A wheel-shaped folder holding `size` copies of the real files."""
+    """A wheel-shaped folder holding `size` copies of the real files (reused if `root` has it complete)."""
     packaged = packaged_dir()
+    done = root / f"x{size}" / "complete"
+    out = root / f"x{size}" / "torchgen" / "packaged"
+    if done.exists():
+        return (
+            out / "autograd" / "derivatives.yaml",
+            out / "ATen" / "native" / "native_functions.yaml",
+            out / "ATen" / "native" / "tags.yaml",
+        )
     native_text = (packaged / "ATen" / "native" / "native_functions.yaml").read_text(encoding="utf-8")
     derivatives_text = (packaged / "autograd" / "derivatives.yaml").read_text(encoding="utf-8")
-    out = root / f"x{size}" / "torchgen" / "packaged"
-    (out / "autograd").mkdir(parents=True)
-    (out / "ATen" / "native").mkdir(parents=True)
+    (out / "autograd").mkdir(parents=True, exist_ok=True)
+    (out / "ATen" / "native").mkdir(parents=True, exist_ok=True)
     native = out / "ATen" / "native" / "native_functions.yaml"
     derivatives = out / "autograd" / "derivatives.yaml"
     tags = out / "ATen" / "native" / "tags.yaml"
@@ -138,6 +149,7 @@ def build(size: int, root: Path) -> tuple[Path, Path, Path]:
         encoding="utf-8",
     )
     tags.write_text((packaged / "ATen" / "native" / "tags.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    done.touch()
     return derivatives, native, tags
 
 
@@ -167,17 +179,20 @@ def whole_process(derivatives: Path, native: Path, tags: Path, runs: int) -> dic
     return result
 
 
-async def server_side(derivatives: Path, edits: int, requests: int) -> dict[str, Any]:
+async def server_side(derivatives: Path, edits: int, requests: int, log: str | None = None) -> dict[str, Any]:
     text = derivatives.read_text(encoding="utf-8")
     uri = file_uri(derivatives)
     root = derivatives.parent.parent
-    client = await Client.start()
+    client = await Client.start(*(["--log-level", "DEBUG", "--log-file", log] if log else []))
     await client.initialize(root)
     sent = await client.notify(
         "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}
     )
     received, params = await client.diagnostics_for(uri, None)
     results: dict[str, Any] = {"open_ms": (received - sent) * 1000, "open_diagnostics": len(params["diagnostics"])}
+    # the server frees the load's garbage right after publishing (gcpolicy.freeze_heap): a request's
+    # answer comes after that (one thread), then RSS is read
+    await client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
     results["rss_after_open_mb"] = client.rss()[0] / 1024
 
     positions = formula_positions(text)
@@ -248,7 +263,7 @@ def report(rows: dict[int, dict[str, Any]]) -> None:
     )
     for size, r in rows.items():
         print(
-            f"{size:>3}x {r['lines']:>7} {ms(r['check_ms']):>8} {ms(r.get('torchgen_ms')):>9} "
+            f"{size:>3}x {r['lines']:>7} {ms(r.get('check_ms')):>8} {ms(r.get('torchgen_ms')):>9} "
             f"{(r.get('check_ratio') or 0):>6.3f} {ms(r['open_ms']):>8} {ms(r['edit']['median']):>8} "
             f"{ms(r['edit']['p99']):>8} {ms(r['inlay_100']['median']):>8} {ms(r['inlay_all']['median']):>8} "
             f"{ms(r['completion_name']['median']):>8} {ms(r['symbols']['median']):>8} "
@@ -264,14 +279,19 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=100)
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--files", type=Path, help="keep the scaled files in this folder (reused when present)")
+    parser.add_argument("--no-check", action="store_true", help="only the server (no whole-process runs)")
+    parser.add_argument("--server-log", help="servers log at DEBUG level into this file (+ .x<size>)")
     args = parser.parse_args()
     rows: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="derivls-scale-") as tmp:
         for size in args.sizes:
-            derivatives, native, tags = build(size, Path(tmp))
+            derivatives, native, tags = build(size, args.files or Path(tmp))
             row: dict[str, Any] = {"lines": derivatives.read_text(encoding="utf-8").count("\n")}
-            row.update(whole_process(derivatives, native, tags, args.runs))
-            row.update(asyncio.run(server_side(derivatives, args.edits, args.requests)))
+            if not args.no_check:
+                row.update(whole_process(derivatives, native, tags, args.runs))
+            log = f"{args.server_log}.x{size}" if args.server_log else None
+            row.update(asyncio.run(server_side(derivatives, args.edits, args.requests, log)))
             rows[size] = row
             print(f"measured {size}x", file=sys.stderr)
     if args.json:

@@ -12,7 +12,7 @@ from enum import IntEnum
 from derivls.frozen import frozen_dataclass
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class Span:
     line: int
     column: int

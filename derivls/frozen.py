@@ -47,23 +47,32 @@ else:
 
 __all__ = ["frozen_dataclass"]
 
-_SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args"})
+_SUPPORTED_OPTIONS = frozenset({"repr", "eq", "match_args", "slots", "extra_slots", "unpickled"})
 
 
 @dataclass_transform(frozen_default=True)  # type checkers see the dataclass it makes
 def frozen_dataclass(cls: T | None = None, /, **options: Any) -> Any:
-    """``@dataclass(frozen=True, **options)``; options: repr, eq, match_args."""
+    """``@dataclass(frozen=True, **options)``; options: repr, eq, match_args, slots, extra_slots.
+
+    ``slots=True``: the fields are slots (no instance ``__dict__``, ~100 bytes less per object);
+    ``extra_slots``: more slot names: lazily filled caches the class declares as class attributes
+    (``_str = None``: each instance starts with that value), ``"__dict__"`` for ``cached_property``;
+    ``unpickled``: those of them a pickle (or copy) leaves out (a cached ``hash()``: str hashes differ
+    between processes)."""
     unsupported = set(options) - _SUPPORTED_OPTIONS
     if unsupported:
         raise TypeError(f"frozen_dataclass: unsupported options {sorted(unsupported)}")
 
     def wrap(cls: T) -> T:
-        return _process(cls, options.get("repr", True), options.get("eq", True), options.get("match_args", True))
+        extra = tuple(options.get("extra_slots", ())) if options.get("slots", False) else None
+        if options.get("unpickled"):
+            cls.__frozen_unpickled__ = frozenset(options["unpickled"])  # type: ignore[attr-defined]
+        return _process(cls, options.get("repr", True), options.get("eq", True), options.get("match_args", True), extra)
 
     return wrap if cls is None else wrap(cls)
 
 
-def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool) -> T:
+def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool, slots: tuple[str, ...] | None = None) -> T:
     own = cls.__dict__
     class_hash = own.get("__hash__", MISSING)
     has_explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in own))
@@ -89,6 +98,8 @@ def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool) -> T:
     finally:
         for p in bases:
             p.frozen = True
+    if slots is not None:
+        cls = _with_slots(cls, slots)
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init, params.repr, params.eq, params.frozen = True, with_repr, with_eq, True
 
@@ -106,12 +117,63 @@ def _process(cls: T, with_repr: bool, with_eq: bool, match_args: bool) -> T:
             hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
             cls.__hash__ = _qualify(cls, _make_hash(hashed))  # type: ignore[method-assign]
     names = tuple(f.name for f in fields)
+    if "__frozen_slot_defaults__" in cls.__dict__:
+        _set(cls, "__reduce__", _make_reduce(cls, fields))
+        _set(cls, "__setstate__", _set_slot_state)
     _set(cls, "__setattr__", _make_setattr(cls, names))
     _set(cls, "__delattr__", _make_delattr(cls, names))
     if not had_doc:  # as dataclass does: the class documented by its __init__ signature
         cls.__doc__ = cls.__name__ + _signature_text(cls, fields).replace(" -> None", "")
     abc.update_abstractmethods(cls)
     return cls
+
+
+def _with_slots(cls: T, extra: tuple[str, ...]) -> T:
+    """`cls` (processed by dataclass) remade with __slots__: its own fields and `extra` (as
+    dataclasses' slots=True does; the class attributes of those names become each instance's start)."""
+    own = dict(cls.__dict__)
+    if "__slots__" in own:
+        raise TypeError(f"frozen_dataclass: {cls.__name__} already defines __slots__")
+    inherited = {f.name for b in cls.__mro__[1:] for f in getattr(b, "__dataclass_fields__", {}).values()}
+    fields = tuple(f.name for f in dataclasses.fields(cls) if f.name not in inherited)  # type: ignore[arg-type]
+    caches = {name: own.pop(name) for name in extra if name in own and name not in ("__dict__", "__weakref__")}
+    for name in fields:
+        own.pop(name, None)  # a default: __init__ has it
+    own.pop("__dict__", None)
+    own.pop("__weakref__", None)
+    own["__slots__"] = fields + extra
+    own["__frozen_slot_defaults__"] = caches
+    slotted = type(cls)(cls.__name__, cls.__bases__, own)
+    slotted.__qualname__ = cls.__qualname__
+    return slotted  # type: ignore[return-value]
+
+
+def _make_reduce(cls: type, fields: list[Field[Any]]) -> Any:
+    """__reduce__ of a slotted class (pickle, copy): the class called with its init fields (no field
+    names in the pickle, and the compiled __init__ rebuilds it), then the state the call does not set:
+    fields without init, caches that are filled, the instance dict (cached_property) if any."""
+    values = _fields_tuple([f.name for f in fields if f.init])
+    defaults = cls.__dict__["__frozen_slot_defaults__"]
+    unpickled = cls.__dict__.get("__frozen_unpickled__", ())
+    others = [f.name for f in fields if not f.init] + [name for name in defaults if name not in unpickled]
+
+    def __reduce__(self: Any) -> tuple[Any, ...]:
+        state = {}
+        for name in others:
+            value = getattr(self, name, defaults.get(name))
+            if value is not defaults.get(name, MISSING):
+                state[name] = value
+        extra = getattr(self, "__dict__", None)
+        if extra:
+            state.update(extra)
+        return (self.__class__, values(self), state) if state else (self.__class__, values(self))
+
+    return __reduce__
+
+
+def _set_slot_state(self: Any, state: dict[str, Any]) -> None:
+    for name, value in state.items():
+        object.__setattr__(self, name, value)
 
 
 def _signature_text(cls: type, fields: list[Field[Any]]) -> str:
@@ -148,7 +210,13 @@ def _make_init(cls: type, fields: list[Field[Any]]) -> Any:
     # the same rules as dataclasses._init_fn / _field_init, storing into __dict__
     names: dict[str, Any] = {"__dataclass_HAS_DEFAULT_FACTORY__": dataclasses._HAS_DEFAULT_FACTORY}  # type: ignore[attr-defined]
     params: list[str] = []
-    body: list[str] = ["__d = self.__dict__"]
+    slotted = "__frozen_slot_defaults__" in cls.__dict__
+    body: list[str] = [] if slotted else ["__d = self.__dict__"]
+    if slotted:  # no __dict__: each slot is set through its descriptor (frozen: __setattr__ refuses)
+        for name, value in cls.__dict__["__frozen_slot_defaults__"].items():
+            names[f"__set_{name}__"] = cls.__dict__[name].__set__
+            names[f"__cache_{name}__"] = value
+            body.append(f"__set_{name}__(self, __cache_{name}__)")
     seen_default = False
     for f in fields:
         name = f.name
@@ -175,11 +243,15 @@ def _make_init(cls: type, fields: list[Field[Any]]) -> Any:
             value = f"__dflt_{name}__()"
         else:
             continue  # init=False without a factory: the class attribute (if any) serves
-        body.append(f"__d[{name!r}] = {value}")
+        if slotted:
+            names[f"__set_{name}__"] = cls.__dict__[name].__set__
+            body.append(f"__set_{name}__(self, {value})")
+        else:
+            body.append(f"__d[{name!r}] = {value}")
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")
 
-    source = f"def __init__(self, {', '.join(params)}):\n" + "".join(f" {line}\n" for line in body)
+    source = f"def __init__(self, {', '.join(params)}):\n" + "".join(f" {line}\n" for line in body or ["pass"])
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<frozen_dataclass {cls.__qualname__}>", "exec"), names, namespace)
     init = namespace["__init__"]

@@ -153,7 +153,7 @@ class MutRefCType(CType):
         return self.elem.remove_const_ref()
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_without_const_ref",))
 class NamedCType:
     """A C++ type plus what it means (e.g. this bool is `pin_memory`)."""
 

@@ -4,6 +4,8 @@ outside it by PyYAML (here)."""
 
 from __future__ import annotations
 
+import sys
+
 from derivls.aten import cpp
 from derivls.aten.native_model import (
     COMPOSITE_EXPLICIT,
@@ -13,6 +15,7 @@ from derivls.aten.native_model import (
     NativeFunction,
     NativeIndexError,
     Variant,
+    shared,
 )
 from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules, schema_name_of, unknown_types
 from derivls.aten.schema import (
@@ -240,21 +243,21 @@ def _from_entry(
         device_check=device_check,
         python_module=get("python_module"),
         category_override=get("category_override"),
-        variants=variants,
+        variants=shared(variants),
         manual_kernel_registration=get("manual_kernel_registration", False),
         manual_cpp_binding=get("manual_cpp_binding", False),
         autogen=autogen,
         structured=structured,
         structured_delegate=structured_delegate,
         structured_inherits=get("structured_inherits"),
-        cpp_no_default_args=frozenset(cpp_no_default_args),
+        cpp_no_default_args=shared(frozenset(cpp_no_default_args)),
         # a structured delegate is always abstract; else unless only implicit composites
         is_abstract=bool(structured_delegate) or dispatch.keys() not in _IMPLICIT_ONLY,
         has_composite_implicit_autograd_kernel=COMPOSITE_IMPLICIT in dispatch,
         has_composite_implicit_autograd_nested_tensor_kernel=COMPOSITE_IMPLICIT_NT in dispatch,
         has_composite_explicit_autograd_kernel=COMPOSITE_EXPLICIT in dispatch,
         has_composite_explicit_autograd_non_functional_kernel=COMPOSITE_EXPLICIT_NF in dispatch,
-        tags=frozenset(tags),
+        tags=shared(frozenset(tags)),
         dispatch=dispatch,
         line=ent.line,
         column=ent.func_key_col,
@@ -384,9 +387,9 @@ def _dispatch(
                 raise _entry_error(ent, path, f"illegal dispatch entry {short_repr(ks)}: {short_repr(v)}", "dispatch")
             if "," in ks:
                 for k in ks.split(","):
-                    dispatch[k.strip()] = v
+                    dispatch[sys.intern(k.strip())] = v
             else:
-                dispatch[ks.strip()] = v
+                dispatch[sys.intern(ks.strip())] = v
         if not legacy and rules.dispatch_keys is not None and not rules.dispatch_keys.issuperset(dispatch):
             unknown_key = sorted(set(dispatch) - rules.dispatch_keys)[0]
             raise UnknownToRules(f"dispatch key '{unknown_key}' is not known to {rules.label}", "dispatch")

@@ -15,6 +15,7 @@ from derivls.aten.native_model import (
     NativeIndexError,
     Variant,
     ViewSchemaKind,
+    shared,
 )
 from derivls.aten.schema import (
     Annotation,
@@ -220,20 +221,20 @@ def generate_function(f: NativeFunction, k: SchemaKind) -> NativeFunction:
         device_check="NoCheck",
         python_module=None,
         category_override=None,
-        variants=frozenset({Variant.function}),  # generated functions are not methods
+        variants=shared(frozenset({Variant.function})),  # generated functions are not methods
         manual_kernel_registration=False,
         manual_cpp_binding=False,
         autogen=(),
         structured=False,
         structured_delegate=None,
         structured_inherits=None,
-        cpp_no_default_args=frozenset(),
+        cpp_no_default_args=shared(frozenset()),
         is_abstract=f.is_abstract,
         has_composite_implicit_autograd_kernel=False,
         has_composite_implicit_autograd_nested_tensor_kernel=False,
         has_composite_explicit_autograd_kernel=True,
         has_composite_explicit_autograd_non_functional_kernel=False,
-        tags=frozenset(tags),
+        tags=shared(frozenset(tags)),
         dispatch={COMPOSITE_EXPLICIT: kernel_name},
         line=None,
         path=f.path,

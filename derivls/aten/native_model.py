@@ -71,7 +71,17 @@ COMPOSITE_EXPLICIT_NF = "CompositeExplicitAutogradNonFunctional"
 
 # eq=False: identity semantics. torchgen's NativeFunction compares by value but cannot be
 # hashed (it holds sets); here every object in an index is distinct and usable as a key.
-@frozen_dataclass(eq=False)
+_SHARED: dict[frozenset[Any], frozenset[Any]] = {}
+
+
+def shared(values: frozenset[Any]) -> frozenset[Any]:
+    """One object per distinct set (tags, variants, cpp_no_default_args repeat across ~30k functions)."""
+    return _SHARED.setdefault(values, values)
+
+
+@frozen_dataclass(
+    eq=False, slots=True, extra_slots=("__dict__",)
+)  # slots: 31 fields overflow a shared-key dict (~1.3 kB each)
 class NativeFunction:
     namespace: str
     func: FunctionSchema

@@ -42,7 +42,6 @@ from derivls.aten.schema_types import (
     SchemaKind,
     Type,
     _CallableBool,
-    _state_without_hash,
 )
 from derivls.frozen import frozen_dataclass
 
@@ -138,11 +137,13 @@ def _signature_name(base: str, dunder_method: bool) -> OperatorName:
 _DECL_RE = re.compile(r"(?P<name>[^\(]+)\((?P<args>.*)\) -> (?P<returns>.*)")
 
 
-@frozen_dataclass
+@frozen_dataclass(
+    slots=True, extra_slots=("_hash", "_str", "_signature", "_view_signature", "_kind"), unpickled=("_hash",)
+)
 class FunctionSchema:
-    # lazily filled caches (not dataclass fields: no annotation)
+    # lazily filled caches (not dataclass fields: no annotation); pickled (diskcache) without the
+    # per-process cached hash
     _hash = None
-    __getstate__ = _state_without_hash  # pickled (diskcache) without the per-process cached hash
     _str = None
     _signature = None
     _view_signature = None

@@ -12,7 +12,6 @@ from derivls.aten.schema_types import (
     OptionalType,
     Type,
     _cached_hash,
-    _state_without_hash,
 )
 from derivls.frozen import frozen_dataclass
 
@@ -47,7 +46,7 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
     return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_str",))
 class Argument:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -111,7 +110,7 @@ class Argument:
         return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_str",))
 class Return:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -160,7 +159,7 @@ class Return:
         return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class SelfArgument:
     """The `self` argument of functions that may be methods."""
 
@@ -198,11 +197,11 @@ def _is_tensor_options_arg(a: Argument, name: str, ty: Type) -> bool:
     return a.name == name and (a.type == ty or a.type == OptionalType(ty))
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_hash", "_str", "_signature", "_flat", "_has_symint"), unpickled=("_hash",))
 class Arguments:
-    # lazily filled caches (not dataclass fields: no annotation)
+    # lazily filled caches (not dataclass fields: no annotation); pickled (diskcache) without the
+    # per-process cached hash
     _hash = None
-    __getstate__ = _state_without_hash  # pickled (diskcache) without the per-process cached hash
     _str = None
     _signature = None
     _flat = None

@@ -32,7 +32,7 @@ _NS_RE = re.compile(r"^(?:(.*)::)?(.*)$")
 _DUNDER_RE = re.compile(r"^__([^_]+)__$")
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_str",))
 class BaseOperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -130,7 +130,7 @@ class BaseOperatorName:
         return s
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_str",))
 class OperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None

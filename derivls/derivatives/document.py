@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class Chunk:
     """A slice of the file: the lines of one entry (or the preamble before the first)."""
 
@@ -70,7 +70,7 @@ def split_entries(text: str) -> list[Chunk]:
     return chunks
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class Scalar:
     """A YAML scalar: its Python value, where it stands, and its source text."""
 
@@ -102,7 +102,7 @@ def offset_span(source: str, origin: Span, begin: int, end: int) -> Span:
     return Span(line, column, end_line, end_column)
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class FormulaItem:
     """One `names: formula` line of a dispatch section."""
 
@@ -110,7 +110,7 @@ class FormulaItem:
     value: Scalar  # value.value is not a str when the user wrote a list, a number, …
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class Section:
     """The formulas for one dispatch key; `explicit` is False for the plain (no `dispatch:`) form."""
 
@@ -119,7 +119,7 @@ class Section:
     explicit: bool
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class Entry:
     """One parsed `- name: …` item; spans are relative to the chunk's first line."""
 
@@ -164,7 +164,8 @@ class _Builder:
             span = Span(start[0], start[1], end[0], end[1])
             source = self.text[start[2] : end[2]]
             if node.tag == _STR_TAG and node.id == "scalar":
-                return Scalar(node.value, span, source)
+                value = node.value  # plain scalars (most): the source is the value, kept once
+                return Scalar(value, span, value if value == source else source)
             return Scalar(node.construct(), span, source)
         source = self.text[node.start_mark.index : node.end_mark.index]
         if node.tag == _STR_TAG and node.id == "scalar":

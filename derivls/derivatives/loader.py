@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 TextEdit = tuple[int, int, int]
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("__dict__",))
 class PlacedEntry:
     """An entry's cached result and where it stands now; `ops` are its node names per dispatch key."""
 
@@ -143,13 +143,19 @@ class DocumentAnalysis:
         return lines
 
     @cached_property
-    def _entry_lines(self) -> list[int]:
+    def entry_lines(self) -> list[int]:
+        """The 0-based `- name:` line of each entry, in order (not to be changed: the next version
+        of the file may share it when no line moved)."""
         return [e.line for e in self.entries]
 
     def entry_at(self, line: int) -> PlacedEntry | None:
         """The entry whose lines (up to the next entry) hold `line` (0-based)."""
-        i = bisect.bisect_right(self._entry_lines, line) - 1
+        i = bisect.bisect_right(self.entry_lines, line) - 1
         return self.entries[i] if i >= 0 else None
+
+    def entries_from(self, line: int) -> int:
+        """The index of the first entry whose lines may reach `line` or later (the one holding it)."""
+        return max(bisect.bisect_left(self.entry_lines, line) - 1, 0)
 
     @property
     def has_errors(self) -> bool:
@@ -406,7 +412,10 @@ class DocumentAnalyzer:
         self._placed.pop((old_entry.start_line, id(old_result)), None)
         self._placed[(entry.start_line, id(new_result))] = entry
         entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
-        return DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
+        analysis = DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
+        if "entry_lines" in old.__dict__:  # no line moved: the same lines (requests after each edit need them)
+            analysis.__dict__["entry_lines"] = old.__dict__["entry_lines"]
+        return analysis
 
     def _codegen(
         self, entries: list[PlacedEntry] | tuple[PlacedEntry, ...], owned: Container[object]

@@ -12,7 +12,7 @@ from derivls.aten.schema import Type
 from derivls.frozen import frozen_dataclass
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class SavedAttribute:
     """A value the autograd node stores at forward time (an input, an output, or a property of one)."""
 
@@ -20,7 +20,7 @@ class SavedAttribute:
     expr: str
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class Derivative:
     formula: str
     original_formula: str
@@ -30,7 +30,7 @@ class Derivative:
     named_gradients: frozenset[str]
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class ForwardDerivative:
     formula: str
     var_names: tuple[str, ...]
@@ -41,7 +41,7 @@ class ForwardDerivative:
     is_reusing_outplace_formula: bool
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class DifferentiabilityInfo:
     name: str
     func: NativeFunction

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import cached_property
 
 from derivls.aten.native import NativeFunction
 from derivls.derivatives.document import Entry, FormulaItem, Scalar
@@ -40,7 +39,7 @@ _GRAD_INDEX = re.compile(r"(?:^|\W)grads\[(\d+)\]")
 _RESULT_N = re.compile(r"^result(\d+)$")
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class KeyResult:
     """What one `names: formula` item became (for hovers, inlay hints and completion)."""
 
@@ -53,7 +52,7 @@ class KeyResult:
     backward_intended: bool = False  # an invalid item that was meant as a backward formula
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True)
 class SectionResult:
     dispatch_key: str
     key: Scalar
@@ -71,8 +70,11 @@ class SectionResult:
         return self.has_derivatives or any(k.backward_intended for k in self.keys)
 
 
-@frozen_dataclass
+@frozen_dataclass(slots=True, extra_slots=("_op_plan", "_dispatch_keys"))
 class EntryResult:
+    _op_plan = None  # lazily filled caches (not fields: no annotation)
+    _dispatch_keys = None
+
     entry: Entry
     defn_name: str | None
     schema_function: NativeFunction | None  # the function `name:` spells
@@ -82,13 +84,20 @@ class EntryResult:
     guessed_has_derivatives: bool = False  # for op numbering when the schema is unknown
     profile: Profile | None = None  # the rules it was computed with
 
-    @cached_property
+    @property
     def op_plan(self) -> tuple[tuple[str, str | None], ...]:
         """(dispatch key, op-name prefix or None if the node is not generated), per section.
 
         Guessed when the schema did not resolve, so one broken entry does not renumber every node
         after it. Cached: the file pass numbers every entry on every keystroke.
         """
+        plan = self._op_plan
+        if plan is None:
+            plan = self._plan()
+            object.__setattr__(self, "_op_plan", plan)
+        return plan
+
+    def _plan(self) -> tuple[tuple[str, str | None], ...]:
         if self.defn_name is None:
             return ()
         base = create_op_prefix(self.defn_name)
@@ -105,9 +114,13 @@ class EntryResult:
             for key, has_derivatives in counted
         )
 
-    @cached_property
+    @property
     def dispatch_keys(self) -> tuple[str, ...]:
-        return tuple(s.dispatch_key for s in self.sections)
+        keys = self._dispatch_keys
+        if keys is None:
+            keys = tuple(s.dispatch_key for s in self.sections)
+            object.__setattr__(self, "_dispatch_keys", keys)
+        return keys
 
     @property
     def schema_string(self) -> str | None:

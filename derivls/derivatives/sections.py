@@ -73,6 +73,9 @@ class _Items:
         self.differentiable_names: dict[str, FormulaItem] = {}
 
 
+_NONE: frozenset[str] = frozenset()  # one empty set for the thousands of entries without named gradients
+
+
 def analyse_section(
     f: NativeFunction,
     facts: FunctionFacts,
@@ -113,7 +116,7 @@ def analyse_section(
         all_saved_inputs=dedup_saved(v for d in backward for v in d.saved_inputs),
         all_saved_outputs=dedup_saved(v for d in backward for v in d.saved_outputs),
         available_named_gradients=available_named_gradients,
-        used_named_gradients=frozenset().union(*(d.named_gradients for d in backward)),
+        used_named_gradients=frozenset().union(*(d.named_gradients for d in backward)) or _NONE,
         args_with_derivatives=args_with_derivatives,
         non_differentiable_arg_names=tuple(n for n, _ in items.non_differentiable),
         output_differentiability=output_differentiability,
@@ -230,7 +233,9 @@ def backward_item(
         context.diagnostics.append(saved_variable_diagnostic(item, e))
         return invalid
 
-    used_named_gradients = frozenset(name for name in available_named_gradients if uses_ident(formula_out, name))
+    used_named_gradients = (
+        frozenset(name for name in available_named_gradients if uses_ident(formula_out, name)) or _NONE
+    )
     for i in used_gradient_indices(formula_out):
         if i >= len(f.func.returns):
             context.error(

@@ -6,6 +6,7 @@ not parse; the function an entry is about comes from its `name:` and the native 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -185,6 +186,46 @@ def function_of(index: NativeIndex | None, ctx: TextContext, profile: Profile = 
     return canonical or f
 
 
+_sorted_schemas: dict[int, tuple[NativeIndex, list[str]]] = {}
+_covered_by: dict[int, tuple[DocumentAnalysis, frozenset[str]]] = {}
+
+
+def _starting_with(index: NativeIndex, typed: str) -> list[str]:
+    """The index's schemas that start with `typed`, in the index's order (a bisect in its sorted schemas:
+    a 10x file has ~31k; scanning them all was ~10 ms per request)."""
+    hit = _sorted_schemas.get(id(index))
+    if hit is None or hit[0] is not index:
+        _sorted_schemas.clear()
+        hit = _sorted_schemas[id(index)] = (index, sorted(index.by_schema))
+    ordered = hit[1]
+    found = ordered[bisect_left(ordered, typed) : bisect_left(ordered, typed + "\U0010ffff")]
+    found.sort(key=_schema_order(index).__getitem__)  # the index's order, as a scan gave them
+    return found
+
+
+_orders: dict[int, tuple[NativeIndex, dict[str, int]]] = {}
+
+
+def _schema_order(index: NativeIndex) -> dict[str, int]:
+    hit = _orders.get(id(index))
+    if hit is None or hit[0] is not index:
+        _orders.clear()
+        hit = _orders[id(index)] = (index, {s: i for i, s in enumerate(index.by_schema)})
+    return hit[1]
+
+
+def _covered(analysis: DocumentAnalysis | None) -> frozenset[str]:
+    """The schemas the document's entries name (once per analysed version)."""
+    if analysis is None:
+        return frozenset()
+    hit = _covered_by.get(id(analysis))
+    if hit is None or hit[0] is not analysis:
+        _covered_by.clear()
+        names = (placed.result.schema_string for placed in analysis.entries)
+        hit = _covered_by[id(analysis)] = (analysis, frozenset(name for name in names if name))
+    return hit[1]
+
+
 def schema_completions(
     lines: Sequence[str],
     line: int,
@@ -197,15 +238,10 @@ def schema_completions(
     typed = ctx.prefix.lstrip("'\"")
     text = lines[line] if 0 <= line < len(lines) else ""
     end_column = max(len(text.split(" #")[0].rstrip()), column)
-    covered: set[str] = set()
-    if analysis is not None:
-        for placed in analysis.entries:
-            value = placed.result.schema_string
-            if value:
-                covered.add(value)
+    covered = _covered(analysis)
     schemas = index.by_schema
     if typed:
-        matches = [s for s in schemas if s.startswith(typed)]
+        matches = _starting_with(index, typed)
         if len(matches) < MAX_SCHEMAS:
             name = typed.split("(")[0]
             extra = [s for s in schemas if name in s.split("(")[0] and not s.startswith(typed)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 
 from derivls.derivatives.loader import DocumentAnalysis
@@ -25,8 +24,7 @@ def inlay_hints(analysis: DocumentAnalysis, first: int, last: int) -> list[Inlay
     """The hints of lines first..last (inclusive), in document order."""
     first = max(first, 0)
     entries = analysis.entries
-    starts = [e.line for e in entries]
-    i = max(bisect_left(starts, first) - 1, 0)
+    i = analysis.entries_from(first)
     hints: list[InlayHint] = []
     for placed in entries[i:]:
         if placed.line > last:

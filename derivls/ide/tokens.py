@@ -25,7 +25,6 @@ and modifiers where they fit and adds custom modifiers for what is particular to
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 
 from derivls.derivatives.document import offset_span
@@ -128,7 +127,7 @@ def semantic_tokens(analysis: DocumentAnalysis, first: int = 0, last: int | None
     headers = headers_of(analysis)
     entries = analysis.entries
     first = max(first, 0)
-    i = max(bisect_left([e.line for e in entries], first) - 1, 0) if first else 0
+    i = analysis.entries_from(first) if first else 0
     out: list[SemanticToken] = []
     for placed in entries[i:]:
         if last is not None and placed.line > last:

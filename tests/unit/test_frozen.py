@@ -247,3 +247,47 @@ def test_derivls_classes_are_documented_as_dataclass_would() -> None:
                 assert cls.__doc__ == expected
             checked += 1
     assert checked > 40
+
+
+def test_slots_option_keeps_dataclass_behaviour_without_an_instance_dict() -> None:
+    import copy
+    from functools import cached_property
+
+    @frozen_dataclass(slots=True)
+    class Slotted:
+        a: int
+        b: str = "x"
+        c: tuple[int, ...] = field(default_factory=tuple)
+
+    @dataclass(frozen=True)
+    class Plain:
+        a: int
+        b: str = "x"
+        c: tuple[int, ...] = field(default_factory=tuple)
+
+    s = Slotted(1)
+    assert not hasattr(s, "__dict__") and Slotted.__slots__ == ("a", "b", "c")
+    assert repr(s).replace("Slotted", "Plain") == repr(Plain(1))
+    assert s == Slotted(1, "x", ()) and hash(s) == hash(Slotted(1)) and s != Slotted(2)
+    assert dataclasses.replace(s, b="y") == Slotted(1, "y")
+    assert [f.name for f in dataclasses.fields(s)] == ["a", "b", "c"]
+    assert copy.deepcopy(s) == s and copy.copy(s) == s  # pickle's protocol: __getstate__ / __setstate__
+    with pytest.raises(FrozenInstanceError):
+        s.a = 2  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del s.b  # type: ignore[misc]
+
+    @frozen_dataclass(slots=True, extra_slots=("_cache", "__dict__"))
+    class WithCaches:
+        _cache = None  # a lazily filled cache: every instance starts with the class's value
+        a: int
+
+        @cached_property
+        def double(self) -> int:
+            return self.a * 2
+
+    w = WithCaches(3)
+    assert w._cache is None and w.double == 6 and w.__dict__ == {"double": 6}
+    object.__setattr__(w, "_cache", "filled")
+    copied = copy.deepcopy(w)
+    assert copied == w and copied._cache == "filled" and copied.__dict__ == {"double": 6}

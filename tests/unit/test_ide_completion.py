@@ -112,3 +112,18 @@ def test_text_context_reads_the_schema_and_the_formula_key():
     ctx = text_context([ADD, "  self: grad * ot"], 1, 17)
     assert ctx.kind == "formula" and ctx.prefix == "ot" and ctx.formula_key == "self"
     assert ctx.schema == ADD[len("- name: ") :]
+
+
+def test_name_completion_finds_what_a_scan_of_every_schema_finds_in_the_same_order():
+    index, analysis = real_index(), real_analysis()
+    covered = {p.result.schema_string for p in analysis.entries}
+    for typed in ("a", "add", "add.", "mul.Te", "_foreach_", "zz_none", "convolution_backward("):
+        found = complete(f"- name: {typed}\n", 0, len("- name: ") + len(typed), analysis=analysis)
+        # what each request computed before, by scanning every schema of the index
+        matches = [s for s in index.by_schema if s.startswith(typed)]
+        if len(matches) < MAX_SCHEMAS:
+            name = typed.split("(")[0]
+            extra = [s for s in index.by_schema if name in s.split("(")[0] and not s.startswith(typed)]
+            matches.extend(sorted(extra, key=len))
+        matches.sort(key=lambda s: (s in covered, not s.startswith(typed), s.split("(")[0], len(s)))
+        assert labels(found) == matches[:MAX_SCHEMAS], typed

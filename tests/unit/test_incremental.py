@@ -42,7 +42,7 @@ def text(real_files) -> str:
 def fingerprint(analysis: DocumentAnalysis):
     diagnostics = [(d.span, d.code, d.message) for d in analysis.diagnostics]
     entries = [(e.line, e.ops) for e in analysis.entries]
-    return diagnostics, entries, dump(analysis)
+    return diagnostics, entries, dump(analysis), list(analysis.entry_lines)
 
 
 edits = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)), min_size=1, max_size=4)
@@ -60,6 +60,7 @@ def edit_and_compare(index, text, edits, told: bool, analyzer: DocumentAnalyzer 
         end = min(at + length, len(current))
         current = current[:at] + insert + current[end:]
         result = incremental.analyse(current, [(at, end, len(insert))] if told else None)
+        assert len(result.entry_lines) == len(result.entries)  # computed: the next in-place edit hands it on
     assert fingerprint(result) == fingerprint(DocumentAnalyzer(index).analyse(current))
 
 
@@ -155,7 +156,9 @@ def test_a_keystroke_inside_a_formula_takes_the_in_place_path(index, text, monke
     original = analyzer._full_pass
     monkeypatch.setattr(analyzer, "_full_pass", lambda chunks: full_passes.append(1) or original(chunks))
     edited = text.replace("self: grad * self.sgn()", "self: grad * self.sizes()", 1)
+    before = analyzer.analyse(text.replace("self: grad * self.sgn()", "self: grad * self.sgn( )", 1)).entry_lines
     analysis = analyzer.analyse(edited)
+    assert analysis.entry_lines is before  # handed on: no line moved
     assert full_passes == []
     assert [d.code for d in analysis.diagnostics] == ["sizes-not-supported"]
     assert fingerprint(analysis) == fingerprint(DocumentAnalyzer(index).analyse(edited))

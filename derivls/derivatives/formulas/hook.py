@@ -86,6 +86,8 @@ def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_pat
 
 
 _codegen_cache: dict[int, tuple[EntryResult, frozenset[object], list[Diagnostic]]] = {}
+_NOTHING: list[Diagnostic] = []  # not to be changed (callers copy what they keep)
+_NO_GROUP: frozenset[object] = frozenset()
 
 
 def codegen_diagnostics(result: EntryResult, index: NativeIndex | None, owned: Container[object]) -> list[Diagnostic]:
@@ -105,10 +107,10 @@ def codegen_diagnostics(result: EntryResult, index: NativeIndex | None, owned: C
     hit = _codegen_cache.get(id(result))
     if hit is not None and hit[0] is result and hit[1] == mine:
         return hit[2]
-    found = codegen_checks(result, index, mine)
+    found = codegen_checks(result, index, mine) or _NOTHING  # most find nothing: one shared empty list, set
     if len(_codegen_cache) > 20_000:
         _codegen_cache.clear()
-    _codegen_cache[id(result)] = (result, mine, found)
+    _codegen_cache[id(result)] = (result, mine or _NO_GROUP, found)
     return found
 
 
