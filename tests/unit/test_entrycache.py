@@ -58,6 +58,13 @@ def _copy(source: Path, target: Path) -> Path:
     return target
 
 
+@pytest.fixture(autouse=True)
+def one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests count the store's hits and misses, which are this process's: a cold pass may give part
+    of the entries to a forked child (derivatives/parallel.py), whose lookups the parent does not see."""
+    monkeypatch.setenv("DERIVLS_NO_FORK", "1")
+
+
 @pytest.fixture
 def workspace(real_files, tmp_path: Path) -> Workspace:
     """torchgen/packaged/... and torch/include/... as in a wheel, so the formula checks find their C++ sources."""
