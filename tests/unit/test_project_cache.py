@@ -40,7 +40,7 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_second_run_reads_the_cache_and_reports_the_same(tmp_path: Path, mutated: Path) -> None:
     cache = tmp_path / "cache"
     first = derivls("check", str(mutated), "--format", "json", cache=cache, seed="1")
-    assert sorted(p.suffix for p in cache.iterdir()) == [".pickle"]  # written by the first run
+    assert {p.suffix for p in cache.iterdir()} == {".pickle"}  # written by the first run
     second = derivls("check", str(mutated), "--format", "json", cache=cache, seed="2")
     uncached = derivls("check", str(mutated), "--format", "json", "--no-cache", cache=cache, seed="3")
     assert first.returncode == second.returncode == uncached.returncode == 1
@@ -70,6 +70,6 @@ def test_an_edited_native_functions_yaml_is_indexed_again(tmp_path: Path, mutate
         after = derivls("check", str(mutated), "--format", "json", cache=cache, seed="8")
         codes = [d["code"] for d in json.loads(after.stdout)]
         assert "schema-not-found" not in codes  # the edited file's schema now matches the entry
-        assert len(list(cache.iterdir())) == 2
+        assert len(list(cache.glob("native-index-*"))) == 2
     finally:
         native.write_text(original)
