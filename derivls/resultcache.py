@@ -122,9 +122,12 @@ def check_key(
     torch_version: str | None = None,
     *,
     text: str | None = None,
+    kind: str = KIND,
+    extra: tuple[str, ...] = (),
 ) -> str | None:
     """The key of a check of `derivatives` with these options (`text`: its buffer, else the file's
-    content); None when an input cannot be cached (see Uncacheable) — the check then runs in full."""
+    content); None when an input cannot be cached (see Uncacheable) — the check then runs in full.
+    `kind` and `extra` set other consumers apart (the server's published diagnostics: boot.py)."""
     from derivls.derivatives.formulas.sources import find_sources
     from derivls.discovery import find_native_files, layout_of
 
@@ -158,7 +161,7 @@ def check_key(
             parts += [str(path), file_bytes(path)]
     except Uncacheable:
         return None
-    return content_key(KIND, *parts)
+    return content_key(kind, *extra, *parts)
 
 
 def load(cache: DiskCache, key: str | None) -> CachedCheck | None:
