@@ -13,6 +13,7 @@ after the boot phase, boot.py), so a server answers from its cache before paying
 from __future__ import annotations
 
 import argparse
+
 from derivls.server import transport
 
 TYPE_CHECKING = False
