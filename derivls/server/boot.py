@@ -264,6 +264,7 @@ class Boot:
                 self.open(data)
         except Exception:  # the boot is an optimisation: never let it fail a start
             log.exception("boot: cannot handle %s; handing over", method)
+        log.info("boot: handing over at %s", method or "a response")
         self.handover = True
 
     def initialize(self, data: dict[str, Any]) -> bool:
@@ -277,6 +278,7 @@ class Boot:
         self.initialize_result = result
         self.answered_initialize = data["id"]
         self.send({"id": data["id"], "jsonrpc": "2.0", "result": result})
+        log.info("boot: answered initialize from the cache")
         return True
 
     def open(self, data: dict[str, Any]) -> None:
@@ -302,6 +304,7 @@ class Boot:
         self.send({"method": PUBLISH, "params": params, "jsonrpc": "2.0"})
         self.published.append(uri)
         self.sent[uri] = (version, diagnostics)
+        log.info("boot: published the cached diagnostics of %s", uri)
 
 
 # -- after the handover: what the full server sends -------------------------------------------------------
