@@ -85,20 +85,24 @@ class Gate:
                     log.exception("cannot handle a message held during the start")
 
 
-async def analysed(server: Any, uris: list[str], timeout: float = 60.0) -> None:
-    """Until the documents `uris` (opened: pygls may hand the notification on later) and every other
-    open document have an analysis, and none is scheduled (or `timeout` seconds)."""
+async def analysed(server: Any, uris: list[str], timeout: float = 20.0) -> None:
+    """Until the documents `uris` have been opened (pygls may hand the notification on later) and every
+    open document has an analysis and none is scheduled (or `timeout` seconds: a stuck analysis must
+    not hold the client's requests for ever)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    seen: set[str] = set()
     while loop.time() < deadline:
         docs = getattr(server, "docs", {})
+        seen.update(uri for uri in uris if uri in docs)  # a document closed meanwhile counts as done
         if (
-            all(uri in docs for uri in uris)
+            len(seen) == len(set(uris))
             and not getattr(server, "pending", ())
             and all(doc.analysis is not None for doc in docs.values())
         ):
             return
         await asyncio.sleep(0.002)
+    log.warning("the opened documents were not analysed within %.0f s; handling what the client sent", timeout)
 
 
 def serve_tcp(server: LanguageServer, host: str, port: int) -> None:

@@ -188,6 +188,48 @@ async def test_other_settings_or_capabilities_miss(checkout: Path, tmp_path: Pat
         assert not any(line.startswith("published") for line in session.booted())
 
 
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def raw_session(cache: Path, *messages: dict[str, Any], garbage: bytes = b"") -> tuple[int, bytes]:
+    env = dict(os.environ, DERIVLS_CACHE_DIR=str(cache))
+    env.pop("DERIVLS_NO_CACHE", None)
+    proc = await asyncio.create_subprocess_exec(
+        *SERVER,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(garbage + b"".join(frame(m) for m in messages)), 60)
+    return proc.returncode or 0, out
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "processId": None}}
+SHUTDOWN = {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}
+EXIT = {"jsonrpc": "2.0", "method": "exit", "params": None}
+
+
+async def test_exit_statuses_and_framing_resync_hold_during_the_boot(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = await raw_session(cache, INITIALIZE, SHUTDOWN, EXIT)  # cold: fills the cache
+    assert first[0] == 0
+    assert any(p.name.startswith(boot.INITIALIZE_KIND) for p in cache.iterdir())
+    # warm: the boot answers initialize; `exit` without `shutdown` still ends with status 1
+    status, out = await raw_session(cache, INITIALIZE, EXIT)
+    assert status == 1 and out.count(b'"id": 1') == 1
+    # `shutdown` hands over; the full server answers it; then status 0; initialize answered once
+    status, out = await raw_session(cache, INITIALIZE, SHUTDOWN, EXIT)
+    assert status == 0 and out.count(b'"id": 1,') + out.count(b'"id": 1}') == 1 and b'"id": 2' in out
+    # a broken message before initialize: an error for its id, then the reader finds the next header
+    status, out = await raw_session(
+        cache, INITIALIZE, SHUTDOWN, EXIT, garbage=b'Content-Length: abc\r\n\r\n{"jsonrpc": "2.0", "id": 7}'
+    )
+    assert status == 0 and b'"id": 7' in out and b"-32700" in out and b'"capabilities"' in out
+
+
 # -- the settings the boot reads are the full server's ------------------------------------------------
 
 
