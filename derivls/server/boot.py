@@ -51,6 +51,7 @@ log = logging.getLogger("derivls.server")
 INITIALIZE_KIND = "lsp-initialize"
 DIAGNOSTICS_KIND = "lsp-diagnostics"
 PUBLISH = "textDocument/publishDiagnostics"
+MAX_RECORDED = 1 << 20  # bytes: a bigger answer is not parsed (nor stored): memory stays the server's own
 PROFILES = ("auto", "torchgen", "legacy")  # settings.PROFILES (test_boot.py checks they are equal)
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")  # releases.parse_version's accepted shapes (stricter is safe)
 HEADER = "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
@@ -360,6 +361,8 @@ class Recorder:
 
     def look(self, data: bytes) -> bool:
         """Store what the next boot needs; True when `data` is the boot's own answer again."""
+        if len(data) > MAX_RECORDED:
+            return False  # thousands of diagnostics: not worth a copy in memory (the next boot misses)
         if self.initialize is not None and b'"result"' in data:
             message = _body(data)
             if message.get("id") == self.initialize.get("id") and "result" in message:

@@ -154,6 +154,7 @@ def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: A
             messages.deliver(data)
             if server._stop_event.is_set():
                 break
+        boot.received.clear()  # a didOpen holds a whole document
         if gate is not None:
             gate.hold()
             asyncio.ensure_future(gate.open_when(analysed(server, boot.published)))
