@@ -12,6 +12,14 @@ and, measured in the same run, a whole-process torchgen `load_derivatives` on th
 with the ratio open→diagnostics / torchgen (target <= 0.2).
 
     python bench/bench_server.py [--runs 5] [--edits 200] [--requests 200] [--torchgen-runs 5] [--json]
+    python bench/bench_server.py --spawn [--runs 7]
+
+`--spawn` measures only a server's start, alternating in the same run: spawn → first diagnostics
+with a warm cache (DERIVLS_CACHE_DIR filled by one earlier session: the boot phase answers,
+server/boot.py), with an empty cache (a fresh folder per run), torchgen's whole-process
+`load_derivatives`, and the time to import the server's entry module and the full server
+(`python -c "import derivls.server.main"` / `"import derivls.server.handlers"`). Target (issue 13):
+warm spawn → first diagnostics <= 0.15 × torchgen.
 
 Targets (issue 3): edit → diagnostics median <= 10 ms and p99 <= 40 ms; hover median <= 5 ms;
 open → diagnostics <= 0.2 × torchgen; RSS <= 150 MB.
@@ -48,9 +56,12 @@ def packaged_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "packaged"
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(cache: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if cache is not None:
+        env.pop("DERIVLS_NO_CACHE", None)
+        env["DERIVLS_CACHE_DIR"] = str(cache)
     return env
 
 
@@ -75,7 +86,7 @@ class Client:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, *args: str) -> Client:
+    async def start(cls, *args: str, cache: Path | None = None) -> Client:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -83,7 +94,7 @@ class Client:
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env=child_environment(),
+            env=child_environment(cache),
             limit=1 << 26,
         )
         return cls(proc)
@@ -209,6 +220,84 @@ async def open_to_diagnostics(root: Path, path: Path, text: str, server_args: li
     if params["diagnostics"]:
         print(f"warning: {len(params['diagnostics'])} diagnostics on the real file", file=sys.stderr)
     return received - sent, received - spawned, client
+
+
+async def spawn_to_diagnostics(root: Path, path: Path, text: str, cache: Path) -> float:
+    """Process spawn → the first publishDiagnostics of the opened file (initialize, initialized, didOpen
+    sent as an editor sends them), with DERIVLS_CACHE_DIR=`cache`."""
+    spawned = time.perf_counter()
+    client = await Client.start(cache=cache)
+    await client.initialize(root)
+    await client.notify("textDocument/didOpen", did_open(file_uri(path), text))
+    received, _ = await client.diagnostics_for(file_uri(path), 1)
+    await client.close()
+    return received - spawned
+
+
+def time_process(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, env=child_environment(), capture_output=True)
+    return time.perf_counter() - started
+
+
+async def measure_spawn(runs: int) -> dict[str, Any]:
+    import shutil
+    import tempfile
+
+    packaged = packaged_dir()
+    derivatives = packaged / "autograd" / "derivatives.yaml"
+    native = packaged / "ATen" / "native" / "native_functions.yaml"
+    tags = packaged / "ATen" / "native" / "tags.yaml"
+    text = derivatives.read_text(encoding="utf-8")
+    torchgen = [sys.executable, "-c", TORCHGEN, str(derivatives), str(native), str(tags)]
+    entry = [sys.executable, "-c", "import derivls.server.main"]
+    full = [sys.executable, "-c", "import derivls.server.handlers"]
+    warm_s: list[float] = []
+    cold_s: list[float] = []
+    torchgen_s: list[float] = []
+    entry_s: list[float] = []
+    full_s: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="derivls-bench-") as scratch:
+        warm = Path(scratch) / "warm"
+        await spawn_to_diagnostics(packaged, derivatives, text, warm)  # fills the cache (and .pyc files)
+        time_process(torchgen)
+        for i in range(runs):
+            warm_s.append(await spawn_to_diagnostics(packaged, derivatives, text, warm))
+            empty = Path(scratch) / f"cold-{i}"
+            cold_s.append(await spawn_to_diagnostics(packaged, derivatives, text, empty))
+            shutil.rmtree(empty, ignore_errors=True)
+            torchgen_s.append(time_process(torchgen))
+            entry_s.append(time_process(entry))
+            full_s.append(time_process(full))
+    return {
+        "runs": runs,
+        "warm_spawn_to_diagnostics_ms": summary(warm_s),
+        "cold_spawn_to_diagnostics_ms": summary(cold_s),
+        "torchgen_load_derivatives_ms": summary(torchgen_s),
+        "import_server_entry_ms": summary(entry_s),
+        "import_full_server_ms": summary(full_s),
+        "warm_ratio_to_torchgen": statistics.median(w / t for w, t in zip(warm_s, torchgen_s)),
+        "cold_ratio_to_torchgen": statistics.median(c / t for c, t in zip(cold_s, torchgen_s)),
+        "warm_target_ratio": 0.15,
+    }
+
+
+def report_spawn(results: dict[str, Any]) -> None:
+    print(f"{'':44} {'median':>10} {'min':>10} {'n':>5}")
+    for label, key in (
+        ("spawn → first diagnostics, warm cache", "warm_spawn_to_diagnostics_ms"),
+        ("spawn → first diagnostics, empty cache", "cold_spawn_to_diagnostics_ms"),
+        ("torchgen load_derivatives (process)", "torchgen_load_derivatives_ms"),
+        ("python -c 'import derivls.server.main'", "import_server_entry_ms"),
+        ("python -c 'import derivls.server.handlers'", "import_full_server_ms"),
+    ):
+        r = results[key]
+        print(f"{label:44} {r['median']:9.1f}ms {r['min']:9.1f}ms {r['n']:5d}")
+    warm = results["warm_ratio_to_torchgen"]
+    print(
+        f"median ratio spawn → diagnostics / torchgen: warm cache {warm:.3f} "
+        f"({'meets' if warm <= 0.15 else 'MISSES'} the 0.15 target), empty cache {results['cold_ratio_to_torchgen']:.3f}"
+    )
 
 
 def formula_positions(text: str) -> list[tuple[int, int]]:
@@ -425,7 +514,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--server-log", help="let the server log at DEBUG level into this file")
+    parser.add_argument("--spawn", action="store_true", help="only the server's start, warm and empty cache")
     args = parser.parse_args()
+    if args.spawn:
+        spawned = asyncio.run(measure_spawn(args.runs))
+        if args.json:
+            print(json.dumps(spawned, indent=1))
+        else:
+            report_spawn(spawned)
+        return 0
     results = asyncio.run(measure(args))
     if args.json:
         print(json.dumps(results, indent=1))

@@ -1,7 +1,8 @@
 """derivls [serve] | check | dump | codegen.
 
-Heavy imports (pygls for `serve`) happen inside the command that needs them,
-so `derivls check` starts fast.
+Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
+command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
+from the whole-result cache (derivls.resultcache) without importing the loader at all.
 """
 
 from __future__ import annotations
@@ -12,15 +13,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from derivls import __version__
-from derivls.derivatives.profiles.base import AUTO
-from derivls.derivatives.profiles.detect import CHOICES
 from derivls.diagnostics import Severity
-from derivls.project import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
-from derivls.report import CheckedFile, analyse_path, analyse_path_with_rules, write_diagnostics
+from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
+from derivls.report import CheckedFile, write_diagnostics
+
+# derivls.derivatives.profiles's AUTO and CHOICES, spelled out so the parser does not import the
+# profiles (tests/unit/test_resultcache.py checks they are equal)
+AUTO = "auto"
+CHOICES = (AUTO, "torchgen", "legacy")
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import TextIO
+
+    from derivls.resultcache import CachedCheck
 
 
 def _add_native_options(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +50,9 @@ def _add_native_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `command` (the one on the command line) the other commands' own options are
+    left out when building them would import heavy modules (codegen's)."""
     parser = argparse.ArgumentParser(
         prog="derivls",
         description="Language server and checker for PyTorch's derivatives.yaml. With no command, serves LSP over stdio.",
@@ -68,9 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_native_options(dump)
 
     codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
-    from derivls.codegen.command import add_codegen_arguments
+    if command in (None, "codegen"):
+        from derivls.codegen.command import add_codegen_arguments
 
-    add_codegen_arguments(codegen)
+        add_codegen_arguments(codegen)
     return parser
 
 
@@ -96,18 +105,39 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
                 + "); pass a PATH"
             )
         paths = [found]
-    results = []
-    for path in paths:
-        analysis, extra, rules = analyse_path_with_rules(path, args.native, args.tags, args.profile, args.torch_version)
-        diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
-        results.append(CheckedFile(path, diagnostics, rules.describe() if rules is not None else None))
+    results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
     write_diagnostics(results, args.format, out)
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK
 
 
+def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path, CachedCheck]]:
+    """Each path's diagnostics and rules: from the whole-result cache when its inputs are unchanged
+    (derivls.resultcache), else analysed (and stored, when no input changed while it was analysed)."""
+    from derivls import resultcache
+    from derivls.diskcache import DiskCache
+
+    cache = DiskCache(enabled=not getattr(args, "no_cache", False))
+    options = (args.native, args.tags, args.profile, args.torch_version)
+    found = []
+    for path in paths:
+        key = resultcache.check_key(path, *options) if cache.enabled else None
+        value = resultcache.load(cache, key)
+        if value is None:
+            from derivls.report import analyse_path_with_rules
+
+            analysis, extra, rules = analyse_path_with_rules(path, *options)
+            diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
+            value = resultcache.CachedCheck(diagnostics, rules.describe() if rules is not None else None)
+            if key is not None and resultcache.check_key(path, *options) == key:
+                resultcache.store(cache, key, value)
+        found.append((path, value))
+    return found
+
+
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
     from derivls.derivatives.dump import dump
+    from derivls.report import analyse_path
 
     analysis, extra = analyse_path(args.path, args.native, args.tags, args.profile, args.torch_version)
     problems = [d for d in (*extra, *(analysis.diagnostics if analysis else ())) if d.severity == Severity.ERROR]
@@ -133,9 +163,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     if not argv or argv[0].startswith("--") and argv[0] not in ("--help", "--version"):
         argv = ["serve", *argv]  # `derivls` alone, or `derivls --tcp`, serves
+    parser = build_parser(argv[0] if argv[0] in ("serve", "check", "dump") else None)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _run_command(args, parser)

@@ -24,17 +24,12 @@ from derivls.derivatives.releases import NEWEST, Detected, detect, parse_version
 from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
 from derivls.discovery import NativeFiles, find_native_files
 from derivls.diskcache import DiskCache, content_key
+from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError  # light, for the CLI's fast path
 from derivls.limits import FileRefused, read_regular_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from derivls.derivatives.entrycache import EntryCache
-
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2  # every command's exit status
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for (a missing file, …): one line, exit status 2."""
 
 
 def locate(derivatives: Path | None, native: Path | None = None, tags: Path | None = None) -> NativeFiles:

@@ -9,13 +9,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from derivls.derivatives.profiles.base import AUTO
 from derivls.diagnostics import Diagnostic, Severity
 from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import TextIO
+
+AUTO = "auto"  # derivls.derivatives.profiles.AUTO (not imported: `check` answered from the cache never loads it)
 
 
 @frozen_dataclass

@@ -30,6 +30,7 @@ import re
 from typing import Any
 
 __all__ = [
+    "Loop",
     "MAX_NOTIFICATION_BYTES",
     "MAX_REQUEST_BYTES",
     "STALL_SECONDS",
@@ -90,18 +91,27 @@ class _Input:
 
 
 class _Loop:
+    """The reader loop. `protocol` may be swapped while it is not running (boot.py starts it with a
+    light protocol and hands it, with what it has buffered, to pygls's); `observe`, when set, sees
+    every well-formed message before the protocol does."""
+
     def __init__(self, reader: Any, protocol: Any, logger: logging.Logger) -> None:
         self.input = _Input(reader)
         self.protocol = protocol
         self.log = logger
         self.initialized = False
+        self.observe: Any = None
 
     # -- answers -------------------------------------------------------------------------------
     def error(self, msg_id: Any, code: int, message: str) -> None:
-        from lsprotocol.types import ResponseError
-
         if msg_id is None:
             return  # nothing to answer to (JSON-RPC would send id null; LSP clients drop it)
+        send_error = getattr(self.protocol, "send_error", None)
+        if send_error is not None:  # the boot phase's protocol (boot.py): no lsprotocol yet
+            send_error(msg_id, code, message)
+            return
+        from lsprotocol.types import ResponseError
+
         self.protocol._send_response(msg_id, error=ResponseError(code=code, message=message))
 
     # -- framing -------------------------------------------------------------------------------
@@ -271,6 +281,18 @@ class _Loop:
                 self.error(msg_id, INVALID_REQUEST, "The server is already initialized")
                 return None
             self.initialized = True
+        self.deliver(data)
+        return None
+
+    def deliver(self, data: dict[str, Any]) -> None:
+        """Hand one well-formed message to the protocol (also what boot.py replays at the handover)."""
+        protocol = self.protocol
+        msg_id = data.get("id")
+        method = data.get("method")
+        is_request = "id" in data and method is not None
+        observe = self.observe
+        if observe is not None:
+            observe(data)
         try:
             message = protocol.structure_message(data)
         except Exception as e:
@@ -280,14 +302,13 @@ class _Loop:
             return None
         if message is data and "jsonrpc" not in data:
             self.error(msg_id, INVALID_REQUEST, "Not a JSON-RPC 2.0 message ('jsonrpc' is missing)")
-            return None
+            return
         try:
             protocol.handle_message(message)
         except Exception:
             self.log.exception("cannot handle %s", method or "a response")
             if is_request:
                 self.error(msg_id, INTERNAL_ERROR, f"Internal error while handling {method}")
-        return None
 
     async def run(self, stop_event: Any) -> int:
         while not stop_event.is_set():
@@ -328,3 +349,6 @@ async def serve_messages(stop_event: Any, reader: Any, protocol: Any, logger: lo
     """Read and handle messages from `reader` (an asyncio.StreamReader) until `exit` or the end of
     input; the exit status: 0 after shutdown+exit or at the end of input, 1 for exit without shutdown."""
     return await _Loop(reader, protocol, logger or log).run(stop_event)
+
+
+Loop = _Loop  # for transport.py and boot.py: one loop runs through the boot phase and the handover

@@ -5,19 +5,26 @@
 - Layout: app.py (the server object), protocol.py (pygls overrides), transport.py (stdio/TCP),
   pipeline.py (edit → analyse → publish), indexes.py (native indexes, overlays, watchers),
   handlers.py (registration), one adapter per feature turning derivls.ide data into LSP.
+
+Importing this module is light: pygls and lsprotocol are imported by `create_server()` (over stdio,
+after the boot phase, boot.py), so a server answers from its cache before paying for them.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from derivls.server import handlers, transport
-from derivls.server.app import DerivlsServer
-from derivls.server.generated import SHOW_GENERATED_CODE
-from derivls.server.protocol import GENERATED_SCHEME
+from derivls.server import transport
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.server.app import DerivlsServer
 
 
 def create_server() -> DerivlsServer:
+    from derivls.server import handlers
+    from derivls.server.app import DerivlsServer
+
     server = DerivlsServer()
     handlers.register(server)
     return server
@@ -25,12 +32,11 @@ def create_server() -> DerivlsServer:
 
 def serve(args: argparse.Namespace) -> int:
     transport.configure_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING") or "WARNING")
-    server = create_server()
     if getattr(args, "tcp", False):
-        transport.serve_tcp(server, args.host, args.port)
+        transport.serve_tcp(create_server(), args.host, args.port)
     else:
-        transport.serve_stdio(server)
+        transport.serve_stdio(create_server)
     return 0
 
 
-__all__ = ["GENERATED_SCHEME", "SHOW_GENERATED_CODE", "DerivlsServer", "create_server", "serve"]
+__all__ = ["create_server", "serve"]

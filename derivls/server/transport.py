@@ -1,6 +1,8 @@
 """Serving one client: over stdio (an event-loop pipe reader) or TCP, and where logs go.
 
-stdout carries JSON-RPC only; logs go to stderr or --log-file.
+stdout carries JSON-RPC only; logs go to stderr or --log-file. Over a stdio pipe the server starts
+with its boot phase (boot.py): pygls and lsprotocol are imported only at the handover, once the
+boot has answered what it can from the cache.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ import asyncio
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pygls.lsp.server import LanguageServer
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger("derivls.server")
 
@@ -30,12 +35,74 @@ def configure_logging(log_file: Path | None, level: str) -> None:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
 
 
-def serve_stdio(server: LanguageServer) -> None:
+def serve_stdio(make_server: Callable[[], LanguageServer]) -> None:
     stdout = sys.stdout.buffer
     # Nothing but JSON-RPC may reach stdout: stray prints go to stderr.
     sys.stdout = sys.stderr
-    if not serve_pipes(server, sys.stdin.buffer, stdout):
-        server.start_io(sys.stdin.buffer, stdout)
+    if not serve_pipes(make_server, sys.stdin.buffer, stdout):
+        make_server().start_io(sys.stdin.buffer, stdout)
+
+
+class Gate:
+    """The full server's protocol after a boot that published diagnostics: the client takes the server
+    for ready, so what it sends next is handled once the opened documents are analysed, in order, as
+    after a cold start's first diagnostics. Responses pass at once (the server may be waiting for one,
+    e.g. workspace/configuration), and so do the messages the boot read (replayed before `hold()`)."""
+
+    def __init__(self, protocol: Any) -> None:
+        self.protocol = protocol
+        self.held: list[Any] | None = None  # None: passing; a list: holding
+        self.opened = False
+        self.response = False
+
+    def __getattr__(self, name: str) -> Any:  # _shutdown, _send_response, …
+        return getattr(self.protocol, name)
+
+    def hold(self) -> None:
+        if not self.opened:
+            self.held = []
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        self.response = "method" not in data
+        return self.protocol.structure_message(data)
+
+    def handle_message(self, message: Any) -> None:
+        if self.held is None or self.response:
+            self.protocol.handle_message(message)
+        else:
+            self.held.append(message)
+
+    async def open_when(self, ready: Any) -> None:
+        try:
+            await ready
+        finally:
+            self.opened = True
+            held, self.held = self.held or [], None
+            for message in held:
+                try:
+                    self.protocol.handle_message(message)
+                except Exception:
+                    log.exception("cannot handle a message held during the start")
+
+
+async def analysed(server: Any, uris: list[str], timeout: float = 20.0) -> None:
+    """Until the documents `uris` have been opened (pygls may hand the notification on later) and every
+    open document has an analysis and none is scheduled (or `timeout` seconds: a stuck analysis must
+    not hold the client's requests for ever)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    seen: set[str] = set()
+    while loop.time() < deadline:
+        docs = getattr(server, "docs", {})
+        seen.update(uri for uri in uris if uri in docs)  # a document closed meanwhile counts as done
+        if (
+            len(seen) == len(set(uris))
+            and not getattr(server, "pending", ())
+            and all(doc.analysis is not None for doc in docs.values())
+        ):
+            return
+        await asyncio.sleep(0.002)
+    log.warning("the opened documents were not analysed within %.0f s; handling what the client sent", timeout)
 
 
 def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
@@ -43,25 +110,55 @@ def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
     server.start_tcp(host, port)
 
 
-def serve_pipes(server: LanguageServer, stdin: Any, stdout: Any) -> bool:
-    """Serve over stdio with an event-loop pipe reader. False if stdin is not a pipe (pygls's reader then)."""
-    from pygls.io_ import StdoutWriter
+def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: Any) -> bool:
+    """Serve over stdio with an event-loop pipe reader: the boot phase (boot.py), then the server
+    `make_server()` builds. False if stdin is not a pipe (pygls's reader then)."""
+    from derivls.diskcache import DiskCache
+    from derivls.server.boot import Boot, Recorder
+    from derivls.server.framing import Loop
 
-    from derivls.server.framing import serve_messages
+    servers: list[LanguageServer] = []
+
+    def write(data: bytes) -> None:
+        stdout.write(data)
+        stdout.flush()
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 26)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
         started.set()
+        cache = DiskCache()
+        boot = Boot(write, cache)
+        # framing.py: survives bad framing, answers every request, and reads messages already
+        # buffered without yielding, so a burst of changes is applied before the analysis it scheduled
+        messages = Loop(reader, boot, log)
+        code = await messages.run(boot)
+        if not boot.handover:  # `exit`, or the end of input, during the boot
+            exit_code[0] = code
+            return
+        server = make_server()  # pygls and lsprotocol are imported here
+        servers.append(server)
         # pygls's start_io makes its reader and stop event itself; there is no public way to give it
         # another reader, so this does what start_io does, with `_stop_event` set as start_io sets it
         # (server.shutdown() reads it).
         server._stop_event = threading.Event()
-        server.protocol.set_writer(StdoutWriter(stdout))
-        # framing.py: survives bad framing, answers every request, and reads messages already
-        # buffered without yielding, so a burst of changes is applied before the analysis it scheduled
-        exit_code[0] = await serve_messages(server._stop_event, reader, server.protocol, log)
+        from pygls.io_ import StdoutWriter
+
+        recorder = Recorder(StdoutWriter(stdout), boot, server, cache)
+        server.protocol.set_writer(recorder)
+        messages.observe = recorder.observe
+        gate = Gate(server.protocol) if boot.published else None
+        messages.protocol = gate or server.protocol
+        for data in boot.received:  # every message the boot read, in order
+            messages.deliver(data)
+            if server._stop_event.is_set():
+                break
+        boot.received.clear()  # a didOpen holds a whole document
+        if gate is not None:
+            gate.hold()
+            asyncio.ensure_future(gate.open_when(analysed(server, boot.published)))
+        exit_code[0] = await messages.run(server._stop_event)
 
     exit_code = [0]
     started = threading.Event()
@@ -76,11 +173,11 @@ def serve_pipes(server: LanguageServer, stdin: Any, stdout: Any) -> bool:
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
-        if started.is_set():
+        for server in servers:
             server.shutdown()
     if exit_code[0]:
         raise SystemExit(exit_code[0])  # `exit` without `shutdown`: status 1, as LSP says
     return True
 
 
-__all__ = ["configure_logging", "serve_pipes", "serve_stdio", "serve_tcp"]
+__all__ = ["Gate", "analysed", "configure_logging", "serve_pipes", "serve_stdio", "serve_tcp"]

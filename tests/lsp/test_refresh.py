@@ -8,6 +8,7 @@ already answered is routine and must not fill the client's output with warnings.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -34,9 +35,11 @@ REFRESHES = {
 }
 
 
-async def started(log_file: Path):
+async def started(log_file: Path, cache: Path | None = None):
+    """A server; with `cache`, its DERIVLS_CACHE_DIR (an empty one: a cold start, no boot answers)."""
     client = make_client()
-    await client.start_io(*SERVER, "--log-file", str(log_file), "--log-level", "INFO")
+    env = dict(os.environ, DERIVLS_CACHE_DIR=str(cache)) if cache is not None else None
+    await client.start_io(*SERVER, "--log-file", str(log_file), "--log-level", "INFO", env=env)
     return client
 
 
@@ -70,7 +73,7 @@ async def refreshes(client, methods: set[str], timeout: float = 120) -> dict[str
 
 
 async def test_opened_while_indexing_the_client_is_asked_to_refresh_hints_lenses_and_tokens(real_files, tmp_path):
-    client = await started(tmp_path / "server.log")
+    client = await started(tmp_path / "server.log", cache=tmp_path / "empty-cache")
     try:
         await initialize(client, real_files.packaged, caps=refreshing_client())
         text = real_files.derivatives.read_text(encoding="utf-8")
