@@ -52,3 +52,12 @@ def real_files() -> RealFiles:
 @pytest.fixture(scope="session")
 def legacy_dir() -> Path:
     return FIXTURES / "legacy-2021"
+
+
+@pytest.fixture(autouse=True)
+def _cache_on_for_each_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--no-cache` in an in-process `cli.main` turns this process's cache off (project.disable_cache):
+    each test starts with it on again, whatever ran before."""
+    from derivls import project
+
+    monkeypatch.setattr(project, "_default_cache", None)
