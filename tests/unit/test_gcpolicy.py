@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import resource
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 from derivls import gcpolicy
 
 
-def test_after_an_edit_the_gc_waits_for_a_pause_then_collects(monkeypatch) -> None:
-    monkeypatch.setattr(gcpolicy, "IDLE_SECONDS", 0.05)
+def typing_then_a_pause() -> None:
+    """The scenario, run in a fresh interpreter: no thread or finalizer of another test collects meanwhile."""
+    gcpolicy.IDLE_SECONDS = 0.05
     collections: list[int] = []
 
     def observe(phase: str, info: dict[str, int]) -> None:
@@ -43,6 +47,18 @@ def test_after_an_edit_the_gc_waits_for_a_pause_then_collects(monkeypatch) -> No
             gcpolicy._idle_handle = None
         if was_enabled:
             gc.enable()
+
+
+def test_after_an_edit_the_gc_waits_for_a_pause_then_collects() -> None:
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run(
+        [sys.executable, "-c", "from tests.unit.test_gcpolicy import typing_then_a_pause as t; t()"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
 
 
 def test_typing_without_a_pause_still_collects_the_young_objects_now_and_then(monkeypatch) -> None:
