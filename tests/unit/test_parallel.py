@@ -20,18 +20,18 @@ def real(real_files):
 
 
 _children: list[int] = []  # the children the forked passes made
+_real_fork = os.fork
+
+
+def recorded_fork() -> int:
+    pid = _real_fork()
+    if pid:
+        _children.append(pid)
+    return pid
 
 
 def _analyse(real, monkeypatch, fork: bool):
     index, text, native = real
-    real_fork = os.fork
-
-    def recorded_fork() -> int:
-        pid = real_fork()
-        if pid:
-            _children.append(pid)
-        return pid
-
     before = len(_children)
     with monkeypatch.context() as m:
         forks: list[int] = []
@@ -169,14 +169,6 @@ def test_a_pass_with_few_uncached_entries_does_not_fork(real, monkeypatch):
     analyzer = DocumentAnalyzer(index, native)
     analyzer.analyse(text)
     before = len(_children)
-    real_fork = os.fork
-
-    def recorded_fork() -> int:
-        pid = real_fork()
-        if pid:
-            _children.append(pid)
-        return pid
-
     monkeypatch.setattr(parallel, "forks_here", lambda pending: True)
     monkeypatch.setattr(os, "fork", recorded_fork)
     again = analyzer.analyse(text + "\n")  # a new text: only its last entry is not cached
