@@ -81,7 +81,7 @@ def on_save(ls: Any, uri: str) -> None:
         str(files.native),
         str(files.tags) if files.tags is not None else None,
         ls.settings.profile,
-        files.torch_version,
+        getattr(files, "torch_version", None),  # DocFiles carry the torchVersion setting; plain NativeFiles don't
     )
     if job is not None:
         asyncio.ensure_future(_follow(ls, uri, job))

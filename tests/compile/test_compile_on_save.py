@@ -70,6 +70,7 @@ def test_a_save_compiles_the_changed_entry_and_its_error_lands_on_the_formula(re
 @dataclass
 class _Settings:
     compile_on_save: bool = True
+    profile: str = "auto"
 
 
 @dataclass
