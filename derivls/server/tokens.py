@@ -80,7 +80,12 @@ def _fragment(tokens: list[tuple[int, int, int, str]], start_line: int, lines: L
 
 
 def full_data(doc: DerivDocument) -> RawJSON:
-    """Every formula's tokens: each entry's part is encoded once per entry object (an unchanged entry keeps
+    """`SemanticTokens` of the whole file (see `_joined_data`)."""
+    return RawJSON('{"data":[' + _joined_data(doc) + "]}")
+
+
+def _joined_data(doc: DerivDocument) -> str:
+    """Every formula's tokens, comma-separated: each entry's part is encoded once per entry object (an unchanged entry keeps
     it across edits); only each entry's first token is made relative to the entry before it here."""
     assert doc.analysis is not None and doc.lines is not None
     headers = headers_of(doc.analysis)
@@ -108,14 +113,14 @@ def full_data(doc: DerivDocument) -> RawJSON:
             parts.append(rest)
         prev_line, prev_start = placed.start_line + last_line, last_start
     doc.fragments["semanticTokens"] = fresh
-    return RawJSON('{"data":[' + ",".join(parts) + "]}")
+    return ",".join(parts)
 
 
 def full(ls: DerivlsServer, params: types.SemanticTokensParams) -> RawJSON:
     doc = current(ls, params.text_document.uri)
     if doc is None or doc.analysis is None or doc.lines is None:
         return EMPTY
-    return _full_answer(_with_result_id(doc, full_data(doc)))
+    return _full_answer(_with_result_id(doc, _joined_data(doc)))
 
 
 # -- semanticTokens/full/delta: the client keeps the last answer; send only what changed -----------------
@@ -128,10 +133,10 @@ class _Sent(NamedTuple):
     data: str
 
 
-def _with_result_id(doc: DerivDocument, answer: RawJSON) -> _Sent:
-    """`answer` (`{"data":[...]}`) under a new resultId, kept for the next delta request."""
+def _with_result_id(doc: DerivDocument, data: str) -> _Sent:
+    """`data` under a new resultId, kept for the next delta request."""
     previous = doc.fragments.get("semanticTokensResult")
-    sent = _Sent(previous.number + 1 if isinstance(previous, _Sent) else 1, answer.text[len('{"data":[') : -2])
+    sent = _Sent(previous.number + 1 if isinstance(previous, _Sent) else 1, data)
     doc.fragments["semanticTokensResult"] = sent
     return sent
 
@@ -175,7 +180,7 @@ def delta(ls: DerivlsServer, params: types.SemanticTokensDeltaParams) -> RawJSON
     if doc is None or doc.analysis is None or doc.lines is None:
         return EMPTY
     previous = doc.fragments.get("semanticTokensResult")
-    sent = _with_result_id(doc, full_data(doc))
+    sent = _with_result_id(doc, _joined_data(doc))
     if not isinstance(previous, _Sent) or params.previous_result_id != str(previous.number):
         return _full_answer(sent)
     edit = delta_edit(_items(previous.data), _items(sent.data)) if previous.data != sent.data else None
