@@ -78,7 +78,7 @@ def extract(wheel: Path, target: Path) -> None:
 def download(version: str, cache: Path) -> Path:
     dest = cache / "wheels" / version
     dest.mkdir(parents=True, exist_ok=True)
-    existing = sorted(dest.glob(f"torch-{version}-*.whl"))
+    existing = _wheels(dest, version)
     if existing:
         return existing[0]
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)  # ignore local constraints that cap torch
@@ -88,10 +88,15 @@ def download(version: str, cache: Path) -> Path:
         f"torch=={version}", "-d", str(dest),
     ]  # fmt: skip
     subprocess.run(cmd, check=True, env=env)
-    wheels = sorted(dest.glob(f"torch-{version}-*.whl"))
+    wheels = _wheels(dest, version)
     if not wheels:
         raise RuntimeError(f"pip downloaded no torch {version} wheel into {dest}")
     return wheels[0]
+
+
+def _wheels(folder: Path, version: str) -> list[Path]:
+    """The torch wheels of `version` in `folder`: `torch-2.13.0-…` and local builds such as `torch-2.13.0+cpu-…`."""
+    return sorted(w for w in folder.glob(f"torch-{version}*.whl") if w.name[len(f"torch-{version}")] in "-+")
 
 
 def ensure(version: str, cache: Path | None = None) -> Path:
