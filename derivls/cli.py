@@ -105,8 +105,13 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
                 + "); pass a PATH"
             )
         paths = [found]
-    results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
-    write_diagnostics(results, args.format, out)
+    from derivls import writebehind
+
+    with writebehind.deferring():  # the caches are written after the answer, by a detached child
+        results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
+        write_diagnostics(results, args.format, out)
+        out.flush()
+        writebehind.finish()
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK
 

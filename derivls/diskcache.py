@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from derivls import __version__
+from derivls.writebehind import defer, wait_for_writer
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class DiskCache:
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}{SUFFIX}"
 
-    def get(self, key: str) -> object | None:
+    def get(self, key: str, *, waited: bool = False) -> object | None:
         if not self.enabled:
             return None
         path = self._path(key)
@@ -96,7 +97,9 @@ class DiskCache:
             with open(path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
-            return None
+            if waited or not wait_for_writer(self.directory):  # a detached writer may be writing it (writebehind.py)
+                return None
+            return self.get(key, waited=True)
         except OSError as e:
             log.info("cache: cannot read %s: %r", path, e)
             return None
@@ -117,6 +120,12 @@ class DiskCache:
         It is pickled straight into the temporary file: no second copy of it in memory."""
         if not self.enabled:
             return False
+        if defer(self.directory, lambda: self.store_now(key, value)):
+            return True  # written after the command's answer (writebehind.py)
+        return self.store_now(key, value)
+
+    def store_now(self, key: str, value: object) -> bool:
+        """`put`, never deferred."""
         import tempfile  # only when writing
 
         try:

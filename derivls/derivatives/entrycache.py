@@ -39,6 +39,7 @@ from pathlib import Path
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.indexrefs import IndexRefs, Uncacheable
 from derivls.diskcache import DiskCache, content_key
+from derivls.writebehind import defer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -222,7 +223,8 @@ class EntryCache:
         snapshot = dict(chunks)
         self._dirty = False
         if not self.background:
-            self.save(snapshot)
+            if not defer(self.disk.directory, lambda: self.save(snapshot)):  # a one-shot command writes it last
+                self.save(snapshot)
             return
         with self._lock:
             scheduled = self._pending is not None
