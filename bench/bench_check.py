@@ -70,7 +70,11 @@ def child_environment(tree: Path | None = None, cache: Path | None = None) -> di
 
 
 def run(
-    script: str, files: list[str], tree: Path | None = None, cache: Path | None = None, written: list[float] | None = None
+    script: str,
+    files: list[str],
+    tree: Path | None = None,
+    cache: Path | None = None,
+    written: list[float] | None = None,
 ) -> tuple[float, int]:
     """(wall time to the command's exit, its peak RSS in KiB). derivls leaves its cache writes to a detached
     child (derivls/writebehind.py): the next run starts only once that child is done, and `written` gets

@@ -18,7 +18,14 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # user's cache folder is left alone.
 if "DERIVLS_CACHE_DIR" not in os.environ:
     os.environ["DERIVLS_CACHE_DIR"] = _cache_dir = tempfile.mkdtemp(prefix="derivls-test-cache-")
-    atexit.register(shutil.rmtree, _cache_dir, True)
+
+    def _remove_cache_dir(folder: str = _cache_dir) -> None:
+        from derivls.writebehind import wait_for_writer
+
+        wait_for_writer(Path(folder))  # a check's detached cache writer may still be at work
+        shutil.rmtree(folder, True)
+
+    atexit.register(_remove_cache_dir)
 
 
 def _packaged_dir() -> Path | None:

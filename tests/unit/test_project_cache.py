@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from derivls.writebehind import wait_for_writer
 from tests.conftest import PACKAGED  # the installed torch's packaged files
 
 DERIVATIVES = PACKAGED / "autograd" / "derivatives.yaml"
@@ -20,6 +21,12 @@ def derivls(*args: str, cache: Path, seed: str) -> subprocess.CompletedProcess[s
     env = dict(os.environ, DERIVLS_CACHE_DIR=str(cache), PYTHONHASHSEED=seed)
     env.pop("DERIVLS_NO_CACHE", None)
     return subprocess.run([sys.executable, "-m", "derivls", *args], capture_output=True, text=True, env=env)
+
+
+def stored(cache: Path, pattern: str) -> list[Path]:
+    """The cache's entries named `pattern`, once a detached writer `check` left is done (derivls/writebehind.py)."""
+    wait_for_writer(cache)
+    return list(cache.glob(f"{pattern}.pickle"))
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +47,7 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_second_run_reads_the_cache_and_reports_the_same(tmp_path: Path, mutated: Path) -> None:
     cache = tmp_path / "cache"
     first = derivls("check", str(mutated), "--format", "json", cache=cache, seed="1")
-    assert sorted({p.name.split("-")[0] for p in cache.iterdir()}) == ["check", "entries", "native"]  # the first run
+    assert sorted({p.name.split("-")[0] for p in stored(cache, "*")}) == ["check", "entries", "native"]  # the first run
     second = derivls("check", str(mutated), "--format", "json", cache=cache, seed="2")
     uncached = derivls("check", str(mutated), "--format", "json", "--no-cache", cache=cache, seed="3")
     assert first.returncode == second.returncode == uncached.returncode == 1
@@ -70,8 +77,8 @@ def test_an_edited_native_functions_yaml_is_indexed_again(tmp_path: Path, mutate
         after = derivls("check", str(mutated), "--format", "json", cache=cache, seed="8")
         codes = [d["code"] for d in json.loads(after.stdout)]
         assert "schema-not-found" not in codes  # the edited file's schema now matches the entry
-        assert len(list(cache.glob("native-index-*.pickle"))) == 2
-        assert len(list(cache.glob("entries-*.pickle"))) == 2  # the entries' results depend on the index
+        assert len(stored(cache, "native-index-*")) == 2
+        assert len(stored(cache, "entries-*")) == 2  # the entries' results depend on the index
     finally:
         native.write_text(original)
 

@@ -16,6 +16,7 @@ import pytest
 
 from derivls import cli, diskcache, resultcache
 from derivls.diskcache import DiskCache
+from derivls.writebehind import wait_for_writer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
 # Modules a check answered from the cache must not import (the ATen model, the loader, the analyses).
@@ -66,6 +67,8 @@ def run(*args: str, cache: Path, cwd: Path | None = None, env: dict[str, str] | 
 
 
 def entries(cache: Path) -> list[Path]:
+    """The result entries in `cache`, once a detached writer still writing them is done (derivls/writebehind.py)."""
+    wait_for_writer(cache)
     return sorted(cache.glob(f"{resultcache.KIND}-*.pickle")) if cache.is_dir() else []
 
 
@@ -303,6 +306,7 @@ def test_an_unreadable_or_foreign_entry_is_ignored_and_rewritten(
     entry.write_bytes(content)
     second = run("check", path, "--format", "json", cache=cache)
     assert (second.returncode, second.stdout, second.stderr) == (first.returncode, first.stdout, "")
+    wait_for_writer(cache)
     assert isinstance(pickle.loads(entry.read_bytes()), resultcache.CachedCheck)  # rewritten
 
 

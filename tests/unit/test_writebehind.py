@@ -1,0 +1,94 @@
+"""Cache writes left until after a one-shot command's answer (derivls/writebehind.py).
+
+Each scenario runs in a fresh interpreter: forking needs a process with no other thread, which a
+test process that ran servers may not be.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from derivls.diskcache import DiskCache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SLOW_WRITE = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from derivls import writebehind
+    from derivls.diskcache import DiskCache
+
+    class Slow:  # pickling it takes a while: the write outlives the command
+        def __reduce__(self):
+            time.sleep(float(sys.argv[2]))
+            return (str, ("written late",))
+
+    cache = DiskCache(Path(sys.argv[1]))
+    with writebehind.deferring():
+        cache.put("value", Slow())
+        print("answered", flush=True)
+        writebehind.finish()
+    """
+)
+
+
+def run(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    environment.pop("DERIVLS_NO_FORK", None)  # forking is on unless the scenario turns it off
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=environment, timeout=60, check=True
+    )
+
+
+def test_the_command_ends_before_its_deferred_write_and_a_reader_waits_for_the_write(tmp_path: Path) -> None:
+    done = run(SLOW_WRITE, str(tmp_path), "2")  # returns when the command's output ends: the writer holds none of it
+    assert done.stdout == "answered\n"
+    assert not (tmp_path / "value.pickle").exists()  # still being written, by the detached child
+    assert DiskCache(tmp_path).get("value") == "written late"  # the miss waited for the writer
+
+
+def test_without_fork_the_write_is_done_before_the_command_ends(tmp_path: Path) -> None:
+    run(SLOW_WRITE, str(tmp_path), "0.1", env={"DERIVLS_NO_FORK": "1"})
+    assert (tmp_path / "value.pickle").exists()
+
+
+def test_writes_still_queued_when_the_block_ends_are_done_then(tmp_path: Path) -> None:
+    from derivls import writebehind
+
+    cache = DiskCache(tmp_path)
+    with writebehind.deferring():
+        cache.put("value", 1)
+        assert not (tmp_path / "value.pickle").exists()
+    assert cache.get("value") == 1
+
+
+def test_a_failing_write_costs_only_itself(tmp_path: Path) -> None:
+    from derivls import writebehind
+
+    def fails() -> None:
+        raise OSError("disk full")
+
+    cache = DiskCache(tmp_path)
+    with writebehind.deferring():
+        writebehind.defer(tmp_path, fails)
+        cache.put("value", 2)
+    assert cache.get("value") == 2
+
+
+def test_outside_a_deferring_block_a_put_writes_at_once(tmp_path: Path) -> None:
+    DiskCache(tmp_path).put("value", 3)
+    assert (tmp_path / "value.pickle").exists()
+
+
+def test_a_reader_does_not_wait_when_no_writer_holds_the_lock(tmp_path: Path) -> None:
+    from derivls.writebehind import wait_for_writer
+
+    assert wait_for_writer(tmp_path) is False  # no lock file at all
+    (tmp_path / ".writing").touch()
+    assert wait_for_writer(tmp_path) is False  # a lock file nobody holds
