@@ -19,6 +19,7 @@ import logging
 import os
 import pickle
 import sys
+import time
 from pathlib import Path
 
 from derivls import __version__
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 SUFFIX = ".pickle"
+TEMPORARY = ".tmp"  # a value being written (renamed to its SUFFIX name when complete)
+STALE_SECONDS = 3600  # a temporary file this old was left by a writer that was killed
 
 
 def _code_fingerprint() -> str:
@@ -130,7 +133,7 @@ class DiskCache:
 
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
         except OSError as e:
             log.info("cache: cannot write %s: %r", key, e)
             return False
@@ -153,13 +156,19 @@ class DiskCache:
         return True
 
     def prune(self) -> None:
-        """Remove least recently used entries until the folder holds at most max_bytes."""
+        """Remove least recently used entries until the folder holds at most max_bytes, and temporary
+        files a writer killed mid-write left behind (older than STALE_SECONDS)."""
         try:
             entries = []
+            stale_before = time.time_ns() - STALE_SECONDS * 1_000_000_000
             for entry in os.scandir(self.directory):
-                if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.name.endswith(SUFFIX):
                     stat = entry.stat(follow_symlinks=False)
                     entries.append((stat.st_mtime_ns, stat.st_size, entry.path))
+                elif entry.name.endswith(TEMPORARY) and entry.stat(follow_symlinks=False).st_mtime_ns < stale_before:
+                    self._remove(Path(entry.path))
         except OSError:
             return
         total = sum(size for _, size, _ in entries)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import time
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,18 @@ def test_the_folder_is_pruned_least_recently_used_first(tmp_path: Path) -> None:
     cache.put(content_key("blob", "new"), b"y" * 1000)
     assert cache.get(keys[0]) is not None
     assert cache.get(keys[1]) is None  # the least recently used went
+
+
+def test_a_temporary_file_a_killed_writer_left_is_removed_once_stale(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path)
+    stale, fresh = tmp_path / ".k1.abc.tmp", tmp_path / ".k2.def.tmp"  # as mkstemp names them
+    stale.write_bytes(b"half a pickle")
+    fresh.write_bytes(b"being written")
+    old = (time.time() - diskcache.STALE_SECONDS - 60) * 10**9
+    os.utime(stale, ns=(int(old), int(old)))
+    cache.put(content_key("blob", "x"), b"x")  # every write prunes
+    assert not stale.exists()
+    assert fresh.exists()  # another process may be writing it right now
 
 
 def test_disabled_cache_reads_and_writes_nothing(tmp_path: Path) -> None:
