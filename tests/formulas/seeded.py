@@ -27,6 +27,14 @@ CONV_TBC = "- name: conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0)
 DROPOUT = "- name: _fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)"
 ACOSH_ = "- name: acosh_(Tensor(a!) self) -> Tensor(a!)"
 ADD = "- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+LAYER_NORM = (
+    "- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) "
+    "-> (Tensor, Tensor, Tensor)"
+)
+BATCH_NORM = (
+    "- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+    "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"
+)
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -51,6 +59,24 @@ SEEDED = {
     "method-typo": Seeded("formula-unknown-method", ABS, "grad * self.sgn()", "grad * self.sgnn()", "sgnn"),
     "method-typo-forward": Seeded("formula-unknown-method", ABS, "self_p.sgn()", "self_p.sng()", "sng"),
     "method-typo-on-grad": Seeded("formula-unknown-method", CLAMP_MIN, "grad.options()", "grad.optionz()", "optionz"),
+    "optional-method-on-tensor": Seeded(
+        "formula-unknown-method", ABS, "grad * self.sgn()", "grad.value() * self.sgn()", "value"
+    ),
+    "arrayref-method-on-tensor": Seeded("formula-unknown-method", ABS, "grad * self.sgn()", "grad * self.vec()", "vec"),
+    "optional-method-on-unpacked-saved-tensor": Seeded(
+        "formula-unknown-method",
+        LAYER_NORM,
+        "weight, bias, grad_input_mask",
+        "weight.value(), bias, grad_input_mask",
+        "value",
+    ),
+    "tensor-method-on-optional-forward": Seeded(  # a Tensor? argument the forward formula reads as it is
+        "formula-unknown-method",
+        BATCH_NORM,
+        "bias_t, running_mean,",
+        "bias_t, running_mean.contiguous(),",
+        "contiguous",
+    ),
     "method-typo-scalar-type": Seeded(
         "formula-unknown-method", MUL, "self.scalar_type()", "self.scalartype()", "scalartype"
     ),

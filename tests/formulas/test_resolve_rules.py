@@ -10,6 +10,10 @@ from derivls.derivatives.formulas.scope import build_scope
 ABS = "abs(Tensor self) -> Tensor"
 MAX_DIM = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 DROPOUT = "_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)"
+LAYER_NORM = (
+    "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) "
+    "-> (Tensor, Tensor, Tensor)"
+)
 
 
 @pytest.fixture
@@ -112,3 +116,32 @@ def test_against_a_native_functions_excerpt_aten_names_are_not_judged(scope_of, 
     scope = scope_of(ABS, "self")
     assert codes("ones_lik(self) * at::zeroz(grad) * self.sgnn()", scope, excerpt) == []
     assert codes("grad * slef", scope, excerpt)[0][:2] == ("formula-unknown-name", "slef")
+
+
+def test_a_tensor_receiver_has_only_tensor_methods(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    assert [c[:2] for c in codes("grad.value() * self.vec().size()", scope, headers)] == [
+        ("formula-unknown-method", "value"), ("formula-unknown-method", "vec"),
+    ]  # fmt: skip
+    assert codes("grad * self.sgn() + self.sym_sizes().vec().size()", scope, headers) == []  # only plain receivers
+
+
+def test_in_a_forward_formula_an_optional_tensor_argument_is_a_std_optional(scope_of, headers):
+    forward = scope_of(LAYER_NORM, "result0")
+    [(code, name, _)] = codes("weight.sizes() + weight_p", forward, headers)
+    assert (code, name) == ("formula-unknown-method", "sizes")
+    assert codes("weight.has_value() ? weight->sizes() : weight.value().sizes()", forward, headers) == []
+
+
+def test_in_a_backward_formula_an_optional_tensor_argument_is_unpacked_into_a_tensor(scope_of, headers):
+    backward = scope_of(LAYER_NORM, "input, weight, bias")
+    assert codes("weight.defined() ? weight.sizes() : grad.sizes()", backward, headers) == []
+    assert [c[:2] for c in codes("weight.has_value()", backward, headers)] == [("formula-unknown-method", "has_value")]
+
+
+def test_receivers_declared_in_the_formula_or_in_a_foreach_formula_are_not_judged(scope_of, headers, key_of):
+    scope = scope_of(ABS, "self")
+    assert codes("[&]{ auto self = grad.sizes(); return self.vec(); }()", scope, headers) == []
+    result, section, key = key_of("_foreach_div.List(Tensor[] self, Tensor[] other) -> Tensor[]", "self")
+    foreach = build_scope(result.canonical, section.info, True, key.var_names)
+    assert codes("grad.vec()", foreach, headers) == []

@@ -32,12 +32,12 @@ namespace torch::autograd::generated {
 """
 
 
-def _params(scope) -> str:
+def _params(scope, inputs: int) -> str:
     params = []
     for local in scope.locals.values():
         t = local.cpp_type
         if local.name == "grad_input_mask":
-            t = f"std::array<bool, {2}>"
+            t = f"std::array<bool, {inputs}>"  # one flag per input the formula is for
         elif local.name == "needs_input_grad":
             continue
         elif local.name == "grads":
@@ -63,7 +63,8 @@ def cases(real_files):
                 formula = k.item.value.value
                 if isinstance(formula, str) and seeded.old in formula:
                     scope = build_scope(result.canonical, section.info, k.kind == "backward", k.var_names)
-                    out.append((name, scope, formula, formula.replace(seeded.old, seeded.new, 1)))
+                    bad = formula.replace(seeded.old, seeded.new, 1)
+                    out.append((name, scope, len(k.var_names), formula, bad))
                     break
             else:
                 continue
@@ -81,10 +82,10 @@ def test_gxx_compiles_every_original_formula_and_rejects_every_seeded_mistake(ca
     include = Path(list(spec.submodule_search_locations)[0]) / "include"
     lines = PRELUDE.splitlines()
     owner: dict[int, tuple[str, str]] = {}
-    for n, (name, scope, good, bad) in enumerate(cases):
+    for n, (name, scope, inputs, good, bad) in enumerate(cases):
         for label, formula in (("ok", good), ("bad", bad)):
             start = len(lines) + 1
-            lines.append(f"auto case_{n}_{label}({_params(scope)}) {{")
+            lines.append(f"auto case_{n}_{label}({_params(scope, inputs)}) {{")
             lines.append(f"  return {formula};")
             lines.append("}")
             for line in range(start, len(lines) + 1):

@@ -83,6 +83,10 @@ KNOWN_METHODS = frozenset(
 )
 
 
+# std::optional's members (a forward formula's `Tensor?` argument is a `const std::optional<at::Tensor>&`).
+OPTIONAL_METHODS = frozenset("has_value value value_or reset emplace swap".split())
+
+
 def _saved_call_names() -> frozenset[str]:
     """Method and function names that load_derivatives' saved-variable substitution replaces before C++
     sees them (`self.sym_blocksize()`, `to_args_sizes(tensors)`): valid in a formula even where no header
@@ -334,6 +338,11 @@ class HeaderIndex:
         return (
             name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
         )
+
+    def is_tensor_method(self, name: str, backward: bool) -> bool:
+        """A method an at::Tensor has (in a backward formula, also a call the saved-variable substitution
+        replaces before C++ sees it)."""
+        return name in self.tensor_methods or name in self.method_schemas or (backward and name in _SAVED_CALLS)
 
     def is_at_name(self, name: str) -> bool:
         return name in self.at_functions or name in KNOWN_AT or name in KNOWN_C10

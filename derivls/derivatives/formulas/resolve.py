@@ -3,7 +3,9 @@
 A finding is plain data (offsets into the formula text); hook.py turns it into a located
 diagnostic. Codes:
   formula-unknown-name       a name nothing declares (closest names as suggestions)
-  formula-unknown-method     a `.name(` / `->name(` no Tensor or documented non-Tensor type has
+  formula-unknown-method     a `.name(` / `->name(` no Tensor or documented non-Tensor type has; or
+                             `x.name` where x is a Tensor (an optional Tensor in a forward formula)
+                             whose type has no member `name`
   formula-unknown-qualified  `at::x`, `std::x`, `c10::x` that the namespace does not have
   formula-grad-in-forward    grad / grads / grad_<output> in a forward formula
   formula-tangent-in-backward <arg>_t / <arg>_p in a backward formula
@@ -17,8 +19,15 @@ from __future__ import annotations
 
 import re
 
-from derivls.derivatives.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, HeaderIndex
-from derivls.derivatives.formulas.scope import Scope
+from derivls.derivatives.formulas.headers import (
+    KEYWORDS,
+    KNOWN_AT,
+    KNOWN_C10,
+    KNOWN_STD,
+    OPTIONAL_METHODS,
+    HeaderIndex,
+)
+from derivls.derivatives.formulas.scope import TENSOR, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.frozen import frozen_dataclass
 
@@ -132,6 +141,10 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                         _closest(t.text, cands),
                     )
                 )
+            elif headers is not None:
+                finding = _receiver_method(tokens, i, scope, headers, declared)
+                if finding is not None:
+                    findings.append(finding)
             continue
         if prev == "::":
             findings.extend(_qualified(tokens, i, headers))
@@ -144,6 +157,39 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if finding is not None:
             findings.append(finding)
     return findings
+
+
+def _receiver_method(
+    tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> Finding | None:
+    """`x.name` where `x` is a local whose type derivls knows exactly (scope.Local.holds) and that type has
+    no member `name`: a Tensor that is not an optional, or a forward formula's `Tensor?` argument (a
+    std::optional) used as a Tensor. Receivers that are expressions, members, declared in the formula,
+    or in a `_foreach_` formula (torchgen rewrites `x` into `x[i]` there) are not judged."""
+    if scope.foreach or i < 2 or not headers.has_tensor_methods or not headers.native_complete:
+        return None
+    receiver = tokens[i - 2]
+    if receiver.kind != "ident" or receiver.text in declared or (i >= 3 and tokens[i - 3].text in (".", "->", "::")):
+        return None
+    local = scope.get(receiver.text)
+    t = tokens[i]
+    if local is None or not local.holds:
+        return None
+    if local.holds == TENSOR:
+        if headers.is_tensor_method(t.text, scope.backward):
+            return None
+        cands = headers.tensor_methods | set(headers.method_schemas)
+        message = f"'{receiver.text}' is a Tensor here, and Tensor has no method '{t.text}'."
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
+    if t.text in OPTIONAL_METHODS:
+        return None
+    what = "a method" if headers.is_tensor_method(t.text, False) else "no method"
+    message = (
+        f"'{receiver.text}' is an optional Tensor (Tensor?) in a forward formula: a std::optional<at::Tensor>, "
+        f"which has no member '{t.text}' (Tensor has {what} '{t.text}': call it through "
+        f"'{receiver.text}->{t.text}' or '{receiver.text}.value().{t.text}')."
+    )
+    return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
 
 
 def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list[Finding]:

@@ -13,12 +13,23 @@ foreach `i`. Not in scope: `grad`/`grads` in a forward formula, `<arg>_t`/`<arg>
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from derivls.aten.native import NativeFunction
+from derivls.aten.schema_types import BaseTy, BaseType, OptionalType
 from derivls.derivatives.facts import function_facts
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.frozen import frozen_dataclass
 
 # kinds: argument, output, grad, tangent, primal, generated (other locals of the generated code)
+
+_TENSOR_TYPE = BaseType(BaseTy.Tensor)
+
+
+# What a local holds, where derivls is sure of it (receiver checks in resolve.py): an at::Tensor, or a
+# std::optional<at::Tensor> (a `Tensor?` argument in a forward formula; the backward formula's is the
+# SavedVariable unpacked, a Tensor); "" for anything else.
+TENSOR, OPTIONAL_TENSOR = "tensor", "optional_tensor"
 
 
 @frozen_dataclass
@@ -26,6 +37,7 @@ class Local:
     name: str
     kind: str
     cpp_type: str  # "" when unknown
+    holds: str = ""  # TENSOR, OPTIONAL_TENSOR or "" (not known exactly)
 
     @property
     def is_tensor(self) -> bool:
@@ -58,9 +70,9 @@ def _base(f: NativeFunction) -> tuple[dict[str, Local], tuple[str, ...], tuple[s
     facts = function_facts(f)
     locals_: dict[str, Local] = {}
     for b in facts.bindings:
-        locals_.setdefault(b.name, Local(b.name, "argument", b.type))
-    for r in facts.named_returns:
-        locals_.setdefault(str(r.name), Local(str(r.name), "output", r.type.cpp_type()))
+        locals_.setdefault(b.name, Local(b.name, "argument", b.type, _holds(getattr(b, "argument", None))))
+    for r, ret in zip(facts.named_returns, f.func.returns):
+        locals_.setdefault(str(r.name), Local(str(r.name), "output", r.type.cpp_type(), _holds(ret)))
     outputs = tuple(str(r.name) for r in facts.named_returns)
     tensors = tuple(b.name for b in facts.bindings if _tensor_like(b))
     if len(_base_cache) > 50_000:
@@ -78,7 +90,12 @@ def build_scope(
 
     def add(name: str, kind: str, cpp_type: str = "") -> None:
         if name not in locals_:
-            locals_[name] = Local(name, kind, cpp_type)
+            locals_[name] = Local(name, kind, cpp_type, TENSOR if cpp_type == "at::Tensor" else "")
+
+    if backward:  # a saved `Tensor?` is a SavedVariable, unpacked into a Tensor (undefined when absent)
+        for name, local in base.items():
+            if local.holds == OPTIONAL_TENSOR:
+                locals_[name] = replace(local, cpp_type="at::Tensor", holds=TENSOR)
 
     if not backward and "options" in locals_:  # the VariableType kernel takes TensorOptions scattered
         for name, t in (
@@ -109,6 +126,14 @@ def build_scope(
     if foreach:
         add("i", "generated", "size_t")
     return Scope(backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach)
+
+
+def _holds(argument: object) -> str:
+    """TENSOR for a `Tensor` argument or return, OPTIONAL_TENSOR for a `Tensor?` argument, else ""."""
+    t = getattr(argument, "type", None)
+    if isinstance(t, OptionalType):
+        return OPTIONAL_TENSOR if t.elem == _TENSOR_TYPE else ""
+    return TENSOR if t == _TENSOR_TYPE else ""
 
 
 def _tensor_like(binding: object) -> bool:
