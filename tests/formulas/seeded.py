@@ -35,6 +35,10 @@ BATCH_NORM = (
     "- name: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
     "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"
 )
+MPS_CONV_BACKWARD = (
+    "- name: mps_convolution_backward(Tensor self, Tensor grad_output, Tensor weight, SymInt[] padding, "
+    "SymInt[] stride, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
+)
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -76,6 +80,16 @@ SEEDED = {
         "bias_t, running_mean,",
         "bias_t, running_mean.contiguous(),",
         "contiguous",
+    ),
+    "arrayref-method-on-saved-vector": Seeded(  # the node saves a SymInt[] as a std::vector<c10::SymInt>
+        "formula-unknown-method",
+        MPS_CONV_BACKWARD,
+        "std::vector<c10::SymInt>(padding.size(), 0)",
+        "std::vector<c10::SymInt>(padding.vec().size(), 0)",
+        "vec",
+    ),
+    "method-on-int": Seeded(
+        "formula-unknown-method", MAX_DIM, "(grad, dim, indices", "(grad, dim.size(), indices", "size"
     ),
     "method-typo-scalar-type": Seeded(
         "formula-unknown-method", MUL, "self.scalar_type()", "self.scalartype()", "scalartype"

@@ -145,3 +145,15 @@ def test_receivers_declared_in_the_formula_or_in_a_foreach_formula_are_not_judge
     result, section, key = key_of("_foreach_div.List(Tensor[] self, Tensor[] other) -> Tensor[]", "self")
     foreach = build_scope(result.canonical, section.info, True, key.var_names)
     assert codes("grad.vec()", foreach, headers) == []
+
+
+def test_a_backward_formula_s_saved_lists_are_std_vectors_and_numbers_have_no_members(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")
+    assert [c[:2] for c in codes("dim.size() + keepdim.value()", backward, headers)] == [
+        ("formula-unknown-method", "size"), ("formula-unknown-method", "value"),
+    ]  # fmt: skip
+    roll = "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+    assert codes("dims.size() + shifts.back() + dims.empty()", scope_of(roll, "self"), headers) == []
+    [(code, name, suggestions)] = codes("shifts.vec()", scope_of(roll, "self"), headers)
+    assert (code, name) == ("formula-unknown-method", "vec")
+    assert codes("shifts.vec()", scope_of(roll, "result"), headers) == []  # the forward formula's is an ArrayRef

@@ -85,6 +85,12 @@ KNOWN_METHODS = frozenset(
 
 # std::optional's members (a forward formula's `Tensor?` argument is a `const std::optional<at::Tensor>&`).
 OPTIONAL_METHODS = frozenset("has_value value value_or reset emplace swap".split())
+# std::vector's members (C++23), for a backward formula's saved `int[]`, `SymInt[]`, `Tensor[]`.
+VECTOR_METHODS = frozenset(
+    "at front back data begin cbegin end cend rbegin crbegin rend crend empty size max_size reserve capacity "
+    "shrink_to_fit clear insert insert_range emplace erase push_back emplace_back append_range pop_back resize swap "
+    "assign assign_range get_allocator".split()
+)
 
 
 def _saved_call_names() -> frozenset[str]:
@@ -343,6 +349,11 @@ class HeaderIndex:
         """A method an at::Tensor has (in a backward formula, also a call the saved-variable substitution
         replaces before C++ sees it)."""
         return name in self.tensor_methods or name in self.method_schemas or (backward and name in _SAVED_CALLS)
+
+    @staticmethod
+    def is_saved_call(name: str) -> bool:
+        """A call load_derivatives' saved-variable substitution replaces in a backward formula."""
+        return name in _SAVED_CALLS
 
     def is_at_name(self, name: str) -> bool:
         return name in self.at_functions or name in KNOWN_AT or name in KNOWN_C10

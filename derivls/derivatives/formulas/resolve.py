@@ -25,9 +25,10 @@ from derivls.derivatives.formulas.headers import (
     KNOWN_C10,
     KNOWN_STD,
     OPTIONAL_METHODS,
+    VECTOR_METHODS,
     HeaderIndex,
 )
-from derivls.derivatives.formulas.scope import TENSOR, Scope
+from derivls.derivatives.formulas.scope import PRIMITIVE, TENSOR, VECTOR, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.frozen import frozen_dataclass
 
@@ -181,6 +182,17 @@ def _receiver_method(
         cands = headers.tensor_methods | set(headers.method_schemas)
         message = f"'{receiver.text}' is a Tensor here, and Tensor has no method '{t.text}'."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
+    if local.holds == PRIMITIVE:
+        message = f"'{receiver.text}' is a {local.cpp_type or 'number'} here, which has no members."
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
+    if local.holds == VECTOR:
+        if t.text in VECTOR_METHODS or (scope.backward and headers.is_saved_call(t.text)):
+            return None
+        message = (
+            f"'{receiver.text}' is a std::vector in a backward formula (what the node saves for it), "
+            f"which has no member '{t.text}'."
+        )
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, VECTOR_METHODS))
     if t.text in OPTIONAL_METHODS:
         return None
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from derivls.aten.native import NativeFunction
-from derivls.aten.schema_types import BaseTy, BaseType, OptionalType
+from derivls.aten.schema_types import BaseTy, BaseType, ListType, OptionalType
 from derivls.derivatives.facts import function_facts
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.frozen import frozen_dataclass
@@ -24,12 +24,24 @@ from derivls.frozen import frozen_dataclass
 # kinds: argument, output, grad, tangent, primal, generated (other locals of the generated code)
 
 _TENSOR_TYPE = BaseType(BaseTy.Tensor)
+_PRIMITIVES = frozenset({BaseTy.int, BaseTy.float, BaseTy.bool})  # int64_t, double, bool
 
 
-# What a local holds, where derivls is sure of it (receiver checks in resolve.py): an at::Tensor, or a
-# std::optional<at::Tensor> (a `Tensor?` argument in a forward formula; the backward formula's is the
-# SavedVariable unpacked, a Tensor); "" for anything else.
-TENSOR, OPTIONAL_TENSOR = "tensor", "optional_tensor"
+# What a local holds, where derivls is sure of it (receiver checks in resolve.py), as the generated code
+# declares it (codegen/nodes.py's saved variables, the VariableType kernel's parameters):
+# - TENSOR: an at::Tensor (a backward formula's `Tensor?` too: its SavedVariable is unpacked into a Tensor);
+# - OPTIONAL_TENSOR: a std::optional<at::Tensor> (a forward formula's `Tensor?` argument);
+# - VECTOR: a std::vector (a backward formula's saved `int[]` / `SymInt[]` / `Tensor[]`; the forward
+#   formula's are ArrayRefs, not judged);
+# - PRIMITIVE: int64_t, double or bool (`int`, `float`, `bool`), which have no members at all;
+# "" for anything else (not judged).
+TENSOR, OPTIONAL_TENSOR, VECTOR, PRIMITIVE = "tensor", "optional_tensor", "vector", "primitive"
+# An `int[]` / `SymInt[]` / `Tensor[]` argument: a VECTOR of this type in a backward formula.
+_SAVED_VECTORS = {
+    "list:int": "std::vector<int64_t>",
+    "list:SymInt": "std::vector<c10::SymInt>",
+    "list:Tensor": "std::vector<at::Tensor>",
+}
 
 
 @frozen_dataclass
@@ -92,10 +104,12 @@ def build_scope(
         if name not in locals_:
             locals_[name] = Local(name, kind, cpp_type, TENSOR if cpp_type == "at::Tensor" else "")
 
-    if backward:  # a saved `Tensor?` is a SavedVariable, unpacked into a Tensor (undefined when absent)
-        for name, local in base.items():
-            if local.holds == OPTIONAL_TENSOR:
-                locals_[name] = replace(local, cpp_type="at::Tensor", holds=TENSOR)
+    for name, local in base.items():
+        if local.holds == OPTIONAL_TENSOR and backward:  # a SavedVariable, unpacked into a Tensor (maybe undefined)
+            locals_[name] = replace(local, cpp_type="at::Tensor", holds=TENSOR)
+        elif local.holds in _SAVED_VECTORS:  # saved as a std::vector; the kernel's is an ArrayRef
+            saved = _SAVED_VECTORS[local.holds]
+            locals_[name] = replace(local, cpp_type=saved, holds=VECTOR) if backward else replace(local, holds="")
 
     if not backward and "options" in locals_:  # the VariableType kernel takes TensorOptions scattered
         for name, t in (
@@ -129,11 +143,15 @@ def build_scope(
 
 
 def _holds(argument: object) -> str:
-    """TENSOR for a `Tensor` argument or return, OPTIONAL_TENSOR for a `Tensor?` argument, else ""."""
+    """What an argument or return of this schema type holds in C++, in both directions (see TENSOR…)."""
     t = getattr(argument, "type", None)
     if isinstance(t, OptionalType):
         return OPTIONAL_TENSOR if t.elem == _TENSOR_TYPE else ""
-    return TENSOR if t == _TENSOR_TYPE else ""
+    if isinstance(t, ListType):
+        return f"list:{t.elem}" if f"list:{t.elem}" in _SAVED_VECTORS else ""
+    if isinstance(t, BaseType):
+        return TENSOR if t == _TENSOR_TYPE else PRIMITIVE if t.name in _PRIMITIVES else ""
+    return ""
 
 
 def _tensor_like(binding: object) -> bool:
