@@ -96,7 +96,7 @@ def declared_names(tokens: list[Token], pairs: dict[int, int]) -> set[str]:
     return names
 
 
-def _closest(word: str, candidates: set[str] | list[str], n: int = 3) -> tuple[str, ...]:
+def _closest(word: str, candidates: set[str] | frozenset[str] | list[str], n: int = 3) -> tuple[str, ...]:
     import difflib
 
     return tuple(difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6))
