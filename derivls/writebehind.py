@@ -89,9 +89,14 @@ def finish() -> None:
     _close(locks)  # the child's copies keep them
 
 
+_stuck: set[Path] = set()  # folders whose writer outlasted WAIT_LIMIT once: not waited for again
+
+
 def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
-    """Wait (at most `limit` seconds) while a detached writer holds the lock of `directory`; True if
-    one was at work (the caller reads again)."""
+    """Wait (at most `limit` seconds, once per folder and process if that runs out) while a detached
+    writer holds the lock of `directory`; True if one was at work (the caller reads again)."""
+    if directory in _stuck:
+        return False
     try:
         import fcntl
     except ImportError:
@@ -109,6 +114,7 @@ def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
                 return waited
             except BlockingIOError:
                 if time.monotonic() > deadline:
+                    _stuck.add(directory)  # a writer that hangs costs this process one wait, not one per read
                     return waited
                 waited = True
                 time.sleep(0.005)

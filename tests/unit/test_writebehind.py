@@ -92,3 +92,22 @@ def test_a_reader_does_not_wait_when_no_writer_holds_the_lock(tmp_path: Path) ->
     assert wait_for_writer(tmp_path) is False  # no lock file at all
     (tmp_path / ".writing").touch()
     assert wait_for_writer(tmp_path) is False  # a lock file nobody holds
+
+
+def test_a_writer_that_outlasts_the_wait_is_waited_for_once(tmp_path: Path) -> None:
+    import fcntl
+    import time
+
+    from derivls.writebehind import wait_for_writer
+
+    lock = os.open(tmp_path / ".writing", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # a writer that never finishes (another open file: flock conflicts)
+    try:
+        started = time.monotonic()
+        assert wait_for_writer(tmp_path, limit=0.2) is True
+        assert time.monotonic() - started >= 0.2
+        started = time.monotonic()
+        assert wait_for_writer(tmp_path, limit=5) is False  # not again
+        assert time.monotonic() - started < 1
+    finally:
+        os.close(lock)
