@@ -88,6 +88,10 @@ SEEDED = {
         "std::vector<c10::SymInt>(padding.vec().size(), 0)",
         "vec",
     ),
+    "arrow-typo-on-optional-forward": Seeded(
+        "formula-unknown-method", BATCH_NORM, "bias_t, running_mean,", "bias_t, running_mean->sizez(),", "sizez"
+    ),
+    "arrow-on-tensor-forward": Seeded("formula-unknown-method", ABS, "self_p.sgn()", "self_p->sgn()", "sgn"),
     "method-on-int": Seeded(
         "formula-unknown-method", MAX_DIM, "(grad, dim, indices", "(grad, dim.size(), indices", "size"
     ),

@@ -157,3 +157,13 @@ def test_a_backward_formula_s_saved_lists_are_std_vectors_and_numbers_have_no_me
     [(code, name, suggestions)] = codes("shifts.vec()", scope_of(roll, "self"), headers)
     assert (code, name) == ("formula-unknown-method", "vec")
     assert codes("shifts.vec()", scope_of(roll, "result"), headers) == []  # the forward formula's is an ArrayRef
+
+
+def test_arrows_in_a_forward_formula_reach_an_optional_s_tensor_and_a_tensor_is_no_pointer(scope_of, headers):
+    forward = scope_of(LAYER_NORM, "result0")
+    assert codes("weight->sizes() + input_p * weight_p", forward, headers) == []
+    assert [c[:2] for c in codes("weight->sizez() + input_p->sizes()", forward, headers)] == [
+        ("formula-unknown-method", "sizez"), ("formula-unknown-method", "sizes"),
+    ]  # fmt: skip
+    backward = scope_of(LAYER_NORM, "input, weight, bias")
+    assert codes("weight->sym_sizes()", backward, headers) == []  # load_derivatives rewrites it

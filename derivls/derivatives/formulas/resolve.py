@@ -28,7 +28,7 @@ from derivls.derivatives.formulas.headers import (
     VECTOR_METHODS,
     HeaderIndex,
 )
-from derivls.derivatives.formulas.scope import PRIMITIVE, TENSOR, VECTOR, Scope
+from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.frozen import frozen_dataclass
 
@@ -121,8 +121,10 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             continue
         prev = tokens[i - 1].text if i else ""
         nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
-        if prev == "->":
-            continue  # members of pointers (TensorImpl*, std::optional's value): not checked
+        if prev == "->":  # members of pointers: only where the receiver's type is known (see _arrow_member)
+            if headers is not None and (finding := _arrow_member(tokens, i, scope, headers, declared)) is not None:
+                findings.append(finding)
+            continue
         if prev == ".":
             if (
                 headers is not None
@@ -160,6 +162,42 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
     return findings
 
 
+def _known_receiver(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]) -> str:
+    """What the plain local before `tokens[i-1]` (`.` or `->`) holds (scope.Local.holds), or "" when it is
+    not judged (see _receiver_method)."""
+    if scope.foreach or i < 2 or not headers.has_tensor_methods or not headers.native_complete:
+        return ""
+    receiver = tokens[i - 2]
+    if receiver.kind != "ident" or receiver.text in declared or (i >= 3 and tokens[i - 3].text in (".", "->", "::")):
+        return ""
+    local = scope.get(receiver.text)
+    return local.holds if local is not None else ""
+
+
+def _arrow_member(
+    tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> Finding | None:
+    """`x->name` in a forward formula (a backward one's `x->sym_sizes()` is rewritten by load_derivatives
+    before C++ sees it, so backward `->` is not judged): on a `Tensor?` argument (a std::optional) it
+    reaches the Tensor, so `name` must be a Tensor method; a Tensor is not a pointer at all."""
+    if scope.backward:
+        return None
+    holds = _known_receiver(tokens, i, scope, headers, declared)
+    t, receiver = tokens[i], tokens[i - 2].text if i >= 2 else ""
+    if holds == OPTIONAL_TENSOR and not headers.is_tensor_method(t.text, False):
+        message = f"'{receiver}->' reaches the Tensor in the std::optional, and Tensor has no method '{t.text}'."
+        cands = headers.tensor_methods | set(headers.method_schemas)
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
+    if holds in (TENSOR, VECTOR, PRIMITIVE):
+        message = f"'{receiver}' is not a pointer (it is a {_holds_what(holds)} here): use '{receiver}.{t.text}'."
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
+    return None
+
+
+def _holds_what(holds: str) -> str:
+    return {TENSOR: "Tensor", VECTOR: "std::vector", PRIMITIVE: "number"}.get(holds, holds)
+
+
 def _receiver_method(
     tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> Finding | None:
@@ -167,15 +205,11 @@ def _receiver_method(
     no member `name`: a Tensor that is not an optional, or a forward formula's `Tensor?` argument (a
     std::optional) used as a Tensor. Receivers that are expressions, members, declared in the formula,
     or in a `_foreach_` formula (torchgen rewrites `x` into `x[i]` there) are not judged."""
-    if scope.foreach or i < 2 or not headers.has_tensor_methods or not headers.native_complete:
+    if not _known_receiver(tokens, i, scope, headers, declared):
         return None
     receiver = tokens[i - 2]
-    if receiver.kind != "ident" or receiver.text in declared or (i >= 3 and tokens[i - 3].text in (".", "->", "::")):
-        return None
-    local = scope.get(receiver.text)
+    local = scope.locals[receiver.text]
     t = tokens[i]
-    if local is None or not local.holds:
-        return None
     if local.holds == TENSOR:
         if headers.is_tensor_method(t.text, scope.backward):
             return None
