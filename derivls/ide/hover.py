@@ -226,6 +226,18 @@ def _output(f: NativeFunction, name: str, profile: Profile = TORCHGEN) -> facts.
     return None
 
 
+def _type_in_backward(target: Target, name: str) -> str | None:
+    """The C++ type a backward formula sees `name` as, where derivls knows it to differ from the
+    kernel's (a `Tensor?` unpacked into a Tensor, an `int[]` saved as a std::vector); else None."""
+    kr, section = target.key_result, target.section_result
+    if kr is None or kr.kind != "backward" or section is None or target.entry.result.canonical is None:
+        return None
+    from derivls.derivatives.formulas.editor import scope_for_key
+
+    local = scope_for_key(target.entry.result, section, kr).get(name)
+    return local.cpp_type if local is not None and local.holds else None
+
+
 def _arg_line(a: facts.ArgFact) -> str:
     schema = f"`{a.schema_type}`" if a.schema_type else "(part of TensorOptions)"
     return f"`{a.name}`: {schema} — C++ `{a.cpp_type}`"
@@ -320,6 +332,9 @@ def describe_formula(target: Target) -> str | None:
             text += f"\n\n{state}"
         if any(facts.saved_label(s).startswith(word + ":") for s in facts.derivative_saves(kr)):
             text += "\n\nSaved by the node for this formula."
+        unpacked = _type_in_backward(target, word)
+        if unpacked is not None and unpacked != a.cpp_type:
+            text += f"\n\nIn this backward formula its C++ type is `{unpacked}` (as the node saves it)."
         return text
     o = _output(f, word, profile)
     if o is not None:

@@ -83,6 +83,20 @@ def test_hover_on_tangent_and_primal():
     assert hover_at(line, offset=line.index("self_p") + 2).startswith("`self_p`: the primal (value) of the input")
 
 
+def test_hover_on_an_argument_in_a_backward_formula_gives_the_type_the_node_unpacks_it_as():
+    line = (
+        '  input, weight, bias: "grad.defined() ? native_layer_norm_backward_symint(grad, input, normalized_shape, '
+        "result1, result2, weight, bias, grad_input_mask)"
+    )
+    weight = hover_at(line, offset=line.index("result2, weight") + len("result2, we"))
+    assert "C++ `const ::std::optional<at::Tensor> &`" in weight
+    assert "In this backward formula its C++ type is `at::Tensor` (as the node saves it)." in weight
+    shape = hover_at(line, offset=line.index("normalized_shape") + 3)
+    assert "In this backward formula its C++ type is `std::vector<c10::SymInt>`" in shape
+    grad = hover_at(line, offset=line.index("grad, input") + 1)
+    assert "In this backward formula" not in grad  # a Tensor either way
+
+
 def test_hover_on_a_substituted_pattern_says_what_is_saved_instead():
     text = hover_at(
         "      self: grad.expand_symint(self.sym_sizes())", offset=len("      self: grad.expand_symint(self.sy")
