@@ -92,6 +92,20 @@ SEEDED = {
         "formula-unknown-method", BATCH_NORM, "bias_t, running_mean,", "bias_t, running_mean->sizez(),", "sizez"
     ),
     "arrow-on-tensor-forward": Seeded("formula-unknown-method", ABS, "self_p.sgn()", "self_p->sgn()", "sgn"),
+    "helper-too-many-arguments": Seeded(
+        "formula-argument-count",
+        MUL,
+        "mul_tensor_backward(grad, other, self.scalar_type())",
+        "mul_tensor_backward(grad, other, self.scalar_type(), grad)",
+        "mul_tensor_backward",
+    ),
+    "helper-too-few-arguments-forward": Seeded(
+        "formula-argument-count",
+        ABS,
+        "handle_r_to_c(result.scalar_type(), self_t",
+        "handle_r_to_c(self_t",
+        "handle_r_to_c",
+    ),
     "method-on-int": Seeded(
         "formula-unknown-method", MAX_DIM, "(grad, dim, indices", "(grad, dim.size(), indices", "size"
     ),
@@ -196,7 +210,7 @@ SEEDED = {
         "indice",
     ),
     "c10-typo": Seeded(
-        "formula-unknown-qualified", EIG, "linalg_eig_jvp(self_t", "linalg_eig_jvp(c10::irangee(1), self_t", "irangee"
+        "formula-unknown-qualified", EIG, "linalg_eig_jvp(self_t", "linalg_eig_jvp((c10::irangee(1), self_t)", "irangee"
     ),
     "tangent-of-nondifferentiable": Seeded(
         "formula-unknown-name",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from derivls.derivatives.formulas.resolve import resolve
@@ -167,3 +169,33 @@ def test_arrows_in_a_forward_formula_reach_an_optional_s_tensor_and_a_tensor_is_
     ]  # fmt: skip
     backward = scope_of(LAYER_NORM, "input, weight, bias")
     assert codes("weight->sym_sizes()", backward, headers) == []  # load_derivatives rewrites it
+
+
+def test_a_helper_call_passes_a_number_of_arguments_one_of_its_overloads_takes(scope_of, headers):
+    scope = scope_of("mul.Tensor(Tensor self, Tensor other) -> Tensor", "self")
+    assert codes("mul_tensor_backward(grad, other, self.scalar_type())", scope, headers) == []
+    [(code, name, _)] = codes("mul_tensor_backward(grad, other)", scope, headers)
+    assert (code, name) == ("formula-argument-count", "mul_tensor_backward")
+    message = resolve("mul_tensor_backward(grad)", scope, headers)[0].message
+    assert message == ("'mul_tensor_backward' is called with 1 argument, but it takes 3 (FunctionsManual.h).")
+
+
+def test_argument_counting_sees_brackets_braces_lambdas_and_template_arguments(scope_of, headers):
+    scope = scope_of("mul.Tensor(Tensor self, Tensor other) -> Tensor", "self")
+    formula = (
+        "mul_tensor_backward(std::get<0>(std::tuple<Tensor, Tensor>(grad, grad)), "
+        "[&]{ return other; }(), c10::ScalarType{self.scalar_type()})"
+    )
+    assert codes(formula, scope, headers) == []
+    assert codes("mul_tensor_backward(grad, other, self.dim() < 2 ? self.scalar_type() : self.scalar_type())",
+                 scope, headers) == []  # fmt: skip
+
+
+def test_a_helper_name_that_is_also_an_aten_function_or_a_local_is_not_counted(scope_of, headers):
+    scope = scope_of("mul.Tensor(Tensor self, Tensor other) -> Tensor", "self")
+    assert headers.only_helper("mul_tensor_backward")
+    shadowed = "[&](auto mul_tensor_backward){ return mul_tensor_backward(grad); }(grad)"
+    assert [c[0] for c in codes(shadowed, scope, headers)] == []
+    also_aten = replace(headers, helpers={**headers.helpers, "zeros_like": headers.helpers["mul_tensor_backward"]})
+    assert also_aten.only_helper("zeros_like") == []  # overload resolution also sees at::zeros_like
+    assert codes("zeros_like(grad)", scope, also_aten) == []

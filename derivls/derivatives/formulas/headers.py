@@ -124,6 +124,15 @@ class Declaration:
     line: int  # 0-based line in the header
     path: str
 
+    @property
+    def arity(self) -> tuple[int, float]:
+        """(fewest, most) arguments a call of this overload may pass: parameters with a default may be
+        left out; a `...` parameter takes any number."""
+        if any("..." in p for p in self.parameter_texts):
+            return sum(1 for p in self.parameter_texts if "..." not in p and not _has_default(p)), float("inf")
+        params = [p for p in self.parameter_texts if p != "void"]
+        return sum(1 for p in params if not _has_default(p)), len(params)
+
 
 def _strip_comments(text: str) -> str:
     """Comments and preprocessor lines blanked out, keeping every offset and newline."""
@@ -156,6 +165,10 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
             start = i + 1
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
+
+
+def _has_default(param: str) -> bool:
+    return "=" in param and len(_split_top(param, "=")) > 1
 
 
 def _parameter_name(param: str) -> str:
@@ -357,6 +370,16 @@ class HeaderIndex:
 
     def is_at_name(self, name: str) -> bool:
         return name in self.at_functions or name in KNOWN_AT or name in KNOWN_C10
+
+    def only_helper(self, name: str) -> list[Declaration]:
+        """The overloads of `name` when a call of it can reach nothing but FunctionsManual.h's helpers (not
+        an ATen function by argument-dependent lookup, a using-declaration, a listed name, a call the
+        saved-variable substitution rewrites); else []."""
+        if name in self.at_functions or name in self.using or name in KNOWN_GLOBAL or name in _SAVED_CALLS:
+            return []
+        if name in KNOWN_AT or name in KNOWN_C10 or name in KNOWN_STD:
+            return []
+        return self.helpers.get(name, [])
 
     def is_unqualified(self, name: str) -> bool:
         return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or name in _SAVED_CALLS

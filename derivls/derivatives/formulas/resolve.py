@@ -13,6 +13,8 @@ diagnostic. Codes:
   formula-grad-input-mask-single grad_input_mask in a formula for a single input
   formula-unbalanced         an unbalanced bracket; formula-unterminated: an unclosed literal/comment
   formula-adl-no-tensor      an unqualified ATen call whose arguments hold no Tensor (warning)
+  formula-argument-count     a call of a FunctionsManual helper (and nothing else) with a number of
+                             arguments none of its overloads takes
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from derivls.derivatives.formulas.headers import (
     KNOWN_STD,
     OPTIONAL_METHODS,
     VECTOR_METHODS,
+    Declaration,
     HeaderIndex,
 )
 from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Scope
@@ -326,9 +329,13 @@ def _unqualified(
         return None  # forward formulas: not declared, but reported as unknown below
     if headers is None:
         return None
+    nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
+    if nxt == "(" and (i + 1) in pairs and name not in declared:
+        overloads = headers.only_helper(name)
+        if overloads:
+            return _helper_arity(tokens, i, pairs[i + 1], overloads)
     if headers.is_unqualified(name):
         return None
-    nxt = tokens[i + 1].text if i + 1 < len(tokens) else ""
     if name in headers.at_functions:
         if nxt == "(" and (i + 1) in pairs and not _may_hold_tensor(tokens[i + 2 : pairs[i + 1]], scope, declared):
             return Finding(
@@ -367,6 +374,74 @@ def _unqualified(
         f"'{name}' is not declared: it is neither a local of this formula "
         f"({'backward' if scope.backward else 'forward'}), a FunctionsManual helper, nor an ATen function.",
         _closest(name, candidates),
+    )
+
+
+# Names whose `<` opens template arguments (besides capitalised names and members: `x.item<double>()`).
+_TEMPLATES = frozenset(
+    "vector tuple array optional pair function complex static_cast dynamic_cast reinterpret_cast const_cast "
+    "make_optional make_tuple make_pair get to item data_ptr const_data_ptr mutable_data_ptr accessor "
+    "packed_accessor32 packed_accessor64 expect_contiguous".split()
+)
+
+
+def _helper_arity(tokens: list[Token], i: int, close: int, overloads: list[Declaration]) -> Finding | None:
+    """`helper(args)` with a number of arguments no overload of the FunctionsManual helper takes."""
+    count = _argument_count(tokens, i + 1, close)
+    if count is None:
+        return None
+    ranges = sorted({d.arity for d in overloads})
+    if any(low <= count <= high for low, high in ranges):
+        return None
+    t = tokens[i]
+    takes = " or ".join(_arity_text(low, high) for low, high in ranges)
+    overload = "its overloads take" if len(overloads) > 1 else "it takes"
+    return Finding(
+        "formula-argument-count",
+        1,
+        t.start,
+        t.end,
+        f"'{t.text}' is called with {count} argument{'s' if count != 1 else ''}, but {overload} {takes} "
+        f"(FunctionsManual.h).",
+        (),
+    )
+
+
+def _arity_text(low: int, high: float) -> str:
+    if high == float("inf"):
+        return f"{low} or more"
+    return f"{low}" if low == high else f"{low} to {int(high)}"
+
+
+def _argument_count(tokens: list[Token], open_: int, close: int) -> int | None:
+    """How many arguments the call whose `(` is tokens[open_] and `)` tokens[close] passes; None when the
+    commas cannot be told apart for sure (a `<` that may open template arguments and is never closed)."""
+    if close == open_ + 1:
+        return 0
+    count, depth, angles = 1, 0, 0
+    for j in range(open_ + 1, close):
+        text = tokens[j].text
+        if tokens[j].kind != "punct":
+            continue
+        if text in ("(", "[", "{"):
+            depth += 1
+        elif text in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and text == "<" and _opens_template(tokens, j):
+            angles += 1
+        elif depth == 0 and text in (">", ">>") and angles:
+            angles = max(angles - len(text), 0)
+        elif depth == 0 and text == "," and not angles:
+            count += 1
+    return None if angles or depth else count
+
+
+def _opens_template(tokens: list[Token], j: int) -> bool:
+    before = tokens[j - 1]
+    if before.kind != "ident":
+        return False
+    return (
+        before.text in _TEMPLATES or before.text[:1].isupper() or (j >= 2 and tokens[j - 2].text in ("::", ".", "->"))
     )
 
 
