@@ -1,4 +1,6 @@
-"""Completion: schemas in `name:`, keys of an entry, dispatch keys, and words of formulas.
+"""Completion: schemas in `name:`, keys of an entry, dispatch keys, words of formulas, and members after
+`x.` / `x->` in a formula (by what `x` holds when derivls knows it: a Tensor's methods, std::optional's,
+std::vector's; else every Tensor method).
 
 The context comes from the text (ide.context), so completion works while the entry being typed does
 not parse; the function an entry is about comes from its `name:` and the native index.
@@ -6,6 +8,7 @@ not parse; the function an entry is about comes from its `name:` and the native 
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +21,7 @@ from derivls.ide.context import DISPATCH_KEYS, TextContext, text_context, used_k
 
 MAX_SCHEMAS = 100
 MAX_FUNCTIONS = 100
+MAX_MEMBERS = 200
 
 # kinds (the server maps them to its protocol's)
 FIELD = "field"
@@ -25,6 +29,7 @@ KEYWORD = "keyword"
 ENUM_MEMBER = "enum_member"
 VARIABLE = "variable"
 FUNCTION = "function"
+METHOD = "method"
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,48 @@ def completions(
     if ctx.kind in ("entry_key", "formula_key", "dispatch_key"):
         _key_completions(items, lines, line, ctx, f, profile, needs_colon)
         return Completions(tuple(items.items), False)
+    member = _MEMBER_OF.search(text[: ctx.prefix_start]) if ctx.kind == "formula" else None
+    if member is not None:
+        incomplete = _member_completions(items, analysis, line, column, member.group(1), member.group(2))
+        return Completions(tuple(items.items), incomplete)
     incomplete = _formula_completions(items, ctx, f, profile, manual_functions)
     return Completions(tuple(items.items), incomplete)
+
+
+_MEMBER_OF = re.compile(r"(\w*)\s*(\.|->)\s*$")  # `x.` / `x->` (x empty: a call's result, `f().`)
+
+
+def _member_completions(
+    items: _Items, analysis: DocumentAnalysis | None, line: int, column: int, receiver: str, arrow: str
+) -> bool:
+    """Members after `receiver.` / `receiver->`; True when more match than were listed."""
+    if analysis is None or analysis.index is None or receiver.isdigit():
+        return False
+    from derivls.derivatives.formulas.headers import OPTIONAL_METHODS, VECTOR_METHODS
+    from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, TENSOR, VECTOR
+    from derivls.ide.formulas import formula_at, headers_of
+
+    at = formula_at(analysis, line, column, past_end=True)
+    headers = headers_of(analysis)
+    if at is None or headers is None:
+        return False
+    local = at.scope.get(receiver) if receiver else None
+    holds = local.holds if local is not None and not at.scope.foreach else ""
+    if holds == OPTIONAL_TENSOR and arrow == ".":
+        members: dict[str, str] = {name: "std::optional<at::Tensor>" for name in OPTIONAL_METHODS}
+    elif holds == VECTOR and arrow == ".":
+        members = {name: local.cpp_type if local is not None else "std::vector" for name in VECTOR_METHODS}
+    elif holds in (TENSOR, OPTIONAL_TENSOR) or not holds:
+        members = {name: "Tensor method" for name in headers.tensor_methods}
+        for name in headers.method_schemas:
+            overloads = headers.method_schemas.get(name)
+            members[name] = overloads[0] if overloads else "Tensor method"
+    else:
+        return False  # a number: no members
+    typed = [name for name in sorted(members) if name.startswith(items.ctx.prefix)]
+    for name in typed[:MAX_MEMBERS]:
+        items.add(name, METHOD, members[name], sort="1" if not name.startswith("_") else "2")
+    return len(typed) > MAX_MEMBERS
 
 
 class _Items:

@@ -18,6 +18,7 @@ KINDS = {
     ide.ENUM_MEMBER: types.CompletionItemKind.EnumMember,
     ide.VARIABLE: types.CompletionItemKind.Variable,
     ide.FUNCTION: types.CompletionItemKind.Function,
+    ide.METHOD: types.CompletionItemKind.Method,
 }
 
 

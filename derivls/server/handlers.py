@@ -32,7 +32,7 @@ from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.settings import Settings
 
-COMPLETION_TRIGGERS = [" ", ",", "_", "[", "."]
+COMPLETION_TRIGGERS = [" ", ",", "_", "[", ".", ">"]  # ">": members after `x->`
 
 
 def register(server: DerivlsServer) -> None:

@@ -90,6 +90,17 @@ async def test_hover_on_a_method_shows_its_schema(client: LanguageClient, doc, t
     assert "**Tensor method** `sgn`" in value and "sgn(Tensor self) -> Tensor" in value
 
 
+async def test_completion_after_a_tensor_and_a_dot_offers_its_methods(client: LanguageClient, doc, text):
+    result = await client.text_document_completion_async(
+        types.CompletionParams(text_document=doc, position=position_of(text, "self_p.sgn()", offset=len("self_p.sg")))
+    )
+    assert isinstance(result, types.CompletionList)
+    sgn = next(item for item in result.items if item.label == "sgn")
+    assert sgn.kind == types.CompletionItemKind.Method and sgn.detail == "sgn(Tensor self) -> Tensor"
+    assert all(item.label.startswith("sg") for item in result.items)
+    assert ">" in client.server_capabilities.completion_provider.trigger_characters  # type: ignore[attr-defined]
+
+
 async def test_signature_help_inside_a_helper_call_gives_the_active_parameter(client: LanguageClient, doc, text):
     needle = "norm_backward(grad, self, p, result)"
     result = await client.text_document_signature_help_async(

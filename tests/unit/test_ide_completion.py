@@ -127,3 +127,41 @@ def test_name_completion_finds_what_a_scan_of_every_schema_finds_in_the_same_ord
             matches.extend(sorted(extra, key=len))
         matches.sort(key=lambda s: (s in covered, not s.startswith(typed), s.split("(")[0], len(s)))
         assert labels(found) == matches[:MAX_SCHEMAS], typed
+
+
+LAYER_NORM = (
+    "- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps)"
+    " -> (Tensor, Tensor, Tensor)"
+)
+
+
+def members(entry: str, formula_line: str) -> list[str]:
+    """Completion labels at the end of `formula_line`, typed under `entry` (an analysed document)."""
+    text = f"{entry}\n{formula_line}\n"
+    found = completions(text.split("\n"), 1, len(formula_line), real_index(), TORCHGEN, analyse(text))
+    return labels(found)
+
+
+def test_after_a_tensor_and_a_dot_completion_offers_tensor_methods_starting_with_what_was_typed():
+    found = members(ADD, "  self: grad.si")
+    assert {"sizes", "size", "sin", "sinh", "sign"} <= set(found)
+    assert all(name.startswith("si") for name in found)
+    assert "grad" not in members(ADD, "  self: grad.")  # members only, no locals
+
+
+def test_after_a_forward_formula_s_optional_tensor_a_dot_offers_std_optional_and_an_arrow_tensor_methods():
+    assert members(LAYER_NORM, "  result0: weight.") == ["emplace", "has_value", "reset", "swap", "value", "value_or"]
+    assert "sizes" in members(LAYER_NORM, "  result0: weight->si")
+    assert "sizes" in members(LAYER_NORM, "  input, weight, bias: weight.si")  # backward: unpacked, a Tensor
+
+
+def test_after_a_saved_vector_completion_offers_std_vector_s_members_and_after_a_number_none():
+    roll = "- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+    found = members(roll, "  self: shifts.")
+    assert {"size", "empty", "back", "push_back"} <= set(found) and "vec" not in found
+    max_dim = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+    assert members(max_dim, "  self: dim.") == []
+
+
+def test_after_a_call_s_result_completion_offers_tensor_methods():
+    assert "sizes" in members(ADD, "  self: grad.sum().si")
