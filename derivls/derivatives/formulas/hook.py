@@ -61,6 +61,10 @@ def finding_span(scalar: Scalar, finding_start: int, finding_end: int, mapping: 
 def _diagnostic(scalar: Scalar, f: Finding, mapping: list[int] | None) -> Diagnostic:
     span = finding_span(scalar, f.start, f.end, mapping)
     fixes = tuple(Fix(f"Replace with '{s}'", (Edit(span, s),), k == 0) for k, s in enumerate(f.suggestions))
+    fixes += tuple(
+        Fix(r.title, (Edit(finding_span(scalar, r.start, r.end, mapping), r.text),), not fixes and k == 0)
+        for k, r in enumerate(f.rewrites)
+    )
     return Diagnostic(span, Severity(f.severity), f.code, f.message, fixes=fixes)
 
 

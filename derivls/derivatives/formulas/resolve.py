@@ -52,7 +52,18 @@ class Finding:
     start: int
     end: int
     message: str
-    suggestions: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()  # replacements of start..end
+    rewrites: tuple[Rewrite, ...] = ()  # other fixes: edits elsewhere in the formula
+
+
+@frozen_dataclass
+class Rewrite:
+    """A fix that replaces formula[start:end] with `text` (offsets into the formula, like a Finding's)."""
+
+    title: str
+    start: int
+    end: int
+    text: str
 
 
 def declared_names(tokens: list[Token], pairs: dict[int, int]) -> set[str]:
@@ -218,7 +229,13 @@ def _receiver_method(
             return None
         cands = headers.tensor_methods | set(headers.method_schemas)
         message = f"'{receiver.text}' is a Tensor here, and Tensor has no method '{t.text}'."
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
+        rewrites: tuple[Rewrite, ...] = ()
+        if t.text == "value" and [x.text for x in tokens[i + 1 : i + 3]] == ["(", ")"]:
+            # a Tensor? in a backward formula is already the Tensor (undefined when absent)
+            title = f"Remove '.value()' ('{receiver.text}' is a Tensor here)"
+            rewrites = (Rewrite(title, tokens[i - 1].start, tokens[i + 2].end, ""),)
+        suggestions = () if rewrites else _closest(t.text, cands)  # not `values()`: `.value()` was meant
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, suggestions, rewrites)
     if local.holds == PRIMITIVE:
         message = f"'{receiver.text}' is a {local.cpp_type or 'number'} here, which has no members."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
@@ -238,7 +255,8 @@ def _receiver_method(
         f"which has no member '{t.text}' (Tensor has {what} '{t.text}': call it through "
         f"'{receiver.text}->{t.text}' or '{receiver.text}.value().{t.text}')."
     )
-    return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
+    arrow = Rewrite(f"Use '{receiver.text}->{t.text}'", tokens[i - 1].start, t.end, f"->{t.text}")
+    return Finding("formula-unknown-method", 1, t.start, t.end, message, (), (arrow,) if what == "a method" else ())
 
 
 def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list[Finding]:
