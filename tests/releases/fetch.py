@@ -6,6 +6,7 @@ For each release X, ``<cache>/X/`` holds only what the release tests read from t
     torch/version.py
     torch/include/torch/csrc/autograd/FunctionsManual.h
     torch/include/torch/csrc/autograd/generated/Functions.h
+    torch/include/ATen/core/TensorBody.h, TensorBase.h
 
 The wheel (0.5-0.9 GB) is downloaded with pip into ``<cache>/wheels/X/``, the files above are
 extracted, and the wheel is deleted. The cache is ``$DERIVLS_RELEASES_CACHE``, else
@@ -33,6 +34,8 @@ FILES = (
     "torch/version.py",
     "torch/include/torch/csrc/autograd/FunctionsManual.h",
     "torch/include/torch/csrc/autograd/generated/Functions.h",
+    "torch/include/ATen/core/TensorBody.h",  # with TensorBase.h: the Tensor methods formulas may call
+    "torch/include/ATen/core/TensorBase.h",
 )
 PREFIXES = ("torchgen/",)
 COMPLETE = ".complete"  # written last: a folder without it is a partial extraction
@@ -48,10 +51,11 @@ def release_dir(version: str, cache: Path | None = None) -> Path:
 
 
 def is_complete(folder: Path) -> bool:
-    if (folder / COMPLETE).is_file():
-        return True
-    # a folder extracted by hand (same layout, no marker) counts when every file is there
-    return all((folder / f).is_file() for f in FILES) and (folder / "torchgen" / "packaged").is_dir()
+    """Every file of FILES is there (a folder extracted by an older FILES is fetched again), with the
+    marker written last or, for a folder extracted by hand, torchgen/packaged/."""
+    if not all((folder / f).is_file() for f in FILES):
+        return False
+    return (folder / COMPLETE).is_file() or (folder / "torchgen" / "packaged").is_dir()
 
 
 def _wanted(name: str) -> bool:
