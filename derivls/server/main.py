@@ -33,7 +33,7 @@ def create_server() -> DerivlsServer:
 def serve(args: argparse.Namespace) -> int:
     transport.configure_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING") or "WARNING")
     if getattr(args, "tcp", False):
-        transport.serve_tcp(create_server(), args.host, args.port)
+        transport.serve_tcp(create_server, args.host, args.port)
     else:
         transport.serve_stdio(create_server)
     return 0

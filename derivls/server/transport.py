@@ -1,4 +1,4 @@
-"""Serving one client: over stdio (an event-loop pipe reader) or TCP, and where logs go.
+"""Serving one client: over stdio (an event-loop pipe reader) or TCP (the same reader), and where logs go.
 
 stdout carries JSON-RPC only; logs go to stderr or --log-file. Over a stdio pipe the server starts
 with its boot phase (boot.py): pygls and lsprotocol are imported only at the handover, once the
@@ -105,9 +105,44 @@ async def analysed(server: Any, uris: list[str], timeout: float = 20.0) -> None:
     log.warning("the opened documents were not analysed within %.0f s; handling what the client sent", timeout)
 
 
-def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
-    log.info("serving LSP on %s:%s", host, port)
-    server.start_tcp(host, port)
+def serve_tcp(make_server: Callable[[], LanguageServer], host: str, port: int) -> None:
+    """Serve the first client that connects to host:port, its messages read by framing.py's reader as
+    over stdio (it resynchronises after bad framing and answers every request), then stop."""
+    from derivls.server.framing import serve_messages
+
+    server = make_server()
+    server._stop_event = threading.Event()  # as pygls's start_tcp sets it (server.shutdown() reads it)
+    exit_code = [0]
+
+    async def run() -> None:
+        served = asyncio.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            if served.is_set():  # one client per server, as over stdio
+                writer.close()
+                return
+            served.set()
+            server.protocol.set_writer(writer)  # type: ignore[arg-type]  # (StreamWriter.write takes bytes)
+            try:
+                exit_code[0] = await serve_messages(server._stop_event, reader, server.protocol, log)
+            finally:
+                writer.close()
+                done.set()
+
+        done = asyncio.Event()
+        listening = await asyncio.start_server(connection, host, port, limit=1 << 26)
+        log.info("serving LSP on %s:%s", host, port)
+        async with listening:
+            await done.wait()
+
+    try:
+        asyncio.run(run())
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+    if exit_code[0]:
+        raise SystemExit(exit_code[0])  # `exit` without `shutdown`: status 1, as LSP says
 
 
 def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: Any) -> bool:

@@ -408,3 +408,46 @@ async def test_tcp_transport():
         if proc.returncode is None:
             proc.terminate()
         await proc.wait()
+
+
+async def test_over_tcp_bad_framing_gets_an_error_for_its_id_and_the_next_request_is_answered():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "derivls", "--tcp", "--port", str(port), stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        for _ in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+
+        def framed(message: dict) -> bytes:
+            body = json.dumps(message).encode()
+            return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+        bad = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {}}).encode()
+        writer.write(b"Content-Length: abc\r\n\r\n" + bad)  # an unreadable length: a parse error for id 7
+        init = {"processId": None, "rootUri": None, "capabilities": {}}
+        writer.write(framed({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": init}))
+        await writer.drain()
+        answers = {}
+        while 8 not in answers:
+            header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+            length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+            answer = json.loads(await reader.readexactly(length))
+            answers[answer.get("id")] = answer
+        assert answers[7]["error"]["code"] == -32700
+        assert "capabilities" in answers[8]["result"]
+        writer.write(framed({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}))
+        writer.write(framed({"jsonrpc": "2.0", "method": "exit"}))
+        await writer.drain()
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+        writer.close()
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+        await proc.wait()
