@@ -73,6 +73,17 @@ struct S { int h(int a); };
     assert decls[1].text == "Tensor f(const Tensor& grad, int64_t dim = 0)" and decls[1].line == 4
 
 
+def test_an_overload_s_arity_counts_defaults_and_variadic_parameters():
+    header = """
+Tensor a();
+Tensor b(const Tensor& x, std::array<bool, 2> mask = {true, false}, c10::SymIntArrayRef s = {});
+Tensor c(const Tensor& x, const std::vector<std::pair<int, int>>& v, int64_t k = f(1, 2));
+template <typename... Args> Tensor d(const Tensor& x, Args&&... rest);
+"""
+    arity = {d.name: d.arity for d in parse_declarations(header)}
+    assert arity == {"a": (0, 0), "b": (1, 3), "c": (2, 3), "d": (1, float("inf"))}
+
+
 def test_the_header_index_knows_helpers_methods_and_aten_functions(headers):
     assert len(headers.helpers["norm_backward"]) == 2
     assert "kCudnnDoubleBackwardMsg" in headers.helpers

@@ -184,11 +184,15 @@ def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Decla
     decls: list[Declaration] = []
     depth = 0
     start = 0
+    initializers = 0  # open `{` of default arguments (`std::optional<T> x = {}`): not bodies
     n = len(clean)
     # jump from delimiter to delimiter (a regex scan, not a loop over every character)
     for m in _DELIMITER.finditer(clean):
         i = m.start()
         c = clean[i]
+        if depth == 0 and (initializers or (c == "{" and _inside_parentheses(clean, start, i))):
+            initializers += 1 if c == "{" else -1 if c == "}" else 0
+            continue
         if c == "{":
             stmt = clean[start:i]
             if depth == 0 and "namespace" in stmt and re.search(r"\bnamespace\b", stmt):
@@ -215,6 +219,11 @@ def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Decla
 
 
 _DELIMITER = re.compile(r"[{};]")
+
+
+def _inside_parentheses(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] leaves a `(` open (a `{` there is in a parameter list)."""
+    return text.count("(", start, end) > text.count(")", start, end)
 
 
 class _LineCounter:
