@@ -82,6 +82,7 @@ def finish() -> None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
+            _close_inherited(keep=locks)  # e.g. a pipe a caller waits on: only the locks stay open
             _run_all(queued)
             code = 0
         finally:
@@ -122,6 +123,16 @@ def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
                 return waited
     finally:
         os.close(fd)
+
+
+def _close_inherited(keep: list[int]) -> None:
+    """Close every descriptor above stderr but `keep` (the cache writes open their own files)."""
+    low = 3
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 1 << 20)
 
 
 def _may_fork() -> bool:

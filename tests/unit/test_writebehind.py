@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from derivls.diskcache import DiskCache
@@ -96,7 +97,6 @@ def test_a_reader_does_not_wait_when_no_writer_holds_the_lock(tmp_path: Path) ->
 
 def test_a_writer_that_outlasts_the_wait_is_waited_for_once(tmp_path: Path) -> None:
     import fcntl
-    import time
 
     from derivls.writebehind import wait_for_writer
 
@@ -111,3 +111,21 @@ def test_a_writer_that_outlasts_the_wait_is_waited_for_once(tmp_path: Path) -> N
         assert time.monotonic() - started < 1
     finally:
         os.close(lock)
+
+
+def test_the_detached_writer_keeps_no_descriptor_a_caller_may_wait_on(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()  # a pipe the command inherits besides stdout (a caller waits for its EOF)
+    script = SLOW_WRITE
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path), "5"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+    )
+    os.close(write_end)
+    assert proc.wait(timeout=60) == 0
+    with os.fdopen(read_end, "rb") as pipe:
+        assert pipe.read() == b""  # EOF once the command ended, not once its writer did
+    assert time.monotonic() - started < 5  # the writer is still at work
+    assert DiskCache(tmp_path).get("value") == "written late"
