@@ -124,3 +124,18 @@ def test_declarations_carry_their_own_line_and_normalized_parameters():
     assert decls["second"].parameters == ("b", "c")
     assert decls["third"].parameters == ("d", "e")
     assert decls["third"].parameter_texts == ("at::IntArrayRef d", "std::optional<std::vector<int64_t>> e")
+
+
+def test_the_codegen_memo_keeps_what_the_current_pass_computed_when_it_overflows(monkeypatch):
+    from derivls.derivatives.formulas import hook
+
+    monkeypatch.setattr(hook, "_codegen_cache", {})
+    old = [object() for _ in range(hook.MEMO_LIMIT - 10)]  # earlier versions of the file
+    for r in old:
+        hook.remember_codegen(r, frozenset(), [])  # type: ignore[arg-type]
+    current = [object() for _ in range(50)]  # a pass that crosses the limit
+    for r in current:
+        hook.remember_codegen(r, frozenset({"f"}), [])  # type: ignore[arg-type]
+    assert all(hook.remembered_codegen(r) == (frozenset({"f"}), []) for r in current)  # type: ignore[arg-type]
+    assert len(hook._codegen_cache) < hook.MEMO_LIMIT
+    assert hook.remembered_codegen(old[0]) is None  # type: ignore[arg-type]

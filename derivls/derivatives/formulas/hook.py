@@ -8,6 +8,7 @@ keeps incremental edits cheap.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Container
 
 from derivls.aten.native import NativeIndex
@@ -112,9 +113,7 @@ def codegen_diagnostics(result: EntryResult, index: NativeIndex | None, owned: C
     if hit is not None and hit[0] is result and hit[1] == mine:
         return hit[2]
     found = codegen_checks(result, index, mine) or _NOTHING  # most find nothing: one shared empty list, set
-    if len(_codegen_cache) > 20_000:
-        _codegen_cache.clear()
-    _codegen_cache[id(result)] = (result, mine or _NO_GROUP, found)
+    _remember(result, mine or _NO_GROUP, found)
     return found
 
 
@@ -127,6 +126,20 @@ def remembered_codegen(result: EntryResult) -> tuple[frozenset[object], list[Dia
 def remember_codegen(result: EntryResult, mine: frozenset[object], found: list[Diagnostic]) -> None:
     """Seed codegen_diagnostics' memo: `found` are its diagnostics for `result` against `mine`
     (derivls.derivatives.entrycache: read from disk with the result)."""
+    _remember(result, mine, found)
+
+
+MEMO_LIMIT = 20_000
+
+
+def _remember(result: EntryResult, mine: frozenset[object], found: list[Diagnostic]) -> None:
+    """Memo one result's codegen-stage diagnostics. Over MEMO_LIMIT, the older half goes (results of
+    earlier versions of the file, mostly): a whole clear would drop what the current pass just
+    computed, and the entry cache would then write records without it."""
+    if len(_codegen_cache) >= MEMO_LIMIT:
+        for key in list(itertools.islice(_codegen_cache, len(_codegen_cache) // 2)):
+            del _codegen_cache[key]
+    _codegen_cache.pop(id(result), None)  # re-inserted last: the newest
     _codegen_cache[id(result)] = (result, mine, found)
 
 
