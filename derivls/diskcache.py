@@ -15,7 +15,6 @@ keep a `hash()` of a str in its instance dict; string hashes change between proc
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import pickle
 import sys
@@ -25,7 +24,13 @@ from pathlib import Path
 from derivls import __version__
 from derivls.writebehind import defer, wait_for_writer
 
-log = logging.getLogger(__name__)
+
+def _info(message: str, *args: object) -> None:
+    """Log a cache failure (logging is imported only then: it costs `check` ~5 ms to import)."""
+    import logging
+
+    logging.getLogger(__name__).info(message, *args)
+
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 SUFFIX = ".pickle"
@@ -104,12 +109,12 @@ class DiskCache:
                 return None
             return self.get(key, waited=True)
         except OSError as e:
-            log.info("cache: cannot read %s: %r", path, e)
+            _info("cache: cannot read %s: %r", path, e)
             return None
         try:
             value = pickle.loads(data)
         except Exception as e:  # a truncated, corrupted or foreign file: drop it, the caller rebuilds
-            log.info("cache: dropping unreadable %s: %r", path, e)
+            _info("cache: dropping unreadable %s: %r", path, e)
             self._remove(path)
             return None
         try:
@@ -135,7 +140,7 @@ class DiskCache:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
         except OSError as e:
-            log.info("cache: cannot write %s: %r", key, e)
+            _info("cache: cannot write %s: %r", key, e)
             return False
         try:
             with os.fdopen(fd, "wb") as f:
@@ -147,7 +152,7 @@ class DiskCache:
             os.replace(tmp, self._path(key))
         except Exception as e:  # unpicklable, or the disk is full: nothing is stored
             self._remove(Path(tmp))
-            log.info("cache: cannot store %s: %r", key, e)
+            _info("cache: cannot store %s: %r", key, e)
             return False
         except BaseException:
             self._remove(Path(tmp))

@@ -15,12 +15,16 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 from derivls.diagnostics import Diagnostic, Span, error, warning
 
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from derivls.derivatives.document import Chunk
+
+    T = TypeVar("T")
 
 __all__ = [
     "MAX_DIAGNOSTICS",
@@ -43,8 +47,6 @@ MAX_DIAGNOSTICS = 10_000  # per file; the real derivatives.yaml has none, a brok
 MAX_ENTRIES = 20_000  # entries of derivatives.yaml analysed; the real file has about 1,400
 MAX_RESPONSE_ITEMS = 5_000  # symbols, inlay hints, code lenses in one answer; the real file needs under 1,300
 MAX_ENTRY_CHARS = 1_000_000  # characters of one entry (its lines, values); the real file's largest is under 2,000
-
-T = TypeVar("T")
 
 
 class FileRefused(OSError):

@@ -20,14 +20,11 @@ lock is free (another writer at work: the writes are done inline, they are atomi
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-log = logging.getLogger(__name__)
 
 LOCK_NAME = ".writing"
 WAIT_LIMIT = 10.0  # seconds a reader waits for a writer before reading without it
@@ -184,7 +181,9 @@ def _run_all(queued: list[tuple[Path, Callable[[], object]]]) -> None:
             try:
                 write()
             except Exception as e:  # noqa: BLE001 - a cache write that fails costs only itself
-                log.info("cache: a deferred write failed: %r", e)
+                import logging  # only on a failure (logging costs the CLI's fast path ~5 ms to import)
+
+                logging.getLogger(__name__).info("cache: a deferred write failed: %r", e)
     finally:
         _queue = previous
 
