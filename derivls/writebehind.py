@@ -88,12 +88,20 @@ def finish() -> None:
 
 
 _stuck: set[Path] = set()  # folders whose writer outlasted WAIT_LIMIT once: not waited for again
+_waits = True  # False in the server (never_wait)
+
+
+def never_wait() -> None:
+    """For a long-running process (the server): a miss while a command's detached writer is at work is
+    a miss (computed again), never a wait that would stall its event loop."""
+    global _waits
+    _waits = False
 
 
 def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
     """Wait (at most `limit` seconds, once per folder and process if that runs out) while a detached
     writer holds the lock of `directory`; True if one was at work (the caller reads again)."""
-    if directory in _stuck:
+    if directory in _stuck or not _waits:
         return False
     try:
         import fcntl
@@ -188,4 +196,4 @@ def _run_all(queued: list[tuple[Path, Callable[[], object]]]) -> None:
         _queue = previous
 
 
-__all__ = ["deferring", "defer", "finish", "wait_for_writer"]
+__all__ = ["deferring", "defer", "finish", "never_wait", "wait_for_writer"]

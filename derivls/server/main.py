@@ -31,6 +31,9 @@ def create_server() -> DerivlsServer:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from derivls.writebehind import never_wait
+
+    never_wait()  # a cache miss while a `derivls check` writes its cache is computed, not waited for
     transport.configure_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING") or "WARNING")
     if getattr(args, "tcp", False):
         transport.serve_tcp(create_server, args.host, args.port)

@@ -129,3 +129,20 @@ def test_the_detached_writer_keeps_no_descriptor_a_caller_may_wait_on(tmp_path: 
         assert pipe.read() == b""  # EOF once the command ended, not once its writer did
     assert time.monotonic() - started < 5  # the writer is still at work
     assert DiskCache(tmp_path).get("value") == "written late"
+
+
+def test_the_server_never_waits_for_a_writer(tmp_path: Path, monkeypatch) -> None:
+    import fcntl
+
+    from derivls import writebehind
+
+    monkeypatch.setattr(writebehind, "_waits", True)
+    lock = os.open(tmp_path / ".writing", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        writebehind.never_wait()
+        started = time.monotonic()
+        assert writebehind.wait_for_writer(tmp_path, limit=5) is False
+        assert time.monotonic() - started < 1
+    finally:
+        os.close(lock)
