@@ -102,6 +102,10 @@ def cache_root() -> Path:
     return (Path(base) if base else Path.home() / ".cache") / "derivls"
 
 
+def _is_clang(version: str) -> bool:
+    return "clang" in version.lower()
+
+
 def _is_gcc(cxx: str, version: str) -> bool:
     return "clang" not in version.lower() and ("gcc" in version.lower() or "g++" in Path(cxx).name)
 
@@ -123,10 +127,20 @@ class Toolchain:
             ).stdout.strip()
         except OSError as e:
             raise SetupError(f"cannot run the C++ compiler {compiler}: {e}") from e
-        flags = ["-std=c++20", "-w", "-fdiagnostics-color=never", "-fno-diagnostics-show-caret"]
+        flags = ["-std=c++20", "-w", "-fdiagnostics-color=never"]
         if _is_gcc(compiler, version):
-            flags += ["-fdiagnostics-column-unit=byte", "-fno-diagnostics-show-line-numbers"]
+            flags += [
+                "-fno-diagnostics-show-caret",
+                "-fdiagnostics-column-unit=byte",
+                "-fno-diagnostics-show-line-numbers",
+            ]
+        elif _is_clang(version):
+            flags += ["-fno-caret-diagnostics"]  # (clang's columns are bytes already)
         return Toolchain(compiler, version.splitlines()[0] if version else compiler, tuple(dirs), tuple(flags))
+
+    @property
+    def clang(self) -> bool:
+        return _is_clang(self.version)
 
     def key(self, header: str) -> str:
         h = hashlib.sha256()
@@ -150,7 +164,12 @@ class Toolchain:
         return h.hexdigest()[:12]
 
     def include_flags(self, pch_dir: Path | None) -> list[str]:
+        """-I flags; with the precompiled header's folder first. gcc finds `<header>.gch` beside the header a
+        unit includes; clang uses a PCH only when told (`-include-pch`; the header's `#pragma once` then
+        makes the unit's own #include of it a no-op)."""
         flags = [f"-I{pch_dir}"] if pch_dir is not None else []
+        if pch_dir is not None and self.clang:
+            flags += ["-include-pch", str(pch_dir / f"{PCH_NAME}.gch")]
         return flags + [f"-I{d}" for d in self.include_dirs]
 
 

@@ -86,15 +86,17 @@ def _torch_include(real_files) -> str:
     return str(real_files.packaged.parent.parent / "torch" / "include")
 
 
-def test_seeded_type_and_overload_mistakes_are_reported_on_the_mistaken_formula_text(real_files, seeded):
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+def test_seeded_type_and_overload_mistakes_are_reported_on_the_mistaken_formula_text(real_files, seeded, cxx):
+    assert shutil.which(cxx), f"{cxx} is needed (.ci/run installs it)"
     path, text = seeded
     analysis, _ = analyse_path(path, real_files.native, real_files.tags, "torchgen")
-    # The loader and the codegen checks cannot see these mistakes; the formula checks see one of
-    # them (a method no Tensor has): the compiler must report all four all the same.
+    # The loader and the codegen checks cannot see these mistakes; the formula checks see two of
+    # them (a helper's argument count, a method no Tensor has): the compiler must report all four.
     assert analysis is not None
     errors = [d for d in analysis.diagnostics if d.severity == 1]
-    assert [d.code for d in errors] == ["formula-unknown-method"], errors
-    result = compile_file(path, analysis, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
+    assert sorted(d.code for d in errors) == ["formula-argument-count", "formula-unknown-method"], errors
+    result = compile_file(path, analysis, cxx=cxx, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
     diagnostics = result.diagnostics
     for _shipped, mistaken, needle, word in SEEDS:
         line, column = _position(text, needle, mistaken)
@@ -108,9 +110,11 @@ def test_seeded_type_and_overload_mistakes_are_reported_on_the_mistaken_formula_
     assert all(d.code == "compile-error" for d in diagnostics)
 
 
-def test_the_unmodified_formulas_of_the_seeded_functions_compile(real_files):
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+def test_the_unmodified_formulas_of_the_seeded_functions_compile(real_files, cxx):
     analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
-    result = compile_file(real_files.derivatives, analysis, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
+    path = real_files.derivatives
+    result = compile_file(path, analysis, cxx=cxx, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
     assert result.diagnostics == []
     assert result.stats.units >= 4
 
