@@ -192,6 +192,32 @@ async def test_semantic_tokens_delta_sends_one_edit_that_rebuilds_the_full_answe
     await diagnostics(client, doc.uri)
 
 
+async def test_a_method_on_the_wrong_receiver_gets_a_quick_fix_that_edits_the_formula(
+    client: LanguageClient, doc, text
+):
+    docs = Documents(client)
+    docs.texts[doc.uri], docs.versions[doc.uri] = text, 100
+    needle = "native_batch_norm_backward(grad, input, weight, running_mean"
+    at = position_of(text, needle, offset=len("native_batch_norm_backward(grad, input, weight"))
+    docs.edit(doc.uri, at.line, at.character, at.line, at.character, ".value()")
+    found = [d for d in await diagnostics(client, doc.uri) if d.range.start.line == at.line]
+    assert [d.code for d in found] == ["formula-unknown-method"]
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=doc,
+            range=types.Range(start=found[0].range.start, end=found[0].range.end),
+            context=types.CodeActionContext(diagnostics=found),
+        )
+    )
+    assert result is not None and result[0].title == "Remove '.value()' ('weight' is a Tensor here)"
+    assert result[0].is_preferred
+    [change] = result[0].edit.document_changes  # type: ignore[union-attr]
+    [edit] = change.edits  # type: ignore[union-attr]
+    assert edit.new_text == "" and (edit.range.start, edit.range.end.character) == (at, at.character + len(".value()"))
+    docs.replace_all(doc.uri, text)
+    await diagnostics(client, doc.uri)
+
+
 @pytest_lsp.fixture(config=CONFIG, scope="module")
 async def toy(lsp_client: LanguageClient):
     result = await initialize(lsp_client, CHECKOUT, caps=capabilities())
