@@ -176,8 +176,10 @@ def test_a_helper_call_passes_a_number_of_arguments_one_of_its_overloads_takes(s
     assert codes("mul_tensor_backward(grad, other, self.scalar_type())", scope, headers) == []
     [(code, name, _)] = codes("mul_tensor_backward(grad, other)", scope, headers)
     assert (code, name) == ("formula-argument-count", "mul_tensor_backward")
-    message = resolve("mul_tensor_backward(grad)", scope, headers)[0].message
-    assert message == ("'mul_tensor_backward' is called with 1 argument, but it takes 3 (FunctionsManual.h).")
+    [finding] = resolve("mul_tensor_backward(grad)", scope, headers)
+    assert finding.message == "'mul_tensor_backward' is called with 1 argument, but it takes 3 (FunctionsManual.h)."
+    [(path, line, text)] = finding.related  # the declaration, to jump to
+    assert path.endswith("FunctionsManual.h") and "at::Tensor mul_tensor_backward(" in text
 
 
 def test_argument_counting_sees_brackets_braces_lambdas_and_template_arguments(scope_of, headers):

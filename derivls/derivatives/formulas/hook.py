@@ -16,7 +16,7 @@ from derivls.derivatives.document import Scalar, offset_span
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
 from derivls.derivatives.formulas.resolve import Finding, resolve
 from derivls.derivatives.formulas.scope import build_scope
-from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ def _diagnostic(scalar: Scalar, f: Finding, mapping: list[int] | None) -> Diagno
         Fix(r.title, (Edit(finding_span(scalar, r.start, r.end, mapping), r.text),), not fixes and k == 0)
         for k, r in enumerate(f.rewrites)
     )
-    return Diagnostic(span, Severity(f.severity), f.code, f.message, fixes=fixes)
+    related = tuple(Related(path, line, text) for path, line, text in f.related)
+    return Diagnostic(span, Severity(f.severity), f.code, f.message, related=related, fixes=fixes)
 
 
 def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_path: str | None) -> list[Diagnostic]:

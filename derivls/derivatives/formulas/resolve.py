@@ -54,6 +54,7 @@ class Finding:
     message: str
     suggestions: tuple[str, ...] = ()  # replacements of start..end
     rewrites: tuple[Rewrite, ...] = ()  # other fixes: edits elsewhere in the formula
+    related: tuple[tuple[str, int, str], ...] = ()  # (file, 0-based line, message): e.g. the declarations
 
 
 @frozen_dataclass
@@ -422,6 +423,7 @@ def _helper_arity(tokens: list[Token], i: int, close: int, overloads: list[Decla
         f"'{t.text}' is called with {count} argument{'s' if count != 1 else ''}, but {overload} {takes} "
         f"(FunctionsManual.h).",
         (),
+        related=tuple((d.path, d.line, d.text) for d in overloads[:10]),
     )
 
 
