@@ -35,14 +35,19 @@ _queue: list[tuple[Path, Callable[[], object]]] | None = None  # None: not defer
 @contextlib.contextmanager
 def deferring() -> Iterator[None]:
     """Queue the cache writes made inside; the caller calls `finish()` once its answer is out (writes
-    still queued when the block is left, e.g. on an error, are done inline then)."""
+    still queued when the block is left, e.g. on an error, are done inline then; not after Ctrl-C)."""
     global _queue
     previous, _queue = _queue, []
+    interrupted = False
     try:
         yield
+    except (KeyboardInterrupt, SystemExit):
+        interrupted = True  # the user wants out: nothing more is written
+        raise
     finally:
         queued, _queue = _queue, previous
-        _run_all(queued or [])
+        if not interrupted:
+            _run_all(queued or [])
 
 
 def defer(directory: Path, write: Callable[[], object]) -> bool:

@@ -146,3 +146,15 @@ def test_the_server_never_waits_for_a_writer(tmp_path: Path, monkeypatch) -> Non
         assert time.monotonic() - started < 1
     finally:
         os.close(lock)
+
+
+def test_after_an_interrupt_nothing_queued_is_written(tmp_path: Path) -> None:
+    import pytest
+
+    from derivls import writebehind
+
+    cache = DiskCache(tmp_path)
+    with pytest.raises(KeyboardInterrupt), writebehind.deferring():
+        cache.put("value", 4)
+        raise KeyboardInterrupt
+    assert not (tmp_path / "value.pickle").exists()
