@@ -78,3 +78,28 @@ def test_check_accepts_the_compile_options():
 
     args = build_parser().parse_args(["check", "--compile", "--cxx", "g++", "--torch-include", "/x", "--op", "mul"])
     assert args.compile and args.cxx == "g++" and args.torch_include == "/x" and args.op == ["mul"]
+
+
+@pytest.mark.parametrize(
+    ("version", "own", "foreign"),
+    [
+        ("g++ (Debian 12.2.0-14) 12.2.0", "-fno-diagnostics-show-caret", "-fno-caret-diagnostics"),
+        ("Debian clang version 14.0.6", "-fno-caret-diagnostics", "-fno-diagnostics-show-caret"),
+    ],
+)
+def test_each_compiler_gets_its_own_diagnostic_flags_and_clang_its_pch_by_flag(tmp_path, version, own, foreign):
+    from derivls.compile.toolchain import Toolchain
+
+    cxx = tmp_path / "cxx"
+    cxx.write_text(f"#!/bin/sh\necho '{version}'\n")
+    cxx.chmod(0o755)
+    include = tmp_path / "include"
+    from derivls.compile.toolchain import REQUIRED_HEADERS
+
+    for header in REQUIRED_HEADERS:
+        (include / header).parent.mkdir(parents=True, exist_ok=True)
+        (include / header).write_text("")
+    toolchain = Toolchain.find(None, str(cxx), str(include))
+    assert own in toolchain.flags and foreign not in toolchain.flags
+    flags = toolchain.include_flags(tmp_path / "pch")
+    assert ("-include-pch" in flags) == ("clang" in version)
