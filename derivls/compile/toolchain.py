@@ -107,7 +107,9 @@ def _is_clang(version: str) -> bool:
 
 
 def _is_gcc(cxx: str, version: str) -> bool:
-    return "clang" not in version.lower() and ("gcc" in version.lower() or "g++" in Path(cxx).name)
+    """GCC by its `--version` (`g++ (Debian 12.2.0…)`, `c++ (…)` + "Free Software Foundation") or its name."""
+    v = version.lower()
+    return "clang" not in v and ("gcc" in v or "g++" in v or "free software foundation" in v or "g++" in Path(cxx).name)
 
 
 @dataclass(frozen=True)
