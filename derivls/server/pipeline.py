@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from derivls.gcpolicy import collect_when_idle, freeze_heap, paused_gc, reuse_large_blocks
 from derivls.ide.generated import content_for, parse_generated_uri
-from derivls.server import compile_on_save, convert, indexes
+from derivls.server import compile_on_save, convert, indexes, saving
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.positions import LineIndex
@@ -67,6 +67,7 @@ def close_document(ls: DerivlsServer, uri: str) -> bool:
 
 def schedule(ls: DerivlsServer, uri: str) -> None:
     """Analyse `uri` soon; requests already scheduled are merged (the newest text is analysed once)."""
+    saving.document_changed()
     if uri in ls.pending:
         return
     ls.pending.add(uri)
