@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 
+from derivls.gcpolicy import one_malloc_arena
 from derivls.server import transport
 
 TYPE_CHECKING = False
@@ -31,6 +32,7 @@ def create_server() -> DerivlsServer:
 
 
 def serve(args: argparse.Namespace) -> int:
+    one_malloc_arena()  # before any thread: the index is built in one (gcpolicy.py)
     transport.configure_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING") or "WARNING")
     if getattr(args, "tcp", False):
         transport.serve_tcp(create_server(), args.host, args.port)
