@@ -170,9 +170,11 @@ class EntryCache:
             self._key = context_key(self.index_key, self.refs.index, self.native_path, self.refs.profile)
         return self._key
 
-    def _load(self) -> dict[bytes, bytes]:
+    def _load(self, wait: bool = True) -> dict[bytes, bytes]:
+        """The stored records (read once). `wait=False`: not waiting for a detached writer at work in
+        the cache folder (a save on the server's event loop must not block it for seconds)."""
         if self._stored is None:
-            value = self.disk.get(self.key)
+            value = self.disk.get(self.key, waited=not wait)
             ok = isinstance(value, dict) and all(
                 isinstance(k, bytes) and isinstance(v, bytes) for k, v in value.items()
             )
@@ -295,7 +297,7 @@ class EntryCache:
         """`save(chunks)`, one step per record pickled; returns (StopIteration.value) whether it was written."""
         from derivls.derivatives.formulas.hook import remembered_codegen
 
-        stored = self._load()
+        stored = self._load(wait=False)  # missed meanwhile: every record is pickled again (last writer wins)
         yield
         records: dict[bytes, bytes] = {}
         served: dict[int, tuple[ChunkResult, bytes, tuple[frozenset[object] | None, ...]]] = {}

@@ -473,3 +473,30 @@ def test_a_background_save_goes_to_the_runner_and_its_steps_write_what_flush_wri
     while not list(workspace.disk.directory.glob("entries-*")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _stored(workspace)[1] == records
+
+
+def test_a_stepped_save_does_not_wait_for_a_writer_at_work(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server runs the steps on its event loop: a detached writer's lock must not block it."""
+    import fcntl
+    import os
+
+    from derivls.writebehind import LOCK_NAME
+
+    monkeypatch.setattr(entrycache, "_runner", lambda cache: True)  # the test runs the steps
+    load = workspace.load()
+    assert load.index is not None and load.cache_key is not None
+    store = EntryCache(workspace.disk, load.cache_key, load.index, load.index.path, load.profile, background=True)
+    DocumentAnalyzer(load.index, load.index.path, load.profile, store).analyse(workspace.derivatives.read_text())
+    workspace.disk.directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(workspace.disk.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a writer at work
+        started = time.monotonic()
+        for _ in store.saving():
+            pass
+        assert time.monotonic() - started < 5  # not the 10 s a reader waits
+    finally:
+        os.close(fd)
+    assert len(_stored(workspace)[1]) > 600
