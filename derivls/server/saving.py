@@ -7,8 +7,8 @@ GIL to come back, 5-13 ms, for the two seconds the save took (edit -> diagnostic
 
 Here a save is a series of small steps (`EntryCache.saving()`: one record pickled each, ~0.3 ms),
 run on the event loop in slices of at most SLICE seconds, only once QUIET seconds have passed since
-the last document change, and never before entrycache.SAVE_DELAY after the analysis asked for it.
-A keystroke therefore waits for at most one slice; typing without a pause postpones the save.
+the last document change (typing without a pause postpones the save by MAX_WAIT at most), and never
+before entrycache.SAVE_DELAY after the analysis asked for it. A keystroke waits for one slice at most.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from derivls.derivatives.entrycache import EntryCache
 log = logging.getLogger("derivls.server")
 
 QUIET = 0.15  # seconds without a document change before a slice runs
+MAX_WAIT = 10.0  # seconds typing may postpone a save; then its slices run between keystrokes anyway
 SLICE = 0.003  # seconds of steps per slice
 GAP = 0.002  # seconds between slices (messages that came meanwhile are handled first)
 
@@ -59,6 +60,8 @@ class Saves:
     def _run(self) -> None:
         self.handle = None
         start = max(self.not_before, self.last_change + QUIET)
+        if start > self.not_before + MAX_WAIT:  # no pause for long: a slice delays a keystroke by <= SLICE
+            start = self.not_before + MAX_WAIT
         if self.loop.time() < start:
             self._arm(start)
             return
@@ -120,4 +123,4 @@ def document_changed() -> None:
         _saves.changed()
 
 
-__all__ = ["GAP", "QUIET", "SLICE", "Saves", "document_changed", "install"]
+__all__ = ["GAP", "MAX_WAIT", "QUIET", "SLICE", "Saves", "document_changed", "install"]

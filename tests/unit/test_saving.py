@@ -77,3 +77,21 @@ def test_changes_postpone_a_save_until_they_pause() -> None:
 
 def test_outside_an_event_loop_the_runner_declines() -> None:
     assert not saving._take(FakeCache(1))  # type: ignore[arg-type]
+
+
+def test_typing_without_a_pause_postpones_a_save_only_so_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(saving, "MAX_WAIT", 0.2)
+
+    async def main() -> tuple[float, FakeCache, float]:
+        cache = FakeCache(3)
+        start = time.monotonic()
+        assert saving._take(cache)  # type: ignore[arg-type]
+        while cache.left and time.monotonic() - start < 5:  # a change every 20 ms, never a pause
+            saving.document_changed()
+            await asyncio.sleep(0.02)
+        return start, cache, time.monotonic()
+
+    start, cache, end = asyncio.run(main())
+    assert cache.left == 0  # saved while typing went on
+    assert cache.ran[0] - start >= 0.05 + 0.2  # after SAVE_DELAY + MAX_WAIT
+    assert end - start < 2
