@@ -39,6 +39,7 @@ from derivls.aten.native_model import (
 )
 from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules
 from derivls.aten.schema import FunctionSchema
+from derivls.aten.sharing import sharing
 from derivls.gcpolicy import paused_gc
 from derivls.limits import read_regular_file
 
@@ -203,7 +204,7 @@ class NativeIndex:
         release's native_functions.yaml (functions using what they don't know are left out)."""
         # The load allocates ~100k small objects and no cycles: pausing the cyclic GC
         # meanwhile saves a third of the time.
-        with paused_gc():
+        with paused_gc(), sharing():  # equal strings made while building are one object (aten/sharing.py)
             return NativeIndex._from_text(native_text, tags_text, path, tags_path, legacy, rules)
 
     @staticmethod

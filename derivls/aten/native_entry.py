@@ -22,6 +22,8 @@ from derivls.aten.schema import (
     FunctionSchema,
     OperatorName,
 )
+from derivls.aten.sharing import shared as shared_str
+from derivls.aten.sharing import shared_or_none
 from derivls.safeyaml import safe_load, short_repr
 from derivls.yamlsubset import ScannedEntry as _Entry
 from derivls.yamlsubset import Unsupported, scan_native_entries, scan_tags
@@ -240,16 +242,16 @@ def _from_entry(
         func=func,
         use_const_ref_for_mutable_tensors=use_const_ref,
         device_guard=get("device_guard", True),
-        device_check=device_check,
-        python_module=get("python_module"),
-        category_override=get("category_override"),
+        device_check=shared_str(device_check),
+        python_module=shared_or_none(get("python_module")),
+        category_override=shared_or_none(get("category_override")),
         variants=shared(variants),
         manual_kernel_registration=get("manual_kernel_registration", False),
         manual_cpp_binding=get("manual_cpp_binding", False),
         autogen=autogen,
         structured=structured,
         structured_delegate=structured_delegate,
-        structured_inherits=get("structured_inherits"),
+        structured_inherits=shared_or_none(get("structured_inherits")),
         cpp_no_default_args=shared(frozenset(cpp_no_default_args)),
         # a structured delegate is always abstract; else unless only implicit composites
         is_abstract=bool(structured_delegate) or dispatch.keys() not in _IMPLICIT_ONLY,
@@ -387,9 +389,9 @@ def _dispatch(
                 raise _entry_error(ent, path, f"illegal dispatch entry {short_repr(ks)}: {short_repr(v)}", "dispatch")
             if "," in ks:
                 for k in ks.split(","):
-                    dispatch[sys.intern(k.strip())] = v
+                    dispatch[sys.intern(k.strip())] = shared_str(v)
             else:
-                dispatch[sys.intern(ks.strip())] = v
+                dispatch[sys.intern(ks.strip())] = shared_str(v)
         if not legacy and rules.dispatch_keys is not None and not rules.dispatch_keys.issuperset(dispatch):
             unknown_key = sorted(set(dispatch) - rules.dispatch_keys)[0]
             raise UnknownToRules(f"dispatch key '{unknown_key}' is not known to {rules.label}", "dispatch")

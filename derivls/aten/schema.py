@@ -43,6 +43,7 @@ from derivls.aten.schema_types import (
     Type,
     _CallableBool,
 )
+from derivls.aten.sharing import shared
 from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -204,7 +205,7 @@ class FunctionSchema:
                 and arguments._str == args
                 and _returns_text(returns) == return_decl
             ):
-                object.__setattr__(r, "_str", func)
+                object.__setattr__(r, "_str", shared(func))
             elif str(r) != func:
                 raise ValueError(f"schema does not round-trip: '{func}' was read as '{r}'")
             if not legacy:
@@ -465,6 +466,6 @@ class FunctionSchema:
     def __str__(self) -> str:
         s = self._str
         if s is None:
-            s = f"{self.name}({self.arguments}) -> {_returns_text(self.returns)}"
+            s = shared(f"{self.name}({self.arguments}) -> {_returns_text(self.returns)}")
             object.__setattr__(self, "_str", s)
         return s

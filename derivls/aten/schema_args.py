@@ -13,6 +13,7 @@ from derivls.aten.schema_types import (
     Type,
     _cached_hash,
 )
+from derivls.aten.sharing import shared, shared_or_none
 from derivls.frozen import frozen_dataclass
 
 # --------------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ class Argument:
             type_and_annot, name = arg.rsplit(" ", 1)
             default = None
         type, annotation = _split_annotation(type_and_annot, legacy)
-        r = Argument(name=name, type=type, default=default, annotation=annotation)
+        r = Argument(name=shared(name), type=type, default=shared_or_none(default), annotation=annotation)
         if str(r) != arg:
             raise ValueError(f"argument '{arg}' does not round-trip (got '{r}')")
         return r
@@ -106,6 +107,7 @@ class Argument:
             else:
                 mb_default = f"={self.default}" if self.default else ""
                 s = f"{type} {self.name}{mb_default}"
+            s = shared(s)
             object.__setattr__(self, "_str", s)
         return s
 
@@ -141,7 +143,7 @@ class Return:
             type_and_annot = arg
             name = None
         type, annotation = _split_annotation(type_and_annot, legacy)
-        r = Return(name=name, type=type, annotation=annotation)
+        r = Return(name=shared_or_none(name), type=type, annotation=annotation)
         if str(r) != arg:
             raise ValueError(f"return '{arg}' does not round-trip (got '{r}')")
         return r
@@ -154,7 +156,7 @@ class Return:
         s = self._str
         if s is None:
             type = _annotated_type_str(self.type, self.annotation)
-            s = type if self.name is None else f"{type} {self.name}"
+            s = shared(type if self.name is None else f"{type} {self.name}")
             object.__setattr__(self, "_str", s)
         return s
 
@@ -486,7 +488,7 @@ class Arguments:
             parts.append("*")
         parts.extend(str(a) for a in kwarg_only)
         parts.extend(str(a) for a in out)
-        object.__setattr__(r, "_str", ", ".join(parts))
+        object.__setattr__(r, "_str", shared(", ".join(parts)))
         return r
 
     def __str__(self) -> str:
@@ -498,7 +500,7 @@ class Arguments:
                 all_arguments.append("*")
             all_arguments.extend(map(str, self.flat_kwarg_only))
             all_arguments.extend(map(str, self.out))
-            s = ", ".join(all_arguments)
+            s = shared(", ".join(all_arguments))
             object.__setattr__(self, "_str", s)
         return s
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from derivls.aten.sharing import shared
 from derivls.frozen import frozen_dataclass
 
 _OPNAME_CACHE: dict[str, OperatorName] = {}
@@ -65,10 +66,10 @@ class BaseOperatorName:
                     raise ValueError(f"functional overload cannot be a dunder method or inplace: {op}")
                 base = base[: -len("_functional")]
             r = BaseOperatorName(
-                base=base, inplace=inplace, dunder_method=False, functional_overload=functional_overload
+                base=shared(base), inplace=inplace, dunder_method=False, functional_overload=functional_overload
             )
             # base + ('_' | '_functional' | '') is `op` by construction: it prints as `op`
-            object.__setattr__(r, "_str", op)
+            object.__setattr__(r, "_str", shared(op))
             return r
         match = _NS_RE.match(op)
         namespace = match.group(1) if match else ""
@@ -126,6 +127,7 @@ class BaseOperatorName:
             else:
                 i = "_" if self.inplace else "_functional" if self.functional_overload else ""
                 s = f"{namespace_prefix}{self.base}{i}"
+            s = shared(s)
             object.__setattr__(self, "_str", s)
         return s
 
@@ -153,10 +155,10 @@ class OperatorName:
         else:
             name = op_name
             overload_name = ""
-        r = OperatorName(name=BaseOperatorName.parse(name), overload_name=overload_name)
+        r = OperatorName(name=BaseOperatorName.parse(name), overload_name=shared(overload_name))
         if overload_name or "." not in op_name:
             # the name prints as `name` (BaseOperatorName.parse checks), so `r` as `op_name`
-            object.__setattr__(r, "_str", op_name)
+            object.__setattr__(r, "_str", shared(op_name))
         elif str(r) != op_name:  # a trailing '.': printed without it
             raise ValueError(f"operator name '{op_name}' does not round-trip (got '{r}')")
         return r
@@ -164,7 +166,7 @@ class OperatorName:
     def __str__(self) -> str:
         s = self._str
         if s is None:
-            s = f"{self.name}.{self.overload_name}" if self.overload_name else f"{self.name}"
+            s = shared(f"{self.name}.{self.overload_name}" if self.overload_name else f"{self.name}")
             object.__setattr__(self, "_str", s)
         return s
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex
@@ -58,6 +58,18 @@ FORMAT = 1  # of the stored value; part of the key
 SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
 MAX_CHUNKS = 10_000  # a file of more entries (the real one has 690) is not kept: its records would be 30+ MB
 MAX_BYTES = 32 * 1024 * 1024  # of the records of one value (the real file's: 2 MB); entries past it are not kept
+
+# Who runs background saves: None, a thread after SAVE_DELAY; else a callable handed each cache with a
+# save to do (its `saving()` steps), which answers False when it cannot take it (the thread then).
+# The server's (server/saving.py) runs the steps on its event loop while no one types: pickling the
+# 10x file's 6,800 records takes ~2 s, and in a thread it held the GIL against every keystroke.
+_runner: Callable[[EntryCache], bool] | None = None
+
+
+def run_background_saves_with(runner: Callable[[EntryCache], bool] | None) -> None:
+    """Background saves go to `runner` from now on (None: a thread each, as before)."""
+    global _runner
+    _runner = runner
 
 
 def header_sources_key(native_path: str | None) -> list[str | bytes | None]:
@@ -120,7 +132,8 @@ class EntryCache:
 
     `get(text)`: the stored result of a chunk, or None. `passed(chunks)`: after a full pass, with
     the current chunks' results; writes them back when anything was computed (at once, or with
-    `background=True` in a thread after SAVE_DELAY seconds). `hits`/`misses` count lookups."""
+    `background=True` later: by the runner run_background_saves_with() set, else in a thread after
+    SAVE_DELAY seconds). `hits`/`misses` count lookups."""
 
     def __init__(
         self,
@@ -157,9 +170,11 @@ class EntryCache:
             self._key = context_key(self.index_key, self.refs.index, self.native_path, self.refs.profile)
         return self._key
 
-    def _load(self) -> dict[bytes, bytes]:
+    def _load(self, wait: bool = True) -> dict[bytes, bytes]:
+        """The stored records (read once). `wait=False`: not waiting for a detached writer at work in
+        the cache folder (a save on the server's event loop must not block it for seconds)."""
         if self._stored is None:
-            value = self.disk.get(self.key)
+            value = self.disk.get(self.key, waited=not wait)
             ok = isinstance(value, dict) and all(
                 isinstance(k, bytes) and isinstance(v, bytes) for k, v in value.items()
             )
@@ -230,16 +245,24 @@ class EntryCache:
             scheduled = self._pending is not None
             self._pending = snapshot  # a newer pass replaces what a pending save would write
         if not scheduled:
-            timer = threading.Timer(SAVE_DELAY, self.flush)
-            timer.daemon = True
-            timer.start()
+            runner = _runner
+            if runner is None or not runner(self):
+                timer = threading.Timer(SAVE_DELAY, self.flush)
+                timer.daemon = True
+                timer.start()
 
     def flush(self) -> None:
         """Write what a background save is waiting to write, now (the timer, tests, shutdown)."""
+        for _ in self.saving():
+            pass
+
+    def saving(self) -> Iterator[None]:
+        """`flush()` in steps: each `next()` pickles one chunk's record (~0.3 ms), or reads or writes the
+        stored value; nothing changes the cache's state until the last step."""
         with self._lock:
             pending, self._pending = self._pending, None
         if pending is not None:
-            self.save(pending)
+            yield from self._saving(pending)
 
     def _reused(self, result: ChunkResult) -> bytes | None:
         """The digest of a chunk result read from disk whose record is still what it would be written as."""
@@ -263,9 +286,19 @@ class EntryCache:
 
     def save(self, chunks: Mapping[str, ChunkResult]) -> bool:
         """Write the records of `chunks` (reusing the stored bytes of unchanged ones); True if written."""
+        steps = self._saving(chunks)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return bool(done.value)
+
+    def _saving(self, chunks: Mapping[str, ChunkResult]) -> Generator[None, None, bool]:
+        """`save(chunks)`, one step per record pickled; returns (StopIteration.value) whether it was written."""
         from derivls.derivatives.formulas.hook import remembered_codegen
 
-        stored = self._load()
+        stored = self._load(wait=False)  # missed meanwhile: every record is pickled again (last writer wins)
+        yield
         records: dict[bytes, bytes] = {}
         served: dict[int, tuple[ChunkResult, bytes, tuple[frozenset[object] | None, ...]]] = {}
         size = 0
@@ -288,6 +321,8 @@ class EntryCache:
                 log.info("entry cache: not keeping a chunk: %r", e)
                 continue
             served[id(result)] = (result, d, tuple(m[0] if m is not None else None for m in remembered))
+            yield
+        yield  # the write (~15 ms for the 10x file's 12 MB) is a step of its own
         with self._lock:
             self._stored = records
             self._served = served  # what is written now counts as read: memory follows the file

@@ -24,6 +24,7 @@ from derivls.server import (
     indexes,
     inlay,
     pipeline,
+    saving,
     signature,
     symbols,
     tokens,
@@ -39,6 +40,7 @@ def register(server: DerivlsServer) -> None:
     server.index_changed = functools.partial(pipeline.index_changed, server)
     server.current = functools.partial(pipeline.current, server)
     server.publish = functools.partial(pipeline.publish, server)
+    saving.install()  # the entry cache's saves: on the event loop, between keystrokes
     _register_lifecycle(server)
     _register_documents(server)
     _register_navigation(server)

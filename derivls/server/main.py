@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 
+from derivls.gcpolicy import one_malloc_arena
 from derivls.server import transport
 
 TYPE_CHECKING = False
@@ -33,6 +34,7 @@ def create_server() -> DerivlsServer:
 def serve(args: argparse.Namespace) -> int:
     from derivls.writebehind import never_wait
 
+    one_malloc_arena()  # before any thread: the index is built in one (gcpolicy.py)
     never_wait()  # a cache miss while a `derivls check` writes its cache is computed, not waited for
     transport.configure_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING") or "WARNING")
     if getattr(args, "tcp", False):

@@ -107,11 +107,15 @@ class EditedText:
 
     __slots__ = ("anchor", "base", "edits", "lines", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, lines: list[str] | None = None) -> None:
+        """`lines`: text's lines if known (a LineIndex's list: shared, never changed here; the first
+        change of a 10x file then does not split its 30,000 lines again, ~10 ms)."""
         self.text = text
         self.base = text
         self.edits: list[tuple[int, int, int]] = []
-        self.lines: list[str] | None = text.split("\n") if "\r" not in text and len(text) < COMPACT_FROM else None
+        self.lines: list[str] | None = None
+        if "\r" not in text and len(text) < COMPACT_FROM:
+            self.lines = lines if lines is not None else text.split("\n")
         self.anchor = (0, 0)  # (line, offset of its start): valid, since it is before the last change
 
     def _line_offset(self, line: int) -> int:
@@ -153,9 +157,11 @@ class EditedText:
                 (last, last_column, end),
                 (first, first_column, start),
             )
-        lines = self.lines
-        self.lines = lines[:first] + (lines[first][:first_column] + new_text + lines[last][last_column:]).split("\n")
-        self.lines += lines[last + 1 :]
+        # a copy (the old list may be a LineIndex's, which is never changed), then spliced in place: one
+        # pass over the list instead of three (~0.4 ms less per keystroke on a 30,000-line file)
+        lines = self.lines.copy()
+        lines[first : last + 1] = (lines[first][:first_column] + new_text + lines[last][last_column:]).split("\n")
+        self.lines = lines
         self.anchor = (first, start - first_column)
         self.text = self.text[:start] + new_text + self.text[end:]
         self.edits.append((start, end, len(new_text)))

@@ -65,8 +65,16 @@ class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_
         """The document's EditedText, if it holds `text` (the very object), else a new one."""
         edited = self.edited.get(uri)
         if edited is None or edited.text is not text:
-            edited = self.edited[uri] = EditedText(text)
+            edited = self.edited[uri] = EditedText(text, self._lines_of(uri, text))
         return edited
+
+    def _lines_of(self, uri: str, text: str) -> list[str] | None:
+        """The lines of `text` the server split already (the analysed document's LineIndex), if any."""
+        doc = getattr(self._server, "docs", {}).get(uri)
+        index = getattr(doc, "lines", None)
+        if index is None or index.text is not text or type(index.lines) is not list:
+            return None
+        return index.lines  # type: ignore[no-any-return]
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]

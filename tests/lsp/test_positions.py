@@ -127,3 +127,14 @@ def test_line_index_ranges():
     assert index.position(1, 1) == types.Position(line=1, character=2)
     assert index.column(types.Position(line=1, character=2)) == (1, 1)
     assert index.position(99, 0) == types.Position(line=2, character=1)  # clamped to the end
+
+
+def test_edited_text_takes_the_lines_of_a_line_index_of_its_text():
+    text = "a\nbc\n\nd"
+    index = LineIndex(text)
+    edited = EditedText(text, index.lines)
+    assert edited.lines is index.lines  # shared, not split again
+    assert edited.apply(change_at((1, 1), (1, 2), "x\ny"), "utf-16") == "a\nbx\ny\n\nd"
+    assert index.lines == ["a", "bc", "", "d"]  # the index's list is never changed
+    assert edited.lines == LineIndex(edited.text).lines
+    assert EditedText("a\r\nb", ["a", "b"]).lines is None  # a text with \r keeps no lines, as before

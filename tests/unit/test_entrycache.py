@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -441,3 +442,61 @@ def test_the_legacy_profile_reads_its_entries_and_computes_the_same(legacy_dir: 
     )
     assert json.dumps(second.profile.dump(got)) == json.dumps(second.profile.dump(fresh))
     assert json.loads(json.dumps(second.profile.dump(got)))["infos"]
+
+
+def test_a_background_save_goes_to_the_runner_and_its_steps_write_what_flush_writes(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[EntryCache] = []
+    monkeypatch.setattr(entrycache, "_runner", lambda cache: taken.append(cache) or True)
+    load = workspace.load()
+    assert load.index is not None and load.cache_key is not None
+    store = EntryCache(workspace.disk, load.cache_key, load.index, load.index.path, load.profile, background=True)
+    DocumentAnalyzer(load.index, load.index.path, load.profile, store).analyse(workspace.derivatives.read_text())
+    assert taken == [store]  # no thread: the runner has it
+    steps = store.saving()
+    next(steps)  # a step reads; nothing is written yet
+    for _ in range(10):
+        next(steps)
+    assert not list(workspace.disk.directory.glob("entries-*"))
+    count = 11 + sum(1 for _ in steps)
+    assert count > 600  # one step per record, and the read and the write
+    path, records = _stored(workspace)
+    assert len(records) > 600 and store._stored is None
+    assert list(store.saving()) == []  # nothing pending any more
+    path.unlink()
+    monkeypatch.setattr(entrycache, "_runner", lambda cache: False)  # a runner that cannot take it: a thread
+    monkeypatch.setattr(entrycache, "SAVE_DELAY", 0.0)
+    other = EntryCache(workspace.disk, load.cache_key, load.index, load.index.path, load.profile, background=True)
+    DocumentAnalyzer(load.index, load.index.path, load.profile, other).analyse(workspace.derivatives.read_text())
+    deadline = time.monotonic() + 60
+    while not list(workspace.disk.directory.glob("entries-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _stored(workspace)[1] == records
+
+
+def test_a_stepped_save_does_not_wait_for_a_writer_at_work(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server runs the steps on its event loop: a detached writer's lock must not block it."""
+    import fcntl
+    import os
+
+    from derivls.writebehind import LOCK_NAME
+
+    monkeypatch.setattr(entrycache, "_runner", lambda cache: True)  # the test runs the steps
+    load = workspace.load()
+    assert load.index is not None and load.cache_key is not None
+    store = EntryCache(workspace.disk, load.cache_key, load.index, load.index.path, load.profile, background=True)
+    DocumentAnalyzer(load.index, load.index.path, load.profile, store).analyse(workspace.derivatives.read_text())
+    workspace.disk.directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(workspace.disk.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a writer at work
+        started = time.monotonic()
+        for _ in store.saving():
+            pass
+        assert time.monotonic() - started < 5  # not the 10 s a reader waits
+    finally:
+        os.close(fd)
+    assert len(_stored(workspace)[1]) > 600
