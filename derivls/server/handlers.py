@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -265,6 +266,7 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "torchVersion": ls.settings.torch_version,
         },
         "rss_kb": _rss_kb(),
+        "frozen_objects": gc.get_freeze_count(),  # what the GC no longer scans (gcpolicy.freeze_heap)
     }
 
 

@@ -152,9 +152,11 @@ async def _process(ls: DerivlsServer, uri: str) -> None:
     if uri in ls.refresh_after:
         ls.refresh_after.discard(uri)
         request_refresh(ls)
-    if analysed - started > COLD_ANALYSIS:
-        # after a cold analysis: its long-lived objects need no more GC passes. Not collected first: a
-        # load makes no cyclic garbage, and collecting ~1.5M objects blocked requests for 1-2.5 s at 10x
+    if analysed - started > COLD_ANALYSIS or not doc.settled:
+        # after a document's first analysis (computed, or read from the entry cache: fast, but as many
+        # long-lived objects) or a cold one: they need no more GC passes. Not collected first: a load
+        # makes no cyclic garbage, and collecting ~1.5M objects blocked requests for 1-2.5 s at 10x
+        doc.settled = True
         freeze_heap(collect=False)
         warm_up_changes(ls)
     collect_when_idle(asyncio.get_running_loop())  # no GC pass between keystrokes either: once typing pauses

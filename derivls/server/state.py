@@ -109,6 +109,7 @@ class DerivDocument:
     index_version: int = -1
     generated_shown: set[str] = field(default_factory=set)  # derivls-generated: URIs shown for it
     fragments: dict[str, object] = field(default_factory=dict)  # answer kind → raw.FragmentCache
+    settled: bool = False  # its first analysis is out and the heap was frozen after it (pipeline.py)
 
 
 @dataclass(frozen=True, slots=True)

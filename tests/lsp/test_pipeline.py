@@ -118,3 +118,48 @@ async def test_changes_received_together_are_analysed_once_and_the_newest_is_pub
         client.reader.cancel()
         proc.kill()
         await proc.wait()
+
+
+async def test_a_document_s_first_analysis_is_frozen_out_of_the_gc_even_when_it_is_fast():
+    """A document whose entries come from the cache (or are few) is analysed in milliseconds, yet its
+    objects are as long-lived as a slow analysis's: the GC must not scan them between keystrokes."""
+    proc = await asyncio.create_subprocess_exec(
+        *SERVER, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    client = RawClient(proc)
+    second = uri(CHECKOUT / "tools" / "autograd" / "second" / "derivatives.yaml")
+    try:
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"capabilities": {}, "processId": None, "rootUri": uri(CHECKOUT)},
+            },
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": DOC, "languageId": "yaml", "version": 1, "text": TEXT}},
+            },
+        )
+        await client.wait_for(diagnostics_of(1))
+        client.send({"jsonrpc": "2.0", "id": 2, "method": "derivls/status", "params": {}})
+        before = (await client.wait_for(answer_to(2)))["result"]["frozen_objects"]
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": second, "languageId": "yaml", "version": 1, "text": TEXT}},
+            }
+        )  # the same index: no index is built, only this document is analysed (fast)
+        await client.wait_for(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == second
+        )
+        client.send({"jsonrpc": "2.0", "id": 3, "method": "derivls/status", "params": {}})
+        after = (await client.wait_for(answer_to(3)))["result"]["frozen_objects"]
+        assert after > before
+    finally:
+        client.reader.cancel()
+        proc.kill()
+        await proc.wait()
