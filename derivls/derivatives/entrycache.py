@@ -322,12 +322,12 @@ class EntryCache:
                 continue
             served[id(result)] = (result, d, tuple(m[0] if m is not None else None for m in remembered))
             yield
-        yield  # the write (~15 ms for the 10x file's 12 MB) is a step of its own
+        yield
         with self._lock:
             self._stored = records
             self._served = served  # what is written now counts as read: memory follows the file
             self.saves += 1
-        written = self.disk.put(self.key, records)
+        written = yield from self.disk.storing(self.key, records)  # a step per MB written
         self._release()
         return written
 

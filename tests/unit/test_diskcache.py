@@ -145,3 +145,23 @@ def test_concurrent_writers_never_leave_a_torn_entry(tmp_path: Path) -> None:
         p.join()
         assert p.exitcode == 0
     assert pickle.loads((tmp_path / f"{key}.pickle").read_bytes()) == list(range(20000))
+
+
+def test_a_value_stored_in_steps_is_read_back_and_abandoned_steps_leave_no_file(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path)
+    value = {b"k%d" % i: b"x" * 100_000 for i in range(30)}  # ~3 MB: several write steps
+    steps = cache.storing("stepped", value)
+    count = 0
+    try:
+        while True:
+            next(steps)
+            count += 1
+    except StopIteration as done:
+        assert done.value is True
+    assert count >= 3 and cache.get("stepped") == value
+    abandoned = cache.storing("abandoned", value)
+    next(abandoned)
+    next(abandoned)  # a temporary file is half written now
+    abandoned.close()
+    assert cache.get("abandoned") is None
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(diskcache.TEMPORARY)]
