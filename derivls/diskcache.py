@@ -136,14 +136,10 @@ class DiskCache:
 
     def store_now(self, key: str, value: object) -> bool:
         """`put`, never deferred."""
-        import tempfile  # only when writing
-
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
-        except OSError as e:
-            _info("cache: cannot write %s: %r", key, e)
+        opened = self._temporary(key)
+        if opened is None:
             return False
+        fd, tmp = opened
         try:
             with os.fdopen(fd, "wb") as f:
                 pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -162,6 +158,17 @@ class DiskCache:
         self.prune()
         return True
 
+    def _temporary(self, key: str) -> tuple[int, str] | None:
+        """A new temporary file in the folder for `key`'s value (fd, path); None (logged) if it cannot be made."""
+        import tempfile  # only when writing
+
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            return tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
+        except OSError as e:
+            _info("cache: cannot write %s: %r", key, e)
+            return None
+
     def storing(self, key: str, value: object) -> Generator[None, None, bool]:
         """`store_now` in steps, for an event loop that must stay responsive: pickling is one step, then
         each WRITE_STEP bytes written is one (the 10x file's 12 MB of entry records: ~15 ms at once).
@@ -176,14 +183,10 @@ class DiskCache:
         if len(data) > self.max_bytes:
             return False
         yield
-        import tempfile  # only when writing
-
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
-        except OSError as e:
-            _info("cache: cannot write %s: %r", key, e)
+        opened = self._temporary(key)
+        if opened is None:
             return False
+        fd, tmp = opened
         try:
             with os.fdopen(fd, "wb") as f:
                 view = memoryview(data)

@@ -79,27 +79,36 @@ def change(version: int, line: int, column: int, text: str) -> dict[str, Any]:
     }
 
 
-async def test_changes_received_together_are_analysed_once_and_the_newest_is_published():
+async def started() -> tuple[asyncio.subprocess.Process, RawClient]:
     proc = await asyncio.create_subprocess_exec(
         *SERVER, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
     )
-    client = RawClient(proc)
+    return proc, RawClient(proc)
+
+
+async def open_checkout(client: RawClient) -> None:
+    """initialize on the checkout fixture, open its derivatives.yaml, wait for its first diagnostics."""
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"capabilities": {}, "processId": None, "rootUri": uri(CHECKOUT)},
+        },
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": DOC, "languageId": "yaml", "version": 1, "text": TEXT}},
+        },
+    )
+    await client.wait_for(diagnostics_of(1))
+
+
+async def test_changes_received_together_are_analysed_once_and_the_newest_is_published():
+    proc, client = await started()
     try:
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {"capabilities": {}, "processId": None, "rootUri": uri(CHECKOUT)},
-            },
-            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {
-                "jsonrpc": "2.0",
-                "method": "textDocument/didOpen",
-                "params": {"textDocument": {"uri": DOC, "languageId": "yaml", "version": 1, "text": TEXT}},
-            },
-        )
-        await client.wait_for(diagnostics_of(1))
+        await open_checkout(client)
         client.send({"jsonrpc": "2.0", "id": 2, "method": "derivls/status", "params": {}})
         before = (await client.wait_for(answer_to(2)))["result"]["analyses"]
         position = position_of(TEXT, "- name: sin")
@@ -123,27 +132,10 @@ async def test_changes_received_together_are_analysed_once_and_the_newest_is_pub
 async def test_a_document_s_first_analysis_is_frozen_out_of_the_gc_even_when_it_is_fast():
     """A document whose entries come from the cache (or are few) is analysed in milliseconds, yet its
     objects are as long-lived as a slow analysis's: the GC must not scan them between keystrokes."""
-    proc = await asyncio.create_subprocess_exec(
-        *SERVER, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
-    )
-    client = RawClient(proc)
+    proc, client = await started()
     second = uri(CHECKOUT / "tools" / "autograd" / "second" / "derivatives.yaml")
     try:
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {"capabilities": {}, "processId": None, "rootUri": uri(CHECKOUT)},
-            },
-            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {
-                "jsonrpc": "2.0",
-                "method": "textDocument/didOpen",
-                "params": {"textDocument": {"uri": DOC, "languageId": "yaml", "version": 1, "text": TEXT}},
-            },
-        )
-        await client.wait_for(diagnostics_of(1))
+        await open_checkout(client)
         client.send({"jsonrpc": "2.0", "id": 2, "method": "derivls/status", "params": {}})
         before = (await client.wait_for(answer_to(2)))["result"]["frozen_objects"]
         client.send(

@@ -383,13 +383,19 @@ def test_version_flag():
     assert proc.returncode == 0 and proc.stdout.startswith("derivls ")
 
 
-async def test_tcp_transport():
+async def tcp_server() -> tuple[int, asyncio.subprocess.Process]:
+    """`derivls --tcp` on a free port of localhost: (port, process)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "derivls", "--tcp", "--port", str(port), stderr=asyncio.subprocess.PIPE
     )
+    return port, proc
+
+
+async def test_tcp_transport():
+    port, proc = await tcp_server()
     try:
         client = make_client()
         for _ in range(100):
@@ -411,12 +417,7 @@ async def test_tcp_transport():
 
 
 async def test_over_tcp_bad_framing_gets_an_error_for_its_id_and_the_next_request_is_answered():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "derivls", "--tcp", "--port", str(port), stderr=asyncio.subprocess.PIPE
-    )
+    port, proc = await tcp_server()
     try:
         for _ in range(100):
             try:
