@@ -230,6 +230,11 @@ def _receiver_method(
             return None
         cands = headers.tensor_methods | set(headers.method_schemas)
         message = f"'{receiver.text}' is a Tensor here, and Tensor has no method '{t.text}'."
+        if scope.backward and t.text in OPTIONAL_METHODS:
+            message += (
+                " In a backward formula an optional Tensor (Tensor?) is the saved Tensor, unpacked: undefined"
+                f" when it was absent (test it with '{receiver.text}.defined()')."
+            )
         rewrites: tuple[Rewrite, ...] = ()
         if t.text == "value" and [x.text for x in tokens[i + 1 : i + 3]] == ["(", ")"]:
             # a Tensor? in a backward formula is already the Tensor (undefined when absent)
