@@ -49,7 +49,7 @@ class Local:
     name: str
     kind: str
     cpp_type: str  # "" when unknown
-    holds: str = ""  # TENSOR, OPTIONAL_TENSOR or "" (not known exactly)
+    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, VECTOR, PRIMITIVE, or "" (not known exactly); see above
 
     @property
     def is_tensor(self) -> bool:
