@@ -14,16 +14,21 @@ keep a `hash()` of a str in its instance dict; string hashes change between proc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
 import sys
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from derivls import __version__
 from derivls.writebehind import defer, wait_for_writer
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 
 def _info(message: str, *args: object) -> None:
@@ -31,6 +36,10 @@ def _info(message: str, *args: object) -> None:
     import logging
 
     logging.getLogger(__name__).info(message, *args)
+
+
+class _Oversized(Exception):
+    """A pickled value over max_bytes: not stored."""
 
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -136,38 +145,18 @@ class DiskCache:
 
     def store_now(self, key: str, value: object) -> bool:
         """`put`, never deferred."""
-        opened = self._temporary(key)
-        if opened is None:
-            return False
-        fd, tmp = opened
         try:
-            with os.fdopen(fd, "wb") as f:
+            with self._replacing(key) as f:
                 pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-                size = f.tell()
-            if size > self.max_bytes:
-                self._remove(Path(tmp))
-                return False
-            os.replace(tmp, self._path(key))
-        except Exception as e:  # unpicklable, or the disk is full: nothing is stored
-            self._remove(Path(tmp))
+                if f.tell() > self.max_bytes:
+                    raise _Oversized
+        except _Oversized:
+            return False
+        except Exception as e:  # no folder, unpicklable, or the disk is full: nothing is stored
             _info("cache: cannot store %s: %r", key, e)
             return False
-        except BaseException:
-            self._remove(Path(tmp))
-            raise
         self.prune()
         return True
-
-    def _temporary(self, key: str) -> tuple[int, str] | None:
-        """A new temporary file in the folder for `key`'s value (fd, path); None (logged) if it cannot be made."""
-        import tempfile  # only when writing
-
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            return tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
-        except OSError as e:
-            _info("cache: cannot write %s: %r", key, e)
-            return None
 
     def storing(self, key: str, value: object) -> Generator[None, None, bool]:
         """`store_now` in steps, for an event loop that must stay responsive: pickling is one step, then
@@ -183,26 +172,33 @@ class DiskCache:
         if len(data) > self.max_bytes:
             return False
         yield
-        opened = self._temporary(key)
-        if opened is None:
-            return False
-        fd, tmp = opened
         try:
-            with os.fdopen(fd, "wb") as f:
+            with self._replacing(key) as f:
                 view = memoryview(data)
                 for start in range(0, len(view), WRITE_STEP):
                     f.write(view[start : start + WRITE_STEP])
                     yield
-            os.replace(tmp, self._path(key))
-        except Exception as e:  # the disk is full: nothing is stored
-            self._remove(Path(tmp))
+        except Exception as e:  # no folder, or the disk is full: nothing is stored
             _info("cache: cannot store %s: %r", key, e)
             return False
-        except BaseException:  # (GeneratorExit: the steps were abandoned) no half-written file stays
-            self._remove(Path(tmp))
-            raise
         self.prune()
         return True
+
+    @contextlib.contextmanager
+    def _replacing(self, key: str) -> Iterator[BinaryIO]:
+        """A new temporary file in the folder, which becomes `key`'s value (atomically) when the block ends
+        normally; removed when it raises (also GeneratorExit: steps of `storing` that were abandoned)."""
+        import tempfile  # only when writing
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                yield f
+            os.replace(tmp, self._path(key))
+        except BaseException:
+            self._remove(Path(tmp))
+            raise
 
     def prune(self) -> None:
         """Remove least recently used entries until the folder holds at most max_bytes, and temporary
