@@ -367,6 +367,11 @@ class HeaderIndex:
             name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
         )
 
+    def tensor_method_names(self) -> set[str]:
+        """Every Tensor method's name (TensorBody.h/TensorBase.h and method variants): what a misspelled
+        method is compared with."""
+        return self.tensor_methods | set(self.method_schemas)
+
     def is_tensor_method(self, name: str, backward: bool) -> bool:
         """A method an at::Tensor has (in a backward formula, also a call the saved-variable substitution
         replaces before C++ sees it)."""

@@ -31,7 +31,7 @@ from derivls.derivatives.formulas.headers import (
     Declaration,
     HeaderIndex,
 )
-from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Scope
+from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Local, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.frozen import frozen_dataclass
 
@@ -147,7 +147,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                 and headers.native_complete
                 and not headers.is_method(t.text)
             ):
-                cands = headers.tensor_methods | set(headers.method_schemas)
+                cands = headers.tensor_method_names()
                 findings.append(
                     Finding(
                         "formula-unknown-method",
@@ -177,16 +177,18 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
     return findings
 
 
-def _known_receiver(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]) -> str:
-    """What the plain local before `tokens[i-1]` (`.` or `->`) holds (scope.Local.holds), or "" when it is
-    not judged (see _receiver_method)."""
+def _known_receiver(
+    tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> Local | None:
+    """The plain local before `tokens[i-1]` (`.` or `->`) when derivls knows what it holds
+    (scope.Local.holds), else None: not judged (see _receiver_method)."""
     if scope.foreach or i < 2 or not headers.has_tensor_methods or not headers.native_complete:
-        return ""
+        return None
     receiver = tokens[i - 2]
     if receiver.kind != "ident" or receiver.text in declared or (i >= 3 and tokens[i - 3].text in (".", "->", "::")):
-        return ""
+        return None
     local = scope.get(receiver.text)
-    return local.holds if local is not None else ""
+    return local if local is not None and local.holds else None
 
 
 def _arrow_member(
@@ -197,11 +199,13 @@ def _arrow_member(
     reaches the Tensor, so `name` must be a Tensor method; a Tensor is not a pointer at all."""
     if scope.backward:
         return None
-    holds = _known_receiver(tokens, i, scope, headers, declared)
-    t, receiver = tokens[i], tokens[i - 2].text if i >= 2 else ""
+    local = _known_receiver(tokens, i, scope, headers, declared)
+    if local is None:
+        return None
+    holds, t, receiver = local.holds, tokens[i], local.name
     if holds == OPTIONAL_TENSOR and not headers.is_tensor_method(t.text, False):
         message = f"'{receiver}->' reaches the Tensor in the std::optional, and Tensor has no method '{t.text}'."
-        cands = headers.tensor_methods | set(headers.method_schemas)
+        cands = headers.tensor_method_names()
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
     if holds in (TENSOR, VECTOR, PRIMITIVE):
         message = f"'{receiver}' is not a pointer (it is a {_holds_what(holds)} here): use '{receiver}.{t.text}'."
@@ -220,15 +224,14 @@ def _receiver_method(
     no member `name`: a Tensor that is not an optional, or a forward formula's `Tensor?` argument (a
     std::optional) used as a Tensor. Receivers that are expressions, members, declared in the formula,
     or in a `_foreach_` formula (torchgen rewrites `x` into `x[i]` there) are not judged."""
-    if not _known_receiver(tokens, i, scope, headers, declared):
+    local = _known_receiver(tokens, i, scope, headers, declared)
+    if local is None:
         return None
-    receiver = tokens[i - 2]
-    local = scope.locals[receiver.text]
-    t = tokens[i]
+    receiver, t = tokens[i - 2], tokens[i]
     if local.holds == TENSOR:
         if headers.is_tensor_method(t.text, scope.backward):
             return None
-        cands = headers.tensor_methods | set(headers.method_schemas)
+        cands = headers.tensor_method_names()
         message = f"'{receiver.text}' is a Tensor here, and Tensor has no method '{t.text}'."
         if scope.backward and t.text in OPTIONAL_METHODS:
             message += (
