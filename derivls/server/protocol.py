@@ -13,12 +13,14 @@ import asyncio
 import inspect
 import json
 import logging
+from collections.abc import Sequence
 
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from derivls.ide.generated import SCHEME as GENERATED_SCHEME
+from derivls.server.blocklines import BlockLines
 from derivls.server.positions import UTF16, EditedText
 from derivls.server.pygls_fixes import ForgetFinishedHandlers
 from derivls.server.raw import RawJSON
@@ -68,12 +70,12 @@ class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_
             edited = self.edited[uri] = EditedText(text, self._lines_of(uri, text))
         return edited
 
-    def _lines_of(self, uri: str, text: str) -> list[str] | None:
+    def _lines_of(self, uri: str, text: str) -> Sequence[str] | None:
         """The lines of `text` the server split already (the analysed document's LineIndex), if any."""
         doc = getattr(self._server, "docs", {}).get(uri)
         index = getattr(doc, "lines", None)
-        if index is None or index.text is not text or type(index.lines) is not list:
-            return None
+        if index is None or index.text is not text or not isinstance(index.lines, (list, BlockLines)):
+            return None  # (a CompactLines: a text too big for EditedText's lines)
         return index.lines  # type: ignore[no-any-return]
 
     @lsp_method(types.INITIALIZE)
