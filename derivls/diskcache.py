@@ -15,7 +15,6 @@ keep a `hash()` of a str in its instance dict; string hashes change between proc
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import pickle
 import sys
@@ -25,6 +24,11 @@ from pathlib import Path
 
 from derivls import __version__
 from derivls.writebehind import defer, wait_for_writer
+
+try:  # hashlib's own blake2b, without importing OpenSSL's _hashlib (~4 ms of `check`'s start)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - another Python
+    from hashlib import blake2b
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -53,7 +57,7 @@ def _code_fingerprint() -> str:
     """The derivls code itself (each module's size and mtime): a checkout being worked on keeps its
     version number while its classes change, and must not read what older code pickled."""
     root = Path(__file__).resolve().parent
-    h = hashlib.blake2b(digest_size=12)
+    h = blake2b(digest_size=12)
     for folder, _, files in sorted(os.walk(root)):
         for name in sorted(files):
             if name.endswith(".py"):
@@ -84,7 +88,7 @@ def disabled_by_environment() -> bool:
 
 def content_key(kind: str, *parts: str | bytes | None) -> str:
     """A file-name-safe key over `kind`, the derivls/Python version and every part (None counts too)."""
-    h = hashlib.blake2b(digest_size=20)
+    h = blake2b(digest_size=20)
     for part in (_SALT, kind, *parts):
         if part is None:
             h.update(b"\x00none\x00")

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any
 
 from derivls.diagnostics import Span
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CompactLines", "count_line_breaks", "error_span", "remap_marks"]
 

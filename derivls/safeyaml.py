@@ -15,7 +15,10 @@ the whole repr of a huge value.
 from __future__ import annotations
 
 import reprlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "REPR_LIMIT",

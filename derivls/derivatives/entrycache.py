@@ -30,15 +30,13 @@ formulas/hook.py), so a file pass over unchanged entries does not run those chec
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import threading
+import _thread
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.indexrefs import IndexRefs, Uncacheable
-from derivls.diskcache import DiskCache, content_key
+from derivls.diskcache import DiskCache, blake2b, content_key
 from derivls.writebehind import defer
 
 TYPE_CHECKING = False
@@ -52,7 +50,13 @@ if TYPE_CHECKING:
     # (the entries' results, the chunk's own diagnostics): DocumentAnalyzer's _ChunkResult
     ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
 
-log = logging.getLogger(__name__)
+
+def _info(message: str, *args: object) -> None:
+    """Log why a record is dropped or not kept (logging is imported only then: `check` does not pay for it)."""
+    import logging
+
+    logging.getLogger(__name__).info(message, *args)
+
 
 FORMAT = 1  # of the stored value; part of the key
 SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
@@ -119,7 +123,7 @@ def context_key(index_key: str, index: NativeIndex, native_path: str | None, pro
 
 
 def digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 # one chunk's record: its result, and per entry result the codegen-stage diagnostics with the
@@ -158,7 +162,7 @@ class EntryCache:
         # id(chunk result) → (it, its digest, the `mine` sets its codegen diagnostics were read for)
         self._served: dict[int, tuple[ChunkResult, bytes, tuple[frozenset[object] | None, ...]]] = {}
         self._dirty = False
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._pending: dict[str, ChunkResult] | None = None  # what a background save will write
         # background (the server): after its first full pass the stored records are let go (memory) and
         # later lookups, the edit path's, do not read the disk; a later save reads them again
@@ -208,7 +212,7 @@ class EntryCache:
                 raise ValueError("not a chunk record")
             mines = tuple(self._seed(r, c) for r, c in zip(results, codegen))
         except Exception as e:  # unreadable, or from an index it does not fit: analyse the chunk
-            log.info("entry cache: dropping a record: %r", e)
+            _info("entry cache: dropping a record: %r", e)
             stored.pop(d, None)
             self.misses += 1
             self._dirty = True
@@ -247,6 +251,8 @@ class EntryCache:
         if not scheduled:
             runner = _runner
             if runner is None or not runner(self):
+                import threading  # only a server saves in the background
+
                 timer = threading.Timer(SAVE_DELAY, self.flush)
                 timer.daemon = True
                 timer.start()
@@ -318,7 +324,7 @@ class EntryCache:
                 records[d] = self.refs.dumps((result, codegen))
                 size += len(records[d])
             except Exception as e:  # Uncacheable, or a result being changed by another thread: not kept
-                log.info("entry cache: not keeping a chunk: %r", e)
+                _info("entry cache: not keeping a chunk: %r", e)
                 continue
             served[id(result)] = (result, d, tuple(m[0] if m is not None else None for m in remembered))
             yield

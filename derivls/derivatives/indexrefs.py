@@ -18,7 +18,7 @@ from __future__ import annotations
 import copyreg
 import io
 import pickle
-import threading
+from _thread import _local  # threading.local (threading itself costs `check` ~2 ms to import)
 
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.aten.schema import Argument, Arguments, FunctionSchema, Return, SelfArgument, TensorOptionsArguments
@@ -36,7 +36,7 @@ class Uncacheable(Exception):
     """A result holds something that must not be pickled by value (the index, a foreign function)."""
 
 
-_reading = threading.local()  # .refs: the IndexRefs a record is being read against (in this thread)
+_reading = _local()  # .refs: the IndexRefs a record is being read against (in this thread)
 
 
 def _ref(*ref: object) -> object:

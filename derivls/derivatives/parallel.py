@@ -121,10 +121,10 @@ def analyse_chunks(
 def _reap(pid: int, kill: bool) -> int:
     """Wait for the child; its exit status (0 when unknown: with SIGCHLD ignored the system reaps it, and
     only a complete answer unpickles)."""
-    import signal
-
     try:
         if kill:
+            import signal  # only then (its import costs `check` ~1 ms)
+
             os.kill(pid, signal.SIGKILL)
         return os.waitpid(pid, 0)[1]
     except (ChildProcessError, ProcessLookupError):

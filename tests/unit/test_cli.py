@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,42 @@ def test_annotation_path_unit(tmp_path):
     assert annotation_path(tmp_path / "a" / "derivatives.yaml", cwd=tmp_path) == "a/derivatives.yaml"
     assert annotation_path(Path("a/../b/derivatives.yaml"), cwd=Path.cwd()) == "b/derivatives.yaml"
     assert annotation_path(tmp_path / "x.yaml", cwd=tmp_path / "sub") == str(tmp_path / "x.yaml")
+
+
+# Modules `derivls check` has no use for, each ~1-6 ms of its start-up to import (the server's are
+# imported by `derivls serve` only): a new import of one of them on check's path is caught here.
+NOT_IMPORTED_BY_CHECK = (
+    "asyncio",
+    "hashlib",
+    "_hashlib",
+    "logging",
+    "lsprotocol",
+    "pygls",
+    "signal",
+    "threading",
+    "typing",
+)
+
+
+@pytest.mark.parametrize("fork", ["", "1"])
+def test_check_imports_none_of_the_modules_it_does_not_need(checkout, tmp_path, fork):
+    listing = tmp_path / "modules.txt"
+    code = (
+        "import sys\nfrom derivls.cli import main\ncode = main(['check', sys.argv[1]])\n"
+        "open(sys.argv[2], 'w').write('\\n'.join(sorted(sys.modules)))\nsys.exit(code)\n"
+    )
+    env = {**os.environ, "DERIVLS_CACHE_DIR": str(tmp_path / "cache"), "DERIVLS_NO_FORK": fork}
+    env.pop("DERIVLS_NO_CACHE", None)  # the cache's paths (read, then written) are part of check's
+    for _ in range(2):  # an empty cache (written inline without fork), then the cached result
+        run = subprocess.run(
+            [sys.executable, "-c", code, "tools/autograd/derivatives.yaml", str(listing)],
+            cwd=checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 1, run.stderr
+        imported = set(listing.read_text().split())
+        assert "derivls.diskcache" in imported
+        assert imported.isdisjoint(NOT_IMPORTED_BY_CHECK), sorted(imported & set(NOT_IMPORTED_BY_CHECK))
