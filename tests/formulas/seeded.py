@@ -39,6 +39,7 @@ MPS_CONV_BACKWARD = (
     "- name: mps_convolution_backward(Tensor self, Tensor grad_output, Tensor weight, SymInt[] padding, "
     "SymInt[] stride, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
 )
+CONSTANT_PAD = "- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -87,6 +88,13 @@ SEEDED = {
         "std::vector<c10::SymInt>(padding.size(), 0)",
         "std::vector<c10::SymInt>(padding.vec().size(), 0)",
         "vec",
+    ),
+    "tensor-method-on-forward-arrayref": Seeded(  # the kernel's SymInt[] is a c10::SymIntArrayRef
+        "formula-unknown-method",
+        CONSTANT_PAD,
+        "constant_pad_nd_symint(self_t, pad, 0)",
+        "constant_pad_nd_symint(self_t, pad.sizes(), 0)",
+        "sizes",
     ),
     "arrow-typo-on-optional-forward": Seeded(
         "formula-unknown-method", BATCH_NORM, "bias_t, running_mean,", "bias_t, running_mean->sizez(),", "sizez"

@@ -161,6 +161,22 @@ def test_a_backward_formula_s_saved_lists_are_std_vectors_and_numbers_have_no_me
     assert codes("shifts.vec()", scope_of(roll, "result"), headers) == []  # the forward formula's is an ArrayRef
 
 
+def test_a_forward_formula_s_int_and_symint_lists_are_array_refs(scope_of, headers):
+    roll = "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+    forward = scope_of(roll, "result")
+    assert forward.get("shifts").cpp_type == "c10::SymIntArrayRef" and forward.get("dims").cpp_type == "at::IntArrayRef"
+    assert codes("shifts.vec() + dims.size() + dims.slice(1).front() + shifts.equals(shifts)", forward, headers) == []
+    [finding] = resolve("dims.sizes()", forward, headers)  # a Tensor's method
+    assert (finding.code, finding.suggestions[:1]) == ("formula-unknown-method", ("size",))
+    assert finding.message == (
+        "'dims' is a c10::ArrayRef in a forward formula (the kernel's at::IntArrayRef), which has no member 'sizes'."
+    )
+    assert [c[:2] for c in codes("shifts.push_back(0) + dims->size()", forward, headers)] == [
+        ("formula-unknown-method", "push_back"), ("formula-unknown-method", "size"),
+    ]  # fmt: skip
+    assert codes("dims.push_back(0)", scope_of(roll, "self"), headers) == []  # a backward formula's: a std::vector
+
+
 def test_arrows_in_a_forward_formula_reach_an_optional_s_tensor_and_a_tensor_is_no_pointer(scope_of, headers):
     forward = scope_of(LAYER_NORM, "result0")
     assert codes("weight->sizes() + input_p * weight_p", forward, headers) == []

@@ -163,5 +163,11 @@ def test_after_a_saved_vector_completion_offers_std_vector_s_members_and_after_a
     assert members(max_dim, "  self: dim.") == []
 
 
+def test_after_a_forward_formula_s_int_list_completion_offers_array_ref_s_members():
+    roll = "- name: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+    found = members(roll, "  result: dims.")
+    assert {"size", "vec", "slice", "equals"} <= set(found) and "push_back" not in found and "sizes" not in found
+
+
 def test_after_a_call_s_result_completion_offers_tensor_methods():
     assert "sizes" in members(ADD, "  self: grad.sum().si")

@@ -76,7 +76,8 @@ KNOWN_METHODS = frozenset(
     "has_value value value_or reset emplace "  # std::optional
     "to toDouble toLong toInt toBool toComplexDouble toSymInt toSymFloat isComplex isFloatingPoint isIntegral "
     "isBoolean isSymbolic equal type conj log "  # c10::Scalar
-    "size vec empty slice data front back begin end at sizes push_back emplace_back reserve insert "  # ArrayRef/vector
+    "size vec empty slice data front back begin end cbegin cend rbegin rend allMatch equals at sizes push_back "
+    "emplace_back reserve insert "  # ArrayRef/vector
     "guard_int expect_int maybe_as_int is_symbolic "  # c10::SymInt
     "dtype device layout memory_format requires_grad pinned_memory "  # TensorOptions
     "get toFloat toHalf toBFloat16 toComplexFloat toChar toShort toByte toUInt16 toUInt32 toUInt64 isSymbolic".split()
@@ -90,6 +91,11 @@ VECTOR_METHODS = frozenset(
     "at front back data begin cbegin end cend rbegin crbegin rend crend empty size max_size reserve capacity "
     "shrink_to_fit clear insert insert_range emplace erase push_back emplace_back append_range pop_back resize swap "
     "assign assign_range get_allocator".split()
+)
+# c10::ArrayRef's members (c10/util/ArrayRef.h; since 2.10 partly torch/headeronly/util/HeaderOnlyArrayRef.h):
+# what a forward formula may call on an `int[]` / `SymInt[]` argument (an IntArrayRef / SymIntArrayRef).
+ARRAYREF_METHODS = frozenset(
+    "begin end cbegin cend rbegin rend allMatch empty data size front back equals slice at vec".split()
 )
 
 

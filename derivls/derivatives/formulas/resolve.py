@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from derivls.derivatives.formulas.headers import (
+    ARRAYREF_METHODS,
     KEYWORDS,
     KNOWN_AT,
     KNOWN_C10,
@@ -31,7 +32,7 @@ from derivls.derivatives.formulas.headers import (
     Declaration,
     HeaderIndex,
 )
-from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Local, Scope
+from derivls.derivatives.formulas.scope import ARRAYREF, OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Local, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.frozen import frozen_dataclass
 
@@ -207,14 +208,14 @@ def _arrow_member(
         message = f"'{receiver}->' reaches the Tensor in the std::optional, and Tensor has no method '{t.text}'."
         cands = headers.tensor_method_names()
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
-    if holds in (TENSOR, VECTOR, PRIMITIVE):
+    if holds in (TENSOR, VECTOR, ARRAYREF, PRIMITIVE):
         message = f"'{receiver}' is not a pointer (it is a {_holds_what(holds)} here): use '{receiver}.{t.text}'."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
     return None
 
 
 def _holds_what(holds: str) -> str:
-    return {TENSOR: "Tensor", VECTOR: "std::vector", PRIMITIVE: "number"}.get(holds, holds)
+    return {TENSOR: "Tensor", VECTOR: "std::vector", ARRAYREF: "c10::ArrayRef", PRIMITIVE: "number"}.get(holds, holds)
 
 
 def _receiver_method(
@@ -256,6 +257,14 @@ def _receiver_method(
             f"which has no member '{t.text}'."
         )
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, VECTOR_METHODS))
+    if local.holds == ARRAYREF:
+        if t.text in ARRAYREF_METHODS:
+            return None
+        message = (
+            f"'{receiver.text}' is a c10::ArrayRef in a forward formula (the kernel's {local.cpp_type or 'ArrayRef'}), "
+            f"which has no member '{t.text}'."
+        )
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, ARRAYREF_METHODS))
     if t.text in OPTIONAL_METHODS:
         return None
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"

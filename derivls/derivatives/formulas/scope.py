@@ -31,11 +31,13 @@ _PRIMITIVES = frozenset({BaseTy.int, BaseTy.float, BaseTy.bool})  # int64_t, dou
 # declares it (codegen/nodes.py's saved variables, the VariableType kernel's parameters):
 # - TENSOR: an at::Tensor (a backward formula's `Tensor?` too: its SavedVariable is unpacked into a Tensor);
 # - OPTIONAL_TENSOR: a std::optional<at::Tensor> (a forward formula's `Tensor?` argument);
-# - VECTOR: a std::vector (a backward formula's saved `int[]` / `SymInt[]` / `Tensor[]`; the forward
-#   formula's are ArrayRefs, not judged);
+# - VECTOR: a std::vector (a backward formula's saved `int[]` / `SymInt[]` / `Tensor[]`);
+# - ARRAYREF: a c10::ArrayRef (a forward formula's `int[]` / `SymInt[]`: the kernel's IntArrayRef /
+#   SymIntArrayRef; its `Tensor[]` may be an ITensorListRef, not judged);
 # - PRIMITIVE: int64_t, double or bool (`int`, `float`, `bool`), which have no members at all;
 # "" for anything else (not judged).
-TENSOR, OPTIONAL_TENSOR, VECTOR, PRIMITIVE = "tensor", "optional_tensor", "vector", "primitive"
+TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, PRIMITIVE = "tensor", "optional_tensor", "vector", "arrayref", "primitive"
+_FORWARD_ARRAYREFS = frozenset({"list:int", "list:SymInt"})
 # An `int[]` / `SymInt[]` / `Tensor[]` argument: a VECTOR of this type in a backward formula.
 _SAVED_VECTORS = {
     "list:int": "std::vector<int64_t>",
@@ -49,7 +51,7 @@ class Local:
     name: str
     kind: str
     cpp_type: str  # "" when unknown
-    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, VECTOR, PRIMITIVE, or "" (not known exactly); see above
+    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, PRIMITIVE, or "" (not known exactly); see above
 
     @property
     def is_tensor(self) -> bool:
@@ -107,9 +109,10 @@ def build_scope(
     for name, local in base.items():
         if local.holds == OPTIONAL_TENSOR and backward:  # a SavedVariable, unpacked into a Tensor (maybe undefined)
             locals_[name] = replace(local, cpp_type="at::Tensor", holds=TENSOR)
-        elif local.holds in _SAVED_VECTORS:  # saved as a std::vector; the kernel's is an ArrayRef
-            saved = _SAVED_VECTORS[local.holds]
-            locals_[name] = replace(local, cpp_type=saved, holds=VECTOR) if backward else replace(local, holds="")
+        elif local.holds in _SAVED_VECTORS and backward:  # saved as a std::vector
+            locals_[name] = replace(local, cpp_type=_SAVED_VECTORS[local.holds], holds=VECTOR)
+        elif local.holds in _SAVED_VECTORS:  # the kernel's parameter: an ArrayRef (cpp_type says which)
+            locals_[name] = replace(local, holds=ARRAYREF if local.holds in _FORWARD_ARRAYREFS else "")
 
     if not backward and "options" in locals_:  # the VariableType kernel takes TensorOptions scattered
         for name, t in (
