@@ -1,6 +1,6 @@
 """Completion: schemas in `name:`, keys of an entry, dispatch keys, words of formulas, and members after
 `x.` / `x->` in a formula (by what `x` holds when derivls knows it: a Tensor's methods, std::optional's,
-std::vector's, c10::ArrayRef's; else every Tensor method).
+std::vector's, c10::ArrayRef's, c10::Scalar's; else every Tensor method).
 
 The context comes from the text (ide.context), so completion works while the entry being typed does
 not parse; the function an entry is about comes from its `name:` and the native index.
@@ -91,8 +91,13 @@ def _member_completions(
     """Members after `receiver.` / `receiver->`; True when more match than were listed."""
     if analysis is None or analysis.index is None or receiver.isdigit():
         return False
-    from derivls.derivatives.formulas.headers import ARRAYREF_METHODS, OPTIONAL_METHODS, VECTOR_METHODS
-    from derivls.derivatives.formulas.scope import ARRAYREF, OPTIONAL_TENSOR, TENSOR, VECTOR
+    from derivls.derivatives.formulas.headers import (
+        ARRAYREF_METHODS,
+        OPTIONAL_METHODS,
+        SCALAR_METHODS,
+        VECTOR_METHODS,
+    )
+    from derivls.derivatives.formulas.scope import ARRAYREF, OPTIONAL_TENSOR, SCALAR, TENSOR, VECTOR
     from derivls.ide.formulas import formula_at, headers_of
 
     at = formula_at(analysis, line, column, past_end=True)
@@ -107,6 +112,8 @@ def _member_completions(
         members = {name: local.cpp_type if local is not None else "std::vector" for name in VECTOR_METHODS}
     elif holds == ARRAYREF and arrow == ".":
         members = {name: local.cpp_type if local is not None else "c10::ArrayRef" for name in ARRAYREF_METHODS}
+    elif holds == SCALAR and arrow == ".":
+        members = {name: "c10::Scalar" for name in SCALAR_METHODS}
     elif holds in (TENSOR, OPTIONAL_TENSOR) or not holds:
         members = {name: "Tensor method" for name in headers.tensor_methods}
         for name in headers.method_schemas:

@@ -40,6 +40,7 @@ MPS_CONV_BACKWARD = (
     "SymInt[] stride, SymInt[] dilation, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
 )
 CONSTANT_PAD = "- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
+XLOGY_SCALAR = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -95,6 +96,9 @@ SEEDED = {
         "constant_pad_nd_symint(self_t, pad, 0)",
         "constant_pad_nd_symint(self_t, pad.sizes(), 0)",
         "sizes",
+    ),
+    "tensor-method-on-scalar": Seeded(  # a Scalar argument is a c10::Scalar, not a Tensor
+        "formula-unknown-method", XLOGY_SCALAR, "other.toDouble() > 0.", "other.item<double>() > 0.", "item"
     ),
     "arrow-typo-on-optional-forward": Seeded(
         "formula-unknown-method", BATCH_NORM, "bias_t, running_mean,", "bias_t, running_mean->sizez(),", "sizez"

@@ -177,6 +177,19 @@ def test_a_forward_formula_s_int_and_symint_lists_are_array_refs(scope_of, heade
     assert codes("dims.push_back(0)", scope_of(roll, "self"), headers) == []  # a backward formula's: a std::vector
 
 
+def test_a_scalar_argument_is_a_c10_scalar_in_both_directions(scope_of, headers):
+    lerp = "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
+    backward, forward = scope_of(lerp, "self"), scope_of(lerp, "result")
+    for scope in (backward, forward):
+        assert codes("weight.isComplex() ? weight.conj().toDouble() : weight.to<float>() + weight.toFloat8_e4m3fn()",
+                     scope, headers) == []  # fmt: skip
+    [finding] = resolve("weight.item<double>()", backward, headers)  # a Tensor's method
+    assert (finding.code, finding.message) == (
+        "formula-unknown-method", "'weight' is a c10::Scalar here, which has no member 'item'."
+    )  # fmt: skip
+    assert [c[:2] for c in codes("weight->toDouble()", forward, headers)] == [("formula-unknown-method", "toDouble")]
+
+
 def test_arrows_in_a_forward_formula_reach_an_optional_s_tensor_and_a_tensor_is_no_pointer(scope_of, headers):
     forward = scope_of(LAYER_NORM, "result0")
     assert codes("weight->sizes() + input_p * weight_p", forward, headers) == []

@@ -169,5 +169,10 @@ def test_after_a_forward_formula_s_int_list_completion_offers_array_ref_s_member
     assert {"size", "vec", "slice", "equals"} <= set(found) and "push_back" not in found and "sizes" not in found
 
 
+def test_after_a_scalar_completion_offers_c10_scalar_s_members():
+    found = members("- name: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", "  self: weight.to")
+    assert {"toDouble", "toFloat", "toLong", "toSymInt", "to"} <= set(found) and "to_dense" not in found
+
+
 def test_after_a_call_s_result_completion_offers_tensor_methods():
     assert "sizes" in members(ADD, "  self: grad.sum().si")

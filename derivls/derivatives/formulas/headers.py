@@ -92,6 +92,19 @@ VECTOR_METHODS = frozenset(
     "shrink_to_fit clear insert insert_range emplace erase push_back emplace_back append_range pop_back resize swap "
     "assign assign_range get_allocator".split()
 )
+# c10::Scalar's public members (c10/core/Scalar.h): its `to<Type>()` accessors (one per type of
+# AT_FORALL_SCALAR_TYPES_WITH_COMPLEX and the unsigned ones, as of 2.13; older releases have fewer) and the rest.
+SCALAR_METHODS = frozenset(
+    [
+        f"to{t}"
+        for t in "Byte Char Short Int Long Half Float Double ComplexHalf ComplexFloat ComplexDouble Bool BFloat16 "
+        "Float8_e5m2 Float8_e4m3fn Float8_e5m2fnuz Float8_e4m3fnuz Float8_e8m0fnu UInt16 UInt32 UInt64".split()
+    ]
+    + "to equal isBoolean isComplex isFloatingPoint isIntegral isSymBool isSymFloat isSymInt isSymbolic isUnsigned "
+    "log type conj toSymBool toSymFloat toSymInt".split()
+)
+
+
 # c10::ArrayRef's members (c10/util/ArrayRef.h; since 2.10 partly torch/headeronly/util/HeaderOnlyArrayRef.h):
 # what a forward formula may call on an `int[]` / `SymInt[]` argument (an IntArrayRef / SymIntArrayRef).
 ARRAYREF_METHODS = frozenset(
@@ -370,7 +383,12 @@ class HeaderIndex:
 
     def is_method(self, name: str) -> bool:
         return (
-            name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
+            name in self.tensor_methods
+            or name in self.method_schemas
+            or name in KNOWN_METHODS
+            or name in SCALAR_METHODS
+            or name in ARRAYREF_METHODS
+            or name in _SAVED_CALLS
         )
 
     def tensor_method_names(self) -> set[str]:

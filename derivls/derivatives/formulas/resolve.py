@@ -28,11 +28,21 @@ from derivls.derivatives.formulas.headers import (
     KNOWN_C10,
     KNOWN_STD,
     OPTIONAL_METHODS,
+    SCALAR_METHODS,
     VECTOR_METHODS,
     Declaration,
     HeaderIndex,
 )
-from derivls.derivatives.formulas.scope import ARRAYREF, OPTIONAL_TENSOR, PRIMITIVE, TENSOR, VECTOR, Local, Scope
+from derivls.derivatives.formulas.scope import (
+    ARRAYREF,
+    OPTIONAL_TENSOR,
+    PRIMITIVE,
+    SCALAR,
+    TENSOR,
+    VECTOR,
+    Local,
+    Scope,
+)
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.frozen import frozen_dataclass
 
@@ -208,14 +218,20 @@ def _arrow_member(
         message = f"'{receiver}->' reaches the Tensor in the std::optional, and Tensor has no method '{t.text}'."
         cands = headers.tensor_method_names()
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
-    if holds in (TENSOR, VECTOR, ARRAYREF, PRIMITIVE):
+    if holds in (TENSOR, VECTOR, ARRAYREF, SCALAR, PRIMITIVE):
         message = f"'{receiver}' is not a pointer (it is a {_holds_what(holds)} here): use '{receiver}.{t.text}'."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
     return None
 
 
 def _holds_what(holds: str) -> str:
-    return {TENSOR: "Tensor", VECTOR: "std::vector", ARRAYREF: "c10::ArrayRef", PRIMITIVE: "number"}.get(holds, holds)
+    return {
+        TENSOR: "Tensor",
+        VECTOR: "std::vector",
+        ARRAYREF: "c10::ArrayRef",
+        SCALAR: "c10::Scalar",
+        PRIMITIVE: "number",
+    }.get(holds, holds)
 
 
 def _receiver_method(
@@ -265,6 +281,11 @@ def _receiver_method(
             f"which has no member '{t.text}'."
         )
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, ARRAYREF_METHODS))
+    if local.holds == SCALAR:
+        if t.text in SCALAR_METHODS:
+            return None
+        message = f"'{receiver.text}' is a c10::Scalar here, which has no member '{t.text}'."
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, SCALAR_METHODS))
     if t.text in OPTIONAL_METHODS:
         return None
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"

@@ -34,9 +34,12 @@ _PRIMITIVES = frozenset({BaseTy.int, BaseTy.float, BaseTy.bool})  # int64_t, dou
 # - VECTOR: a std::vector (a backward formula's saved `int[]` / `SymInt[]` / `Tensor[]`);
 # - ARRAYREF: a c10::ArrayRef (a forward formula's `int[]` / `SymInt[]`: the kernel's IntArrayRef /
 #   SymIntArrayRef; its `Tensor[]` may be an ITensorListRef, not judged);
+# - SCALAR: a c10::Scalar (`Scalar`: the kernel's `const at::Scalar &`, the node's saved at::Scalar);
 # - PRIMITIVE: int64_t, double or bool (`int`, `float`, `bool`), which have no members at all;
 # "" for anything else (not judged).
-TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, PRIMITIVE = "tensor", "optional_tensor", "vector", "arrayref", "primitive"
+TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, SCALAR, PRIMITIVE = (
+    "tensor", "optional_tensor", "vector", "arrayref", "scalar", "primitive"
+)  # fmt: skip
 _FORWARD_ARRAYREFS = frozenset({"list:int", "list:SymInt"})
 # An `int[]` / `SymInt[]` / `Tensor[]` argument: a VECTOR of this type in a backward formula.
 _SAVED_VECTORS = {
@@ -51,7 +54,7 @@ class Local:
     name: str
     kind: str
     cpp_type: str  # "" when unknown
-    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, PRIMITIVE, or "" (not known exactly); see above
+    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, SCALAR, PRIMITIVE, or "" (not known); see above
 
     @property
     def is_tensor(self) -> bool:
@@ -153,6 +156,8 @@ def _holds(argument: object) -> str:
     if isinstance(t, ListType):
         return f"list:{t.elem}" if f"list:{t.elem}" in _SAVED_VECTORS else ""
     if isinstance(t, BaseType):
+        if t.name == BaseTy.Scalar:
+            return SCALAR
         return TENSOR if t == _TENSOR_TYPE else PRIMITIVE if t.name in _PRIMITIVES else ""
     return ""
 
