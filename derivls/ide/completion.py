@@ -91,13 +91,8 @@ def _member_completions(
     """Members after `receiver.` / `receiver->`; True when more match than were listed."""
     if analysis is None or analysis.index is None or receiver.isdigit():
         return False
-    from derivls.derivatives.formulas.headers import (
-        ARRAYREF_METHODS,
-        OPTIONAL_METHODS,
-        SCALAR_METHODS,
-        VECTOR_METHODS,
-    )
-    from derivls.derivatives.formulas.scope import ARRAYREF, OPTIONAL_TENSOR, SCALAR, TENSOR, VECTOR
+    from derivls.derivatives.formulas.resolve import MEMBERS
+    from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, SCALAR, TENSOR
     from derivls.ide.formulas import formula_at, headers_of
 
     at = formula_at(analysis, line, column, past_end=True)
@@ -106,14 +101,10 @@ def _member_completions(
         return False
     local = at.scope.get(receiver) if receiver else None
     holds = local.holds if local is not None and not at.scope.foreach else ""
-    if holds == OPTIONAL_TENSOR and arrow == ".":
-        members: dict[str, str] = {name: "std::optional<at::Tensor>" for name in OPTIONAL_METHODS}
-    elif holds == VECTOR and arrow == ".":
-        members = {name: local.cpp_type if local is not None else "std::vector" for name in VECTOR_METHODS}
-    elif holds == ARRAYREF and arrow == ".":
-        members = {name: local.cpp_type if local is not None else "c10::ArrayRef" for name in ARRAYREF_METHODS}
-    elif holds == SCALAR and arrow == ".":
-        members = {name: "c10::Scalar" for name in SCALAR_METHODS}
+    fixed = MEMBERS.get(holds) if arrow == "." else None
+    if fixed is not None:  # std::optional, std::vector, c10::ArrayRef, c10::Scalar
+        detail = {OPTIONAL_TENSOR: "std::optional<at::Tensor>", SCALAR: "c10::Scalar"}.get(holds)
+        members: dict[str, str] = {name: detail or (local.cpp_type if local is not None else holds) for name in fixed}
     elif holds in (TENSOR, OPTIONAL_TENSOR) or not holds:
         members = {name: "Tensor method" for name in headers.tensor_methods}
         for name in headers.method_schemas:

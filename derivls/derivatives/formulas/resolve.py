@@ -224,6 +224,25 @@ def _arrow_member(
     return None
 
 
+# The members of what a local holds, where that is a type with a fixed list of them (a Tensor's come
+# from the headers, a number has none): what `x.` is judged by and completed with.
+MEMBERS = {
+    OPTIONAL_TENSOR: OPTIONAL_METHODS,
+    VECTOR: VECTOR_METHODS,
+    ARRAYREF: ARRAYREF_METHODS,
+    SCALAR: SCALAR_METHODS,
+}
+
+
+def _described(local: Local) -> str:
+    """What a VECTOR, ARRAYREF or SCALAR local is, for a message."""
+    if local.holds == VECTOR:
+        return "a std::vector in a backward formula (what the node saves for it)"
+    if local.holds == ARRAYREF:
+        return f"a c10::ArrayRef in a forward formula (the kernel's {local.cpp_type or 'ArrayRef'})"
+    return "a c10::Scalar here"
+
+
 def _holds_what(holds: str) -> str:
     return {
         TENSOR: "Tensor",
@@ -265,27 +284,12 @@ def _receiver_method(
     if local.holds == PRIMITIVE:
         message = f"'{receiver.text}' is a {local.cpp_type or 'number'} here, which has no members."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
-    if local.holds == VECTOR:
-        if t.text in VECTOR_METHODS or (scope.backward and headers.is_saved_call(t.text)):
+    if local.holds in (VECTOR, ARRAYREF, SCALAR):
+        members = MEMBERS[local.holds]
+        if t.text in members or (local.holds == VECTOR and scope.backward and headers.is_saved_call(t.text)):
             return None
-        message = (
-            f"'{receiver.text}' is a std::vector in a backward formula (what the node saves for it), "
-            f"which has no member '{t.text}'."
-        )
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, VECTOR_METHODS))
-    if local.holds == ARRAYREF:
-        if t.text in ARRAYREF_METHODS:
-            return None
-        message = (
-            f"'{receiver.text}' is a c10::ArrayRef in a forward formula (the kernel's {local.cpp_type or 'ArrayRef'}), "
-            f"which has no member '{t.text}'."
-        )
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, ARRAYREF_METHODS))
-    if local.holds == SCALAR:
-        if t.text in SCALAR_METHODS:
-            return None
-        message = f"'{receiver.text}' is a c10::Scalar here, which has no member '{t.text}'."
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, SCALAR_METHODS))
+        message = f"'{receiver.text}' is {_described(local)}, which has no member '{t.text}'."
+        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, members))
     if t.text in OPTIONAL_METHODS:
         return None
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"
