@@ -70,20 +70,6 @@ KEYWORDS = frozenset(
     "double float bool void char long short unsigned signed size_t mutable operator using namespace struct class "
     "noexcept static inline volatile switch case default break continue".split()
 )
-# Methods of the non-Tensor types formulas call methods on (std::optional, c10::Scalar, c10::ArrayRef,
-# std::vector, c10::SymInt, TensorOptions, std::tuple-likes); a Tensor's methods come from the files.
-KNOWN_METHODS = frozenset(
-    "has_value value value_or reset emplace "  # std::optional
-    "to toDouble toLong toInt toBool toComplexDouble toSymInt toSymFloat isComplex isFloatingPoint isIntegral "
-    "isBoolean isSymbolic equal type conj log "  # c10::Scalar
-    "size vec empty slice data front back begin end cbegin cend rbegin rend allMatch equals at sizes push_back "
-    "emplace_back reserve insert "  # ArrayRef/vector
-    "guard_int expect_int maybe_as_int is_symbolic "  # c10::SymInt
-    "dtype device layout memory_format requires_grad pinned_memory "  # TensorOptions
-    "get toFloat toHalf toBFloat16 toComplexFloat toChar toShort toByte toUInt16 toUInt32 toUInt64 isSymbolic".split()
-)
-
-
 # std::optional's members (a forward formula's `Tensor?` argument is a `const std::optional<at::Tensor>&`).
 OPTIONAL_METHODS = frozenset("has_value value value_or reset emplace swap".split())
 # std::vector's members (C++23), for a backward formula's saved `int[]`, `SymInt[]`, `Tensor[]`.
@@ -109,6 +95,21 @@ SCALAR_METHODS = frozenset(
 # what a forward formula may call on an `int[]` / `SymInt[]` argument (an IntArrayRef / SymIntArrayRef).
 ARRAYREF_METHODS = frozenset(
     "begin end cbegin cend rbegin rend allMatch empty data size front back equals slice at vec".split()
+)
+
+# Methods of the non-Tensor types formulas call methods on: the members above, plus what std::vector,
+# c10::SymInt, TensorOptions and std::tuple-likes add that formulas call (a Tensor's methods come from the
+# files). A method of no receiver type at all is an error whatever the receiver (resolve.py).
+KNOWN_METHODS = (
+    OPTIONAL_METHODS
+    | SCALAR_METHODS
+    | ARRAYREF_METHODS
+    | frozenset(
+        "sizes push_back emplace_back reserve insert "  # std::vector
+        "guard_int expect_int maybe_as_int is_symbolic "  # c10::SymInt
+        "dtype device layout memory_format requires_grad pinned_memory "  # TensorOptions
+        "get".split()  # std::get-likes
+    )
 )
 
 
@@ -383,12 +384,7 @@ class HeaderIndex:
 
     def is_method(self, name: str) -> bool:
         return (
-            name in self.tensor_methods
-            or name in self.method_schemas
-            or name in KNOWN_METHODS
-            or name in SCALAR_METHODS
-            or name in ARRAYREF_METHODS
-            or name in _SAVED_CALLS
+            name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
         )
 
     def tensor_method_names(self) -> set[str]:
