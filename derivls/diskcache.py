@@ -23,6 +23,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from derivls import __version__
+from derivls.lazylog import info
 from derivls.writebehind import defer, wait_for_writer
 
 try:  # hashlib's own blake2b, without importing OpenSSL's _hashlib (~4 ms of `check`'s start)
@@ -33,13 +34,6 @@ except ImportError:  # pragma: no cover - another Python
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import BinaryIO
-
-
-def _info(message: str, *args: object) -> None:
-    """Log a cache failure (logging is imported only then: it costs `check` ~5 ms to import)."""
-    import logging
-
-    logging.getLogger(__name__).info(message, *args)
 
 
 class _Oversized(Exception):
@@ -124,12 +118,12 @@ class DiskCache:
                 return None
             return self.get(key, waited=True)
         except OSError as e:
-            _info("cache: cannot read %s: %r", path, e)
+            info(__name__, "cache: cannot read %s: %r", path, e)
             return None
         try:
             value = pickle.loads(data)
         except Exception as e:  # a truncated, corrupted or foreign file: drop it, the caller rebuilds
-            _info("cache: dropping unreadable %s: %r", path, e)
+            info(__name__, "cache: dropping unreadable %s: %r", path, e)
             self._remove(path)
             return None
         try:
@@ -157,7 +151,7 @@ class DiskCache:
         except _Oversized:
             return False
         except Exception as e:  # no folder, unpicklable, or the disk is full: nothing is stored
-            _info("cache: cannot store %s: %r", key, e)
+            info(__name__, "cache: cannot store %s: %r", key, e)
             return False
         self.prune()
         return True
@@ -171,7 +165,7 @@ class DiskCache:
         try:
             data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:  # unpicklable: nothing is stored
-            _info("cache: cannot store %s: %r", key, e)
+            info(__name__, "cache: cannot store %s: %r", key, e)
             return False
         if len(data) > self.max_bytes:
             return False
@@ -183,7 +177,7 @@ class DiskCache:
                     f.write(view[start : start + WRITE_STEP])
                     yield
         except Exception as e:  # no folder, or the disk is full: nothing is stored
-            _info("cache: cannot store %s: %r", key, e)
+            info(__name__, "cache: cannot store %s: %r", key, e)
             return False
         self.prune()
         return True

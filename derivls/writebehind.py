@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from derivls.lazylog import info
+
 LOCK_NAME = ".writing"
 WAIT_LIMIT = 10.0  # seconds a reader waits for a writer before reading without it
 
@@ -194,9 +196,7 @@ def _run_all(queued: list[tuple[Path, Callable[[], object]]]) -> None:
             try:
                 write()
             except Exception as e:  # noqa: BLE001 - a cache write that fails costs only itself
-                import logging  # only on a failure (logging costs the CLI's fast path ~5 ms to import)
-
-                logging.getLogger(__name__).info("cache: a deferred write failed: %r", e)
+                info(__name__, "cache: a deferred write failed: %r", e)
     finally:
         _queue = previous
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.indexrefs import IndexRefs, Uncacheable
 from derivls.diskcache import DiskCache, blake2b, content_key
+from derivls.lazylog import info
 from derivls.writebehind import defer
 
 TYPE_CHECKING = False
@@ -49,13 +50,6 @@ if TYPE_CHECKING:
 
     # (the entries' results, the chunk's own diagnostics): DocumentAnalyzer's _ChunkResult
     ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
-
-
-def _info(message: str, *args: object) -> None:
-    """Log why a record is dropped or not kept (logging is imported only then: `check` does not pay for it)."""
-    import logging
-
-    logging.getLogger(__name__).info(message, *args)
 
 
 FORMAT = 1  # of the stored value; part of the key
@@ -212,7 +206,7 @@ class EntryCache:
                 raise ValueError("not a chunk record")
             mines = tuple(self._seed(r, c) for r, c in zip(results, codegen))
         except Exception as e:  # unreadable, or from an index it does not fit: analyse the chunk
-            _info("entry cache: dropping a record: %r", e)
+            info(__name__, "entry cache: dropping a record: %r", e)
             stored.pop(d, None)
             self.misses += 1
             self._dirty = True
@@ -324,7 +318,7 @@ class EntryCache:
                 records[d] = self.refs.dumps((result, codegen))
                 size += len(records[d])
             except Exception as e:  # Uncacheable, or a result being changed by another thread: not kept
-                _info("entry cache: not keeping a chunk: %r", e)
+                info(__name__, "entry cache: not keeping a chunk: %r", e)
                 continue
             served[id(result)] = (result, d, tuple(m[0] if m is not None else None for m in remembered))
             yield
