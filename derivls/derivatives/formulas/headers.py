@@ -383,9 +383,9 @@ class HeaderIndex:
         return bool(self.sources.tensor_body) and self.sources.tensor_base is not None
 
     def is_method(self, name: str) -> bool:
-        return (
-            name in self.tensor_methods or name in self.method_schemas or name in KNOWN_METHODS or name in _SAVED_CALLS
-        )
+        """A method some receiver a formula may have has: a Tensor (or a call the saved-variable
+        substitution rewrites) or a listed non-Tensor type."""
+        return self.is_tensor_method(name, backward=True) or name in KNOWN_METHODS
 
     def tensor_method_names(self) -> set[str]:
         """Every Tensor method's name (TensorBody.h/TensorBase.h and method variants): what a misspelled
