@@ -38,12 +38,22 @@ SLOW_WRITE = textwrap.dedent(
 )
 
 
-def run(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This checkout's derivls, forking on unless `env` turns it off."""
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
-    environment.pop("DERIVLS_NO_FORK", None)  # forking is on unless the scenario turns it off
+    environment.pop("DERIVLS_NO_FORK", None)
     environment.update(env or {})
+    return environment
+
+
+def run(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=environment, timeout=60, check=True
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env=environment(env),
+        timeout=60,
+        check=True,
     )
 
 
@@ -115,11 +125,10 @@ def test_a_writer_that_outlasts_the_wait_is_waited_for_once(tmp_path: Path) -> N
 
 def test_the_detached_writer_keeps_no_descriptor_a_caller_may_wait_on(tmp_path: Path) -> None:
     read_end, write_end = os.pipe()  # a pipe the command inherits besides stdout (a caller waits for its EOF)
-    script = SLOW_WRITE
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path), "5"],
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        [sys.executable, "-c", SLOW_WRITE, str(tmp_path), "5"],
+        env=environment(),
         pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
     )
