@@ -213,6 +213,24 @@ if (${requires_fw_grad}) {
     ${out_arg}_new_fw_grad_opt = ${formula};
 }
 """
+FW_DERIVATIVE_SETTER_TENSOR_FOREACH = """\
+for (const auto& i : c10::irange(${out_arg}_new_fw_grad_opts.size())) {
+  auto& ${out_arg}_new_fw_grad_opt = ${out_arg}_new_fw_grad_opts[i];
+  if (${out_arg}_new_fw_grad_opt.has_value() && ${out_arg}_new_fw_grad_opt.value().defined() && ${out_arg}[i].defined()) {
+    // The hardcoded 0 here will need to be updated once we support multiple levels.
+    ${out_arg}[i]._set_fw_grad(${out_arg}_new_fw_grad_opt.value(), /* level */ 0, /* is_inplace_op */ ${is_inplace});
+  }
+}
+"""
+FW_DERIVATIVE_FOREACH_TEMPLATE = """\
+${fw_grad_opt_definition}
+for (const auto& i : c10::irange(${vector_of_optional_tensor}.size())) {
+  if (${any_has_forward_grad_for_current_index}) {
+      ${unpacked_arguments}
+      ${vector_of_optional_tensor}[i] = ${formula};
+  }
+}
+"""
 
 
 def _t(pattern: str, **env: object) -> str:
@@ -303,7 +321,60 @@ def forward_blocks(info: Any, differentiable_inputs: Sequence[str]) -> tuple[str
         )
         formula_at.append((index, f"{out_arg}_new_fw_grad_opt = {formula};", formula))
     content.append("\n".join(setters))
-    text = "".join(content)
+    return _placed("".join(content), formula_at)
+
+
+def foreach_forward_blocks(
+    info: Any, differentiable_inputs: Sequence[tuple[str, bool]]
+) -> tuple[str, list[tuple[int, int, str]]] | None:
+    """emit_fw_derivatives for an out-of-place foreach function (in-place ones get no forward AD):
+    each formula inside a loop over the lists (FW_DERIVATIVE_FOREACH_TEMPLATE), the list inputs read
+    at `[i]` (`differentiable_inputs`: (name, whether it is a Tensor list)), and `result` in a formula
+    that does not index it read as `result[i]`. Same value as forward_blocks; None: not modelled."""
+    content: list[str] = []
+    setters: list[str] = []
+    formula_at: list[tuple[int, str, str]] = []
+    any_index = " || ".join("_any_has_forward_grad_" + "_".join(d.var_names) + "[i]" for d in info.forward_derivatives)
+    for index, derivative in enumerate(info.forward_derivatives):
+        res = tuple(derivative.var_names)
+        types = derivative.var_types
+        if derivative.required_inputs_fw_grad is None or derivative.required_original_self_value:
+            return None
+        single_tensor = len(types) == 1 and _is_tensor_like_base(types[0])
+        if not (single_tensor or (len(types) == 1 and _is_tensor_like_list(types[0]))):
+            return None  # (several outputs: torchgen's setters would name what the loop does not declare)
+        unpacked = ""
+        for name, is_list in differentiable_inputs:
+            inp = name + ("[i]" if is_list else "")
+            if name in derivative.required_inputs_fw_grad:
+                unpacked += _t(
+                    FW_DERIVATIVE_DEFINED_GRAD_TEMPLATE, inp_name=name, inp=inp, zeros_fn="_efficientzerotensor_symint"
+                )
+                unpacked += _t(FW_DERIVATIVE_UPDATE_WRAPPED_NUM_TEMPLATE, inp_name=name)
+            if name in (derivative.required_inputs_primal or []):
+                unpacked += _t(FW_DERIVATIVE_DEFINED_PRIMAL_TEMPLATE, inp_name=name, inp=inp)
+        setters.append(_t(FW_DERIVATIVE_SETTER_TENSOR_FOREACH, out_arg=res[0], is_inplace="false"))
+        formula = derivative.formula
+        if "result" in formula and "result[i]" not in formula:
+            formula = formula.replace("result", "result[i]")  # (torchgen's own plain replacement)
+        vector = "_".join(res) + "_new_fw_grad_opts"
+        content.append(
+            _t(
+                FW_DERIVATIVE_FOREACH_TEMPLATE,
+                fw_grad_opt_definition=f"std::vector<::std::optional<at::Tensor>> {vector}(self.size(), ::std::nullopt);",
+                vector_of_optional_tensor=vector,
+                any_has_forward_grad_for_current_index=any_index,
+                formula=formula,
+                unpacked_arguments=unpacked,
+            )
+        )
+        formula_at.append((index, f"{vector}[i] = {formula};", formula))
+    content.append("\n".join(setters))
+    return _placed("".join(content), formula_at)
+
+
+def _placed(text: str, formula_at: list[tuple[int, str, str]]) -> tuple[str, list[tuple[int, int, str]]]:
+    """`text` and, for each (index, the line that holds the formula, the formula), the formula's offset."""
     placed: list[tuple[int, int, str]] = []
     at = 0
     for index, line, formula in formula_at:
@@ -318,16 +389,18 @@ def forward_kernel(unit: Unit) -> tuple[str, list[tuple[int, int, str]]] | None:
     """A kernel holding the forward-derivative blocks of one function; (text, [(index, offset, formula)]).
 
     Its parameters are the function's (faithful, SymInt) C++ arguments, its locals the outputs
-    and what the blocks read (`_any_has_forward_grad_*`, `original_self`), as in VariableType.
-    None for what it does not model (foreach functions, whose VariableType code loops over lists).
+    and what the blocks read (`_any_has_forward_grad_*`, `original_self`), as in VariableType (for a
+    foreach function the flags are one per list element). None for what has no forward-mode code (an
+    in-place foreach function) or is not modelled.
     """
     from derivls.aten import cpp
 
     info = unit.info
     f = info.func
-    if info.name.startswith("_foreach") or not info.forward_derivatives:
-        return None
     inplace = bool(f.func.name.name.inplace)
+    foreach = info.name.startswith("_foreach")
+    if not info.forward_derivatives or (foreach and inplace):
+        return None
     bindings = cpp.arguments(
         f.func.arguments,
         faithful=True,
@@ -339,11 +412,14 @@ def forward_kernel(unit: Unit) -> tuple[str, list[tuple[int, int, str]]] | None:
     )
     non_differentiable = set(info.non_differentiable_arg_names)
     differentiable_inputs = [
-        b.name
+        (b.name, b.argument.type.is_list_like() is not None)
         for b in bindings
         if hasattr(b.argument, "type") and b.argument.type.is_tensor_like() and b.name not in non_differentiable
     ]
-    blocks = forward_blocks(info, differentiable_inputs)
+    if foreach:
+        blocks = foreach_forward_blocks(info, differentiable_inputs)
+    else:
+        blocks = forward_blocks(info, [name for name, _ in differentiable_inputs])
     if blocks is None or not blocks[1]:
         return None
     body, placed = blocks
@@ -359,7 +435,9 @@ def forward_kernel(unit: Unit) -> tuple[str, list[tuple[int, int, str]]] | None:
         head_lines.append("  ::std::optional<at::Tensor> original_self;\n")
     for derivative in info.forward_derivatives:
         names = ("self",) if inplace else tuple(derivative.var_names)
-        head_lines.append(f"  [[maybe_unused]] bool _any_has_forward_grad_{'_'.join(names)} = true;\n")
+        flag_type = "::std::vector<bool>" if foreach else "bool"
+        flag_value = "" if foreach else " = true"
+        head_lines.append(f"  [[maybe_unused]] {flag_type} _any_has_forward_grad_{'_'.join(names)}{flag_value};\n")
     name = re.sub(r"\W", "_", unit.name)
     params = ", ".join(f"{b.type} {b.name}" for b in bindings)
     head = f"[[maybe_unused]] void {name}_forward_ad({params}) {{\n" + "".join(dict.fromkeys(head_lines))

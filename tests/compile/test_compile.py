@@ -57,8 +57,18 @@ SEEDS = [
         "sbu",
         "sbu",
     ),
+    # a list where its element is wanted, in a foreach function's forward formula (inside the loop
+    # over the lists, where the inputs are read at `[i]`)
+    (
+        "  result: scalars[i] + at::where(self_p == scalars[i], at::scalar_tensor(0.5, result[i].options()), "
+        "(self_p < scalars[i])",
+        "  result: scalars + at::where(self_p == scalars[i], at::scalar_tensor(0.5, result[i].options()), "
+        "(self_p < scalars[i])",
+        "scalars +",
+        "ArrayRef",
+    ),
 ]
-SEEDED_OPS = ["mul.Tensor", "sum", "im2col", "sub.Tensor"]
+SEEDED_OPS = ["mul.Tensor", "sum", "im2col", "sub.Tensor", "_foreach_minimum.ScalarList"]
 
 
 def _position(text: str, needle: str, within: str) -> tuple[int, int]:
@@ -92,7 +102,7 @@ def test_seeded_type_and_overload_mistakes_are_reported_on_the_mistaken_formula_
     path, text = seeded
     analysis, _ = analyse_path(path, real_files.native, real_files.tags, "torchgen")
     # The loader and the codegen checks cannot see these mistakes; the formula checks see two of
-    # them (a helper's argument count, a method no Tensor has): the compiler must report all four.
+    # them (a helper's argument count, a method no Tensor has): the compiler must report all five.
     assert analysis is not None
     errors = [d for d in analysis.diagnostics if d.severity == 1]
     assert sorted(d.code for d in errors) == ["formula-argument-count", "formula-unknown-method"], errors
