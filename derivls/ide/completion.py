@@ -76,22 +76,31 @@ def completions(
         return Completions(tuple(items.items), False)
     member = _MEMBER_OF.search(text[: ctx.prefix_start]) if ctx.kind == "formula" else None
     if member is not None:
-        incomplete = _member_completions(items, analysis, line, column, member.group(1), member.group(2))
+        receiver, subscript, arrow = member.groups()
+        incomplete = _member_completions(items, analysis, line, column, receiver, arrow, subscript is not None)
         return Completions(tuple(items.items), incomplete)
     incomplete = _formula_completions(items, ctx, f, profile, manual_functions)
     return Completions(tuple(items.items), incomplete)
 
 
-_MEMBER_OF = re.compile(r"(\w*)\s*(\.|->)\s*$")  # `x.` / `x->` (x empty: a call's result, `f().`)
+# `x.` / `x->` (x empty: a call's result, `f().`), `x[…].` / `x[…]->` (an element: group 2 set)
+_MEMBER_OF = re.compile(r"(\w*)\s*(\[[^\[\]]*\])?\s*(\.|->)\s*$")
 
 
 def _member_completions(
-    items: _Items, analysis: DocumentAnalysis | None, line: int, column: int, receiver: str, arrow: str
+    items: _Items,
+    analysis: DocumentAnalysis | None,
+    line: int,
+    column: int,
+    receiver: str,
+    arrow: str,
+    element: bool = False,
 ) -> bool:
-    """Members after `receiver.` / `receiver->`; True when more match than were listed."""
+    """Members after `receiver.` / `receiver->` (`element`: after `receiver[…].`); True when more match than
+    were listed."""
     if analysis is None or analysis.index is None or receiver.isdigit():
         return False
-    from derivls.derivatives.formulas.resolve import MEMBERS
+    from derivls.derivatives.formulas.resolve import MEMBERS, element_of
     from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, SCALAR, TENSOR
     from derivls.ide.formulas import formula_at, headers_of
 
@@ -100,7 +109,9 @@ def _member_completions(
     if at is None or headers is None:
         return False
     local = at.scope.get(receiver) if receiver else None
-    holds = local.holds if local is not None and not at.scope.foreach else ""
+    if local is not None and element:
+        local = element_of(local, at.scope, f"{receiver}[]")
+    holds = local.holds if local is not None else ""
     fixed = MEMBERS.get(holds) if arrow == "." else None
     if fixed is not None:  # std::optional, std::vector, c10::ArrayRef, c10::Scalar
         detail = {OPTIONAL_TENSOR: "std::optional<at::Tensor>", SCALAR: "c10::Scalar"}.get(holds)

@@ -41,6 +41,8 @@ MPS_CONV_BACKWARD = (
 )
 CONSTANT_PAD = "- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 XLOGY_SCALAR = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
+PRELU_BACKWARD = "- name: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
+FOREACH_MINIMUM = "- name: _foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -99,6 +101,20 @@ SEEDED = {
     ),
     "tensor-method-on-scalar": Seeded(  # a Scalar argument is a c10::Scalar, not a Tensor
         "formula-unknown-method", XLOGY_SCALAR, "other.toDouble() > 0.", "other.item<double>() > 0.", "item"
+    ),
+    "optional-method-on-grads-element": Seeded(  # grads[k] is a Tensor (maybe undefined), not an optional
+        "formula-unknown-method",
+        PRELU_BACKWARD,
+        "grads[1].defined() ? at::where(self >= 0, at::zeros({}, self.options())",
+        "grads[1].has_value() ? at::where(self >= 0, at::zeros({}, self.options())",
+        "has_value",
+    ),
+    "tensor-method-on-foreach-scalar-element": Seeded(  # a foreach entry's Scalar[] holds c10::Scalars
+        "formula-unknown-method",
+        FOREACH_MINIMUM,
+        ".masked_fill_(self[i] > scalars[i], 0)",
+        ".masked_fill_(self[i] > scalars[i].item(), 0)",
+        "item",
     ),
     "arrow-typo-on-optional-forward": Seeded(
         "formula-unknown-method", BATCH_NORM, "bias_t, running_mean,", "bias_t, running_mean->sizez(),", "sizez"

@@ -146,11 +146,41 @@ def test_in_a_backward_formula_an_optional_tensor_argument_is_unpacked_into_a_te
     assert where("weight.has_value()", backward, headers) == [("formula-unknown-method", "has_value")]
 
 
-def test_receivers_declared_in_the_formula_or_in_a_foreach_formula_are_not_judged(scope_of, headers):
+def test_receivers_declared_in_the_formula_are_not_judged(scope_of, headers):
     scope = scope_of(ABS, "self")
     assert codes("[&]{ auto self = grad.sizes(); return self.vec(); }()", scope, headers) == []
-    foreach = scope_of("_foreach_div.List(Tensor[] self, Tensor[] other) -> Tensor[]", "self")
-    assert codes("grad.vec()", foreach, headers) == []
+    assert codes("[&]{ std::vector<at::Scalar> grads = {1}; return grads[0].toDouble(); }()", scope, headers) == []
+
+
+def test_an_element_of_a_list_is_judged_by_what_the_list_holds(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")
+    assert codes("grads[0].sym_sizes() + grads[1].conj()", backward, headers) == []
+    assert where("grads[0].toDouble() + grads[0]->sizes()", backward, headers) == [
+        ("formula-unknown-method", "toDouble")
+    ]
+    [(code, text, _)] = codes("grads[indices.dim() - 1].has_value()", backward, headers)
+    assert (code, text) == ("formula-unknown-method", "has_value")
+    message = resolve("grads[0].toDouble()", backward, headers)[0].message
+    assert message.startswith("'grads[0]' is a Tensor here")
+    layer_norm = scope_of(LAYER_NORM, "input, weight, bias")  # a saved SymInt[]: its elements are not judged
+    assert codes("normalized_shape[0].toDouble() + normalized_shape[1].expect_int()", layer_norm, headers) == []
+
+
+def test_a_foreach_entry_s_formulas_are_judged_like_any_other(scope_of, headers):
+    div = "_foreach_div.List(Tensor[] self, Tensor[] other) -> Tensor[]"
+    backward = scope_of(div, "self")
+    assert codes("self[i].sym_sizes() + grads[i].conj() + other.size() + grad.sizes()", backward, headers) == []
+    assert where("self[i].toDouble() + other.sizes() + grad.vec()", backward, headers) == [
+        ("formula-unknown-method", "toDouble"), ("formula-unknown-method", "sizes"), ("formula-unknown-method", "vec"),
+    ]  # fmt: skip
+    minimum = "_foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
+    assert where("scalars[i].sizes()", scope_of(minimum, "self"), headers) == [("formula-unknown-method", "sizes")]
+    forward = scope_of(minimum, "result")  # the kernel's ArrayRef<Scalar>; the tangent of self[i]
+    assert codes("scalars[i].toDouble() + self_t.conj() + result.options()", forward, headers) == []
+    assert where("scalars[i].sizes() + self_t.toDouble()", forward, headers) == [
+        ("formula-unknown-method", "sizes"), ("formula-unknown-method", "toDouble"),
+    ]  # fmt: skip
+    assert codes("self[i].toDouble()", forward, headers) == []  # a forward Tensor[]: maybe an ITensorListRef
 
 
 def test_a_backward_formula_s_saved_lists_are_std_vectors_and_numbers_have_no_members(scope_of, headers):

@@ -176,3 +176,15 @@ def test_after_a_scalar_completion_offers_c10_scalar_s_members():
 
 def test_after_a_call_s_result_completion_offers_tensor_methods():
     assert "sizes" in members(ADD, "  self: grad.sum().si")
+
+
+def test_after_a_list_element_completion_offers_the_members_of_what_the_list_holds():
+    max_dim = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+    assert {"sizes", "sym_sizes"} <= set(members(max_dim, "  self: grads[0].s"))
+    minimum = "- name: _foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
+    found = members(minimum, "  self: scalars[i].to")
+    assert {"toDouble", "toLong"} <= set(found) and "to_dense" not in found
+    assert {"size", "push_back"} <= set(members(minimum, "  self: self.")) and "sizes" not in members(
+        minimum, "  self: self."
+    )
+    assert "sizes" in members(minimum, "  self: self[i].si")

@@ -191,15 +191,58 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
 def _known_receiver(
     tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> Local | None:
-    """The plain local before `tokens[i-1]` (`.` or `->`) when derivls knows what it holds
-    (scope.Local.holds), else None: not judged (see _receiver_method)."""
-    if scope.foreach or i < 2 or not headers.has_tensor_methods or not headers.native_complete:
+    """What stands before `tokens[i-1]` (`.` or `->`) when derivls knows what it holds
+    (scope.Local.holds): a plain local, or an element `x[...]` of a list local (see _element); else None:
+    not judged (see _receiver_method)."""
+    if i < 2 or not headers.has_tensor_methods or not headers.native_complete:
         return None
     receiver = tokens[i - 2]
+    if receiver.text == "]":
+        return _element(tokens, i - 2, scope, declared)
     if receiver.kind != "ident" or receiver.text in declared or (i >= 3 and tokens[i - 3].text in (".", "->", "::")):
         return None
     local = scope.get(receiver.text)
     return local if local is not None and local.holds else None
+
+
+def _element(tokens: list[Token], close: int, scope: Scope, declared: set[str]) -> Local | None:
+    """`x[...]` ending at `tokens[close]`, where `x` is a local list whose elements derivls knows: `grads`
+    (a variable_list), a backward formula's saved `Tensor[]` / `int[]` (std::vectors: also a foreach
+    entry's lists, which its node unpacks so), a forward formula's `int[]` (an IntArrayRef), a `Scalar[]`
+    (ArrayRef or std::vector of c10::Scalar). A forward formula's `Tensor[]` is not judged (see scope.py)."""
+    depth, open_ = 0, close
+    while open_ >= 0:
+        text = tokens[open_].text
+        depth += text == "]"
+        depth -= text == "["
+        if depth == 0:
+            break
+        open_ -= 1
+    name = open_ - 1
+    if open_ <= 0 or tokens[name].kind != "ident" or tokens[name].text in declared:
+        return None
+    if name >= 1 and tokens[name - 1].text in (".", "->", "::"):
+        return None
+    local = scope.get(tokens[name].text)
+    return element_of(local, scope, "".join(t.text for t in tokens[name : close + 1])) if local else None
+
+
+def element_of(local: Local, scope: Scope, text: str) -> Local | None:
+    """What an element of the list local `local` holds, as a Local named `text` (`x[i]`); None: not known."""
+    element = _ELEMENTS.get(local.cpp_type)
+    if element is None or (element[0] == TENSOR and not scope.backward):
+        return None
+    return Local(text, "element", element[1], element[0])
+
+
+# The element of a list local, by its C++ type (scope.Local.cpp_type): (what it holds, its C++ type).
+_ELEMENTS = {
+    "variable_list": (TENSOR, "at::Tensor"),
+    "std::vector<at::Tensor>": (TENSOR, "at::Tensor"),
+    "std::vector<int64_t>": (PRIMITIVE, "int64_t"),
+    "at::IntArrayRef": (PRIMITIVE, "int64_t"),
+    "at::ArrayRef<at::Scalar>": (SCALAR, "at::Scalar"),
+}
 
 
 def _arrow_member(
@@ -258,47 +301,50 @@ def _receiver_method(
 ) -> Finding | None:
     """`x.name` where `x` is a local whose type derivls knows exactly (scope.Local.holds) and that type has
     no member `name`: a Tensor that is not an optional, or a forward formula's `Tensor?` argument (a
-    std::optional) used as a Tensor. Receivers that are expressions, members, declared in the formula,
-    or in a `_foreach_` formula (torchgen rewrites `x` into `x[i]` there) are not judged."""
+    std::optional) used as a Tensor; also an element `x[...]` of a list whose elements derivls knows
+    (see _element). Receivers that are other expressions, members or declared in the formula are not
+    judged. (A `_foreach_` entry's formulas are judged like any other: torchgen writes them as they are,
+    only `result` in a forward one that never indexes it becomes `result[i]`, and outputs are not judged
+    in a forward formula.)"""
     local = _known_receiver(tokens, i, scope, headers, declared)
     if local is None:
         return None
-    receiver, t = tokens[i - 2], tokens[i]
+    receiver, t = local.name, tokens[i]
     if local.holds == TENSOR:
         if headers.is_tensor_method(t.text, scope.backward):
             return None
         cands = headers.tensor_method_names()
-        message = f"'{receiver.text}' is a Tensor here, and Tensor has no method '{t.text}'."
+        message = f"'{receiver}' is a Tensor here, and Tensor has no method '{t.text}'."
         if scope.backward and t.text in OPTIONAL_METHODS:
             message += (
                 " In a backward formula an optional Tensor (Tensor?) is the saved Tensor, unpacked: undefined"
-                f" when it was absent (test it with '{receiver.text}.defined()')."
+                f" when it was absent (test it with '{receiver}.defined()')."
             )
         rewrites: tuple[Rewrite, ...] = ()
         if t.text == "value" and [x.text for x in tokens[i + 1 : i + 3]] == ["(", ")"]:
             # a Tensor? in a backward formula is already the Tensor (undefined when absent)
-            title = f"Remove '.value()' ('{receiver.text}' is a Tensor here)"
+            title = f"Remove '.value()' ('{receiver}' is a Tensor here)"
             rewrites = (Rewrite(title, tokens[i - 1].start, tokens[i + 2].end, ""),)
         suggestions = () if rewrites else _closest(t.text, cands)  # not `values()`: `.value()` was meant
         return Finding("formula-unknown-method", 1, t.start, t.end, message, suggestions, rewrites)
     if local.holds == PRIMITIVE:
-        message = f"'{receiver.text}' is a {local.cpp_type or 'number'} here, which has no members."
+        message = f"'{receiver}' is a {local.cpp_type or 'number'} here, which has no members."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
     if local.holds in (VECTOR, ARRAYREF, SCALAR):
         members = MEMBERS[local.holds]
         if t.text in members or (local.holds == VECTOR and scope.backward and headers.is_saved_call(t.text)):
             return None
-        message = f"'{receiver.text}' is {_described(local)}, which has no member '{t.text}'."
+        message = f"'{receiver}' is {_described(local)}, which has no member '{t.text}'."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, members))
     if t.text in OPTIONAL_METHODS:
         return None
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"
     message = (
-        f"'{receiver.text}' is an optional Tensor (Tensor?) in a forward formula: a std::optional<at::Tensor>, "
+        f"'{receiver}' is an optional Tensor (Tensor?) in a forward formula: a std::optional<at::Tensor>, "
         f"which has no member '{t.text}' (Tensor has {what} '{t.text}': call it through "
-        f"'{receiver.text}->{t.text}' or '{receiver.text}.value().{t.text}')."
+        f"'{receiver}->{t.text}' or '{receiver}.value().{t.text}')."
     )
-    arrow = Rewrite(f"Use '{receiver.text}->{t.text}'", tokens[i - 1].start, t.end, f"->{t.text}")
+    arrow = Rewrite(f"Use '{receiver}->{t.text}'", tokens[i - 1].start, t.end, f"->{t.text}")
     return Finding("formula-unknown-method", 1, t.start, t.end, message, (), (arrow,) if what == "a method" else ())
 
 
