@@ -43,6 +43,8 @@ CONSTANT_PAD = "- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=
 XLOGY_SCALAR = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
 PRELU_BACKWARD = "- name: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
 FOREACH_MINIMUM = "- name: _foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
+SUM = "- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+NORMAL_TENSOR_FLOAT = "- name: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -101,6 +103,23 @@ SEEDED = {
     ),
     "tensor-method-on-scalar": Seeded(  # a Scalar argument is a c10::Scalar, not a Tensor
         "formula-unknown-method", XLOGY_SCALAR, "other.toDouble() > 0.", "other.item<double>() > 0.", "item"
+    ),
+    "symint-sizes-to-an-int-method": Seeded(  # Tensor::expand takes IntArrayRef; expand_symint SymIntArrayRef
+        "formula-symint-to-int", SUM, "grad.expand_symint(self.sym_sizes())", "grad.expand(self.sym_sizes())", "expand"
+    ),
+    "symint-sizes-to-an-int-function": Seeded(
+        "formula-symint-to-int",
+        NORMAL_TENSOR_FLOAT,
+        "at::zeros_symint(mean.sym_sizes(), grad.options())",
+        "at::zeros(mean.sym_sizes(), grad.options())",
+        "zeros",
+    ),
+    "symint-list-argument-to-an-int-function-forward": Seeded(  # a forward SymInt[]: a c10::SymIntArrayRef
+        "formula-symint-to-int",
+        CONSTANT_PAD,
+        "constant_pad_nd_symint(self_t, pad, 0)",
+        "constant_pad_nd(self_t, pad, 0)",
+        "constant_pad_nd",
     ),
     "optional-method-on-grads-element": Seeded(  # grads[k] is a Tensor (maybe undefined), not an optional
         "formula-unknown-method",

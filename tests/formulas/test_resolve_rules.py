@@ -264,3 +264,21 @@ def test_a_helper_name_that_is_also_an_aten_function_or_a_local_is_not_counted(s
     also_aten = replace(headers, helpers={**headers.helpers, "zeros_like": headers.helpers["mul_tensor_backward"]})
     assert also_aten.only_helper("zeros_like") == []  # overload resolution also sees at::zeros_like
     assert codes("zeros_like(grad)", scope, also_aten) == []
+
+
+def test_a_symint_list_given_to_an_aten_name_without_symint_is_an_error_with_the_symint_name_as_fix(scope_of, headers):
+    backward = scope_of(ABS, "self")
+    assert codes("grad.expand_symint(self.sym_sizes()) + at::zeros_symint(self.sym_sizes(), grad.options())",
+                 backward, headers) == []  # fmt: skip
+    found = resolve("grad.expand(self.sym_sizes()) + at::zeros(self.sym_strides(), grad.options())", backward, headers)
+    assert [(f.code, f.rewrites[0].text) for f in found] == [
+        ("formula-symint-to-int", "expand_symint"), ("formula-symint-to-int", "zeros_symint"),
+    ]  # fmt: skip
+    assert found[0].message.startswith(
+        "'expand' takes IntArrayRef (its C++ name without '_symint'), and 'self.sym_sizes()'"
+    )
+    # sizes() is an IntArrayRef; helpers and hand-written ATen functions (at::sum_to) take either
+    assert codes("grad.expand(self.sizes()) + at::sum_to(grad, self.sym_sizes())", backward, headers) == []
+    pad = scope_of("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", "result")
+    assert where("constant_pad_nd(self_t, pad, 0)", pad, headers) == [("formula-symint-to-int", "constant_pad_nd")]
+    assert codes("constant_pad_nd_symint(self_t, pad, 0)", pad, headers) == []

@@ -15,6 +15,9 @@ diagnostic. Codes:
   formula-adl-no-tensor      an unqualified ATen call whose arguments hold no Tensor (warning)
   formula-argument-count     a call of a FunctionsManual helper (and nothing else) with a number of
                              arguments none of its overloads takes
+  formula-symint-to-int      a SymInt list (`x.sym_sizes()`, a `SymInt[]` argument) passed to an ATen
+                             function or method under its plain name, which takes IntArrayRef there
+                             (the `_symint` name takes SymIntArrayRef)
 """
 
 from __future__ import annotations
@@ -185,7 +188,100 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         finding = _unqualified(tokens, i, pairs, scope, headers, declared)
         if finding is not None:
             findings.append(finding)
+    if headers is not None and headers.native_complete:
+        findings.extend(_symint_to_int(tokens, pairs, scope, headers, declared))
     return findings
+
+
+# What a SymInt list is in the generated code: a forward formula's `SymInt[]` (the kernel's
+# c10::SymIntArrayRef), a backward one's (the node's std::vector<c10::SymInt>, also what the saved
+# `x.sym_sizes()` becomes), and the methods that return one.
+_SYMINT_LISTS = frozenset({"c10::SymIntArrayRef", "std::vector<c10::SymInt>"})
+_SYMINT_LIST_METHODS = frozenset({"sym_sizes", "sym_strides"})
+
+
+def _symint_to_int(
+    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> list[Finding]:
+    """`at::f(…)`, `x.f(…)` or `f(…)` (an ATen function, not a helper or anything closer) given a SymInt list
+    as an argument, where `f` is an ATen operator's plain C++ name: torchgen declares it with IntArrayRef
+    (and OptionalIntArrayRef) where the schema says `SymInt[]`, and `f_symint` with SymIntArrayRef;
+    nothing converts the one into the other."""
+    findings: list[Finding] = []
+    for i, t in enumerate(tokens):
+        if t.kind != "ident" or t.text.endswith("_symint") or i + 1 not in pairs or tokens[i + 1].text != "(":
+            continue
+        before = tokens[i - 1].text if i else ""
+        if before == "::":
+            if i < 2 or tokens[i - 2].text != "at" or (i >= 3 and tokens[i - 3].text == "::"):
+                continue
+            table = headers.at_functions
+            if t.text in KNOWN_AT or t.text not in table:
+                continue
+        elif before in (".", "->"):
+            table = headers.method_schemas
+            if t.text in headers.tensor_methods or t.text not in table:
+                continue  # (a method TensorBody.h or TensorBase.h writes by hand may take either)
+        else:  # unqualified: an ATen function found by argument-dependent lookup, unless something closer is
+            table = headers.at_functions
+            if t.text in declared or scope.get(t.text) is not None or headers.is_unqualified(t.text):
+                continue
+            if t.text in KNOWN_AT or t.text in KNOWN_C10 or t.text in KNOWN_STD or t.text not in table:
+                continue
+        for start, end in _arguments(tokens, i + 1, pairs[i + 1]):
+            if not _is_symint_list(tokens[start:end], scope, declared):
+                continue
+            what = "".join(x.text for x in tokens[start:end])
+            twin = t.text + "_symint"
+            has_twin = twin in table
+            fix = f"call '{twin}', which takes SymIntArrayRef" if has_twin else "pass an IntArrayRef (e.g. 'x.sizes()')"
+            rewrites = (Rewrite(f"Call '{twin}'", t.start, t.end, twin),) if has_twin else ()
+            findings.append(
+                Finding(
+                    "formula-symint-to-int",
+                    1,
+                    t.start,
+                    t.end,
+                    f"'{t.text}' takes IntArrayRef (its C++ name without '_symint'), and '{what}' is a list of "
+                    f"SymInt, which does not convert to it: {fix}.",
+                    (),
+                    rewrites,
+                )
+            )
+            break
+    return findings
+
+
+def _arguments(tokens: list[Token], open_: int, close: int) -> list[tuple[int, int]]:
+    """The [start, end) token ranges of a call's top-level arguments (none when a `<` makes commas unsure)."""
+    if _argument_count(tokens, open_, close) is None:
+        return []
+    out, depth, start = [], 0, open_ + 1
+    for j in range(open_ + 1, close):
+        text = tokens[j].text
+        if tokens[j].kind != "punct":
+            continue
+        if text in ("(", "[", "{"):
+            depth += 1
+        elif text in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and text == ",":
+            out.append((start, j))
+            start = j + 1
+    if start < close:
+        out.append((start, close))
+    return out
+
+
+def _is_symint_list(arg: list[Token], scope: Scope, declared: set[str]) -> bool:
+    """`x.sym_sizes()` / `x.sym_strides()`, or a local that is a SymInt list (see _SYMINT_LISTS)."""
+    texts = [t.text for t in arg]
+    if len(arg) == 5 and arg[0].kind == "ident" and texts[1] == "." and texts[2] in _SYMINT_LIST_METHODS:
+        return texts[3:] == ["(", ")"]
+    if len(arg) == 1 and arg[0].kind == "ident" and arg[0].text not in declared:
+        local = scope.get(arg[0].text)
+        return local is not None and local.cpp_type in _SYMINT_LISTS
+    return False
 
 
 def _known_receiver(
