@@ -218,6 +218,30 @@ async def test_a_method_on_the_wrong_receiver_gets_a_quick_fix_that_edits_the_fo
     await diagnostics(client, doc.uri)
 
 
+async def test_a_symint_list_given_to_an_int_array_ref_name_gets_the_symint_name_as_quick_fix(
+    client: LanguageClient, doc, text
+):
+    docs = Documents(client)
+    docs.texts[doc.uri], docs.versions[doc.uri] = text, 200
+    at = position_of(text, "self: grad.expand_symint(self.sym_sizes())", offset=len("self: grad."))
+    docs.edit(doc.uri, at.line, at.character, at.line, at.character + len("expand_symint"), "expand")
+    found = [d for d in await diagnostics(client, doc.uri) if d.range.start.line == at.line]
+    assert [d.code for d in found] == ["formula-symint-to-int"]
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=doc,
+            range=types.Range(start=found[0].range.start, end=found[0].range.end),
+            context=types.CodeActionContext(diagnostics=found),
+        )
+    )
+    assert result is not None and result[0].title == "Call 'expand_symint'"
+    [change] = result[0].edit.document_changes  # type: ignore[union-attr]
+    [edit] = change.edits  # type: ignore[union-attr]
+    assert edit.new_text == "expand_symint" and (edit.range.start, edit.range.end.character) == (at, at.character + 6)
+    docs.replace_all(doc.uri, text)
+    await diagnostics(client, doc.uri)
+
+
 @pytest_lsp.fixture(config=CONFIG, scope="module")
 async def toy(lsp_client: LanguageClient):
     result = await initialize(lsp_client, CHECKOUT, caps=capabilities())
