@@ -44,6 +44,8 @@ XLOGY_SCALAR = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
 PRELU_BACKWARD = "- name: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
 FOREACH_MINIMUM = "- name: _foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
 SUM = "- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+HARDSWISH_BACKWARD = "- name: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"
+ADDBMM = "- name: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 NORMAL_TENSOR_FLOAT = "- name: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
@@ -120,6 +122,16 @@ SEEDED = {
         "constant_pad_nd_symint(self_t, pad, 0)",
         "constant_pad_nd(self_t, pad, 0)",
         "constant_pad_nd",
+    ),
+    "aten-function-too-few-arguments": Seeded(  # at::logical_and(const Tensor & self, const Tensor & other)
+        "formula-argument-count",
+        HARDSWISH_BACKWARD,
+        "at::where(at::logical_and(-3.0 < self, self < 3.0), grad * grad_output",
+        "at::where(at::logical_and(-3.0 < self), grad * grad_output",
+        "logical_and",
+    ),
+    "tensor-method-too-many-arguments-forward": Seeded(  # Tensor::bmm(const Tensor & mat2)
+        "formula-argument-count", ADDBMM, "batch1_t.bmm(batch2_p).sum(0)", "batch1_t.bmm(batch2_p, alpha).sum(0)", "bmm"
     ),
     "optional-method-on-grads-element": Seeded(  # grads[k] is a Tensor (maybe undefined), not an optional
         "formula-unknown-method",

@@ -282,3 +282,24 @@ def test_a_symint_list_given_to_an_aten_name_without_symint_is_an_error_with_the
     pad = scope_of("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", "result")
     assert where("constant_pad_nd(self_t, pad, 0)", pad, headers) == [("formula-symint-to-int", "constant_pad_nd")]
     assert codes("constant_pad_nd_symint(self_t, pad, 0)", pad, headers) == []
+
+
+def test_an_aten_call_with_an_argument_count_no_cpp_overload_takes_is_an_error(scope_of, headers):
+    backward = scope_of(ABS, "self")
+    # the plain signatures (schema defaults), the faithful ones (TensorOptions scattered), the _symint forms
+    fine = (
+        "at::where(self > 0, grad, self) + grad.sum() + grad.sum(0) + grad.sum(0, true, at::kFloat) "
+        "+ at::zeros({2}, grad.options()) + at::zeros({2}, at::kFloat, at::kStrided, at::kCPU, false) "
+        "+ grad.expand_symint(self.sym_sizes(), true) + zeros_like(grad) + at::add_out(grad, self, grad, 2)"
+    )
+    assert codes(fine, backward, headers) == []
+    found = resolve("at::mv(grad) + grad.sum(0, true, at::kFloat, 1) + dot(grad, self, self)", backward, headers)
+    assert [(f.code, f.message.split(":")[0]) for f in found] == [
+        ("formula-argument-count", "'mv' is called with 1 argument, but the ATen function's C++ overloads take 2"),
+        ("formula-argument-count", "'sum' is called with 4 arguments, but the Tensor method's C++ overloads take "
+                                   "0 to 1 or 1 to 3"),
+        ("formula-argument-count", "'dot' is called with 3 arguments, but the ATen function's C++ overloads take 2"),
+    ]  # fmt: skip
+    assert "\n  at::Tensor mv(const at::Tensor & self, const at::Tensor & vec)" in found[0].message
+    # a method on what is not known to be a Tensor, and what TensorBody.h writes by hand, are not counted
+    assert codes("grad.sum().sum(0, true, at::kFloat, 1) + grad.size(0, 1)", backward, headers) == []

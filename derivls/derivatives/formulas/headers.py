@@ -373,6 +373,7 @@ class HeaderIndex:
     # False for a native_functions.yaml excerpt (no function has a dispatch section): ATen names that
     # are not in it may still exist, so they are not judged
     native_complete: bool = False
+    _overloads: dict[tuple[str, bool], list[tuple[int, int, str]]] = field(default_factory=dict, repr=False)
 
     @property
     def has_helpers(self) -> bool:
@@ -414,6 +415,28 @@ class HeaderIndex:
         if name in KNOWN_AT or name in KNOWN_C10 or name in KNOWN_STD:
             return []
         return self.helpers.get(name, [])
+
+    def aten_overloads(self, name: str, method: bool) -> list[tuple[int, int, str]]:
+        """(fewest arguments, most arguments, declaration) of each C++ overload torchgen declares under
+        `name` for native_functions.yaml's operators: the methods of at::Tensor (`method`) or the at::
+        functions. Their signatures (cpp.CppSignatureGroup): the plain one (TensorOptions packed, out=
+        arguments first, schema defaults), the faithful one (scattered TensorOptions, out= last, no
+        defaults: `add_outf` for out= operators) and the `_symint` forms of both."""
+        key = (name, method)
+        hit = self._overloads.get(key)
+        if hit is None:
+            table = self.method_schemas if method else self.at_functions
+            hit = []
+            for _, f in table._entries(name):
+                group = cpp.CppSignatureGroup.from_native_function(f, method=method)  # type: ignore[arg-type]
+                for sig in group.signatures():
+                    if sig.name() != name:
+                        continue
+                    bindings = sig.arguments()
+                    required = sum(1 for b in bindings if b.default is None)
+                    hit.append((required, len(bindings), sig.decl()))
+            self._overloads[key] = hit
+        return hit
 
     def is_unqualified(self, name: str) -> bool:
         return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or name in _SAVED_CALLS

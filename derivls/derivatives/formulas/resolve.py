@@ -13,8 +13,9 @@ diagnostic. Codes:
   formula-grad-input-mask-single grad_input_mask in a formula for a single input
   formula-unbalanced         an unbalanced bracket; formula-unterminated: an unclosed literal/comment
   formula-adl-no-tensor      an unqualified ATen call whose arguments hold no Tensor (warning)
-  formula-argument-count     a call of a FunctionsManual helper (and nothing else) with a number of
-                             arguments none of its overloads takes
+  formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
+                             (at::f, f found by ADL, a Tensor's method), with a number of arguments none
+                             of its overloads takes
   formula-symint-to-int      a SymInt list (`x.sym_sizes()`, a `SymInt[]` argument) passed to an ATen
                              function or method under its plain name, which takes IntArrayRef there
                              (the `_symint` name takes SymIntArrayRef)
@@ -23,6 +24,7 @@ diagnostic. Codes:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
@@ -190,6 +192,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.append(finding)
     if headers is not None and headers.native_complete:
         findings.extend(_symint_to_int(tokens, pairs, scope, headers, declared))
+        if headers.has_tensor_methods:
+            findings.extend(_aten_arity(tokens, pairs, scope, headers, declared))
     return findings
 
 
@@ -200,34 +204,43 @@ _SYMINT_LISTS = frozenset({"c10::SymIntArrayRef", "std::vector<c10::SymInt>"})
 _SYMINT_LIST_METHODS = frozenset({"sym_sizes", "sym_strides"})
 
 
-def _symint_to_int(
+def _aten_calls(
     tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
-) -> list[Finding]:
-    """`at::f(…)`, `x.f(…)` or `f(…)` (an ATen function, not a helper or anything closer) given a SymInt list
-    as an argument, where `f` is an ATen operator's plain C++ name: torchgen declares it with IntArrayRef
-    (and OptionalIntArrayRef) where the schema says `SymInt[]`, and `f_symint` with SymIntArrayRef;
-    nothing converts the one into the other."""
-    findings: list[Finding] = []
+) -> Iterator[tuple[int, bool]]:
+    """(index of the name, whether it is a method) of each call of an ATen operator by its C++ name:
+    `at::f(…)`, `x.f(…)` / `x->f(…)` (a method TensorBody.h or TensorBase.h does not write by hand, which
+    may take anything), `f(…)` that only an ATen function can be (not a local, helper, using-declaration
+    or listed name: found by argument-dependent lookup)."""
     for i, t in enumerate(tokens):
-        if t.kind != "ident" or t.text.endswith("_symint") or i + 1 not in pairs or tokens[i + 1].text != "(":
+        if t.kind != "ident" or i + 1 not in pairs or tokens[i + 1].text != "(":
             continue
         before = tokens[i - 1].text if i else ""
         if before == "::":
             if i < 2 or tokens[i - 2].text != "at" or (i >= 3 and tokens[i - 3].text == "::"):
                 continue
-            table = headers.at_functions
-            if t.text in KNOWN_AT or t.text not in table:
-                continue
+            if t.text not in KNOWN_AT and t.text in headers.at_functions:
+                yield i, False
         elif before in (".", "->"):
-            table = headers.method_schemas
-            if t.text in headers.tensor_methods or t.text not in table:
-                continue  # (a method TensorBody.h or TensorBase.h writes by hand may take either)
-        else:  # unqualified: an ATen function found by argument-dependent lookup, unless something closer is
-            table = headers.at_functions
-            if t.text in declared or scope.get(t.text) is not None or headers.is_unqualified(t.text):
-                continue
-            if t.text in KNOWN_AT or t.text in KNOWN_C10 or t.text in KNOWN_STD or t.text not in table:
-                continue
+            if t.text not in headers.tensor_methods and t.text in headers.method_schemas:
+                yield i, True
+        elif t.text not in declared and scope.get(t.text) is None and not headers.is_unqualified(t.text):
+            if t.text not in KNOWN_AT and t.text not in KNOWN_C10 and t.text not in KNOWN_STD:
+                if t.text in headers.at_functions:
+                    yield i, False
+
+
+def _symint_to_int(
+    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> list[Finding]:
+    """A call of an ATen operator's plain C++ name (see _aten_calls) given a SymInt list as an argument:
+    torchgen declares it with IntArrayRef (and OptionalIntArrayRef) where the schema says `SymInt[]`, and
+    `f_symint` with SymIntArrayRef; nothing converts the one into the other."""
+    findings: list[Finding] = []
+    for i, method in _aten_calls(tokens, pairs, scope, headers, declared):
+        t = tokens[i]
+        if t.text.endswith("_symint"):
+            continue
+        table = headers.method_schemas if method else headers.at_functions
         for start, end in _arguments(tokens, i + 1, pairs[i + 1]):
             if not _is_symint_list(tokens[start:end], scope, declared):
                 continue
@@ -249,6 +262,44 @@ def _symint_to_int(
                 )
             )
             break
+    return findings
+
+
+MAX_SHOWN_OVERLOADS = 6
+
+
+def _aten_arity(
+    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> list[Finding]:
+    """A call of an ATen operator (see _aten_calls; a method only on a receiver known to be a Tensor) with
+    a number of arguments none of the C++ overloads torchgen declares under that name takes."""
+    findings: list[Finding] = []
+    for i, method in _aten_calls(tokens, pairs, scope, headers, declared):
+        if method:
+            receiver = _known_receiver(tokens, i, scope, headers, declared)
+            if receiver is None or receiver.holds != TENSOR or tokens[i - 1].text != ".":
+                continue
+        count = _argument_count(tokens, i + 1, pairs[i + 1])
+        overloads = headers.aten_overloads(tokens[i].text, method)
+        if count is None or not overloads or any(low <= count <= high for low, high, _ in overloads):
+            continue
+        t = tokens[i]
+        ranges = sorted({(low, high) for low, high, _ in overloads})
+        takes = " or ".join(_arity_text(low, high) for low, high in ranges)
+        where = "Tensor method" if method else "ATen function"
+        shown = "\n".join(f"  {decl}" for _, _, decl in overloads[:MAX_SHOWN_OVERLOADS])
+        more = f"\n  … and {len(overloads) - MAX_SHOWN_OVERLOADS} more" if len(overloads) > MAX_SHOWN_OVERLOADS else ""
+        findings.append(
+            Finding(
+                "formula-argument-count",
+                1,
+                t.start,
+                t.end,
+                f"'{t.text}' is called with {count} argument{'s' if count != 1 else ''}, but the {where}'s C++ "
+                f"overloads take {takes}:\n{shown}{more}",
+                (),
+            )
+        )
     return findings
 
 
