@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from derivls.aten import cpp
@@ -373,7 +373,9 @@ class HeaderIndex:
     # False for a native_functions.yaml excerpt (no function has a dispatch section): ATen names that
     # are not in it may still exist, so they are not judged
     native_complete: bool = False
-    _overloads: dict[tuple[str, bool], list[tuple[int, int, str]]] = field(default_factory=dict, repr=False)
+    _overloads: dict[tuple[str, bool], list[tuple[int, int, cpp.CppSignature]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def has_helpers(self) -> bool:
@@ -416,25 +418,27 @@ class HeaderIndex:
             return []
         return self.helpers.get(name, [])
 
-    def aten_overloads(self, name: str, method: bool) -> list[tuple[int, int, str]]:
-        """(fewest arguments, most arguments, declaration) of each C++ overload torchgen declares under
+    def aten_overloads(self, name: str, method: bool) -> list[tuple[int, int, cpp.CppSignature]]:
+        """(fewest arguments, most arguments, signature) of each C++ overload torchgen declares under
         `name` for native_functions.yaml's operators: the methods of at::Tensor (`method`) or the at::
         functions. Their signatures (cpp.CppSignatureGroup): the plain one (TensorOptions packed, out=
         arguments first, schema defaults), the faithful one (scattered TensorOptions, out= last, no
-        defaults: `add_outf` for out= operators) and the `_symint` forms of both."""
+        defaults: `add_outf` for out= operators), and the `_symint` forms of both (the same arguments)."""
         key = (name, method)
         hit = self._overloads.get(key)
         if hit is None:
             table = self.method_schemas if method else self.at_functions
+            symint = name.endswith("_symint") and name not in table._names  # (_entries: those with SymInts)
+            plain = name[: -len("_symint")] if symint else name
             hit = []
             for _, f in table._entries(name):
                 group = cpp.CppSignatureGroup.from_native_function(f, method=method)  # type: ignore[arg-type]
-                for sig in group.signatures():
-                    if sig.name() != name:
+                for sig in group.signatures(symint=False):
+                    if sig.name() != plain:
                         continue
-                    bindings = sig.arguments()
+                    bindings = sig.arguments()  # (a _symint form has the same ones, typed for SymInt)
                     required = sum(1 for b in bindings if b.default is None)
-                    hit.append((required, len(bindings), sig.decl()))
+                    hit.append((required, len(bindings), replace(sig, symint=True) if symint else sig))
             self._overloads[key] = hit
         return hit
 

@@ -191,9 +191,11 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if finding is not None:
             findings.append(finding)
     if headers is not None and headers.native_complete:
-        findings.extend(_symint_to_int(tokens, pairs, scope, headers, declared))
-        if headers.has_tensor_methods:
-            findings.extend(_aten_arity(tokens, pairs, scope, headers, declared))
+        calls = list(_aten_calls(tokens, pairs, scope, headers, declared))
+        if calls and _has_symint_list(tokens, scope):
+            findings.extend(_symint_to_int(tokens, pairs, scope, headers, declared, calls))
+        if calls and headers.has_tensor_methods:
+            findings.extend(_aten_arity(tokens, pairs, scope, headers, declared, calls))
     return findings
 
 
@@ -229,14 +231,31 @@ def _aten_calls(
                     yield i, False
 
 
+def _has_symint_list(tokens: list[Token], scope: Scope) -> bool:
+    """Whether anything in the formula may be a SymInt list (see _is_symint_list): most formulas hold none."""
+    for t in tokens:
+        if t.kind == "ident":
+            if t.text in _SYMINT_LIST_METHODS:
+                return True
+            local = scope.locals.get(t.text)
+            if local is not None and local.cpp_type in _SYMINT_LISTS:
+                return True
+    return False
+
+
 def _symint_to_int(
-    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
+    tokens: list[Token],
+    pairs: dict[int, int],
+    scope: Scope,
+    headers: HeaderIndex,
+    declared: set[str],
+    calls: list[tuple[int, bool]],
 ) -> list[Finding]:
     """A call of an ATen operator's plain C++ name (see _aten_calls) given a SymInt list as an argument:
     torchgen declares it with IntArrayRef (and OptionalIntArrayRef) where the schema says `SymInt[]`, and
     `f_symint` with SymIntArrayRef; nothing converts the one into the other."""
     findings: list[Finding] = []
-    for i, method in _aten_calls(tokens, pairs, scope, headers, declared):
+    for i, method in calls:
         t = tokens[i]
         if t.text.endswith("_symint"):
             continue
@@ -269,12 +288,17 @@ MAX_SHOWN_OVERLOADS = 6
 
 
 def _aten_arity(
-    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
+    tokens: list[Token],
+    pairs: dict[int, int],
+    scope: Scope,
+    headers: HeaderIndex,
+    declared: set[str],
+    calls: list[tuple[int, bool]],
 ) -> list[Finding]:
     """A call of an ATen operator (see _aten_calls; a method only on a receiver known to be a Tensor) with
     a number of arguments none of the C++ overloads torchgen declares under that name takes."""
     findings: list[Finding] = []
-    for i, method in _aten_calls(tokens, pairs, scope, headers, declared):
+    for i, method in calls:
         if method:
             receiver = _known_receiver(tokens, i, scope, headers, declared)
             if receiver is None or receiver.holds != TENSOR or tokens[i - 1].text != ".":
@@ -287,7 +311,7 @@ def _aten_arity(
         ranges = sorted({(low, high) for low, high, _ in overloads})
         takes = " or ".join(_arity_text(low, high) for low, high in ranges)
         where = "Tensor method" if method else "ATen function"
-        shown = "\n".join(f"  {decl}" for _, _, decl in overloads[:MAX_SHOWN_OVERLOADS])
+        shown = "\n".join(f"  {sig.decl()}" for _, _, sig in overloads[:MAX_SHOWN_OVERLOADS])
         more = f"\n  … and {len(overloads) - MAX_SHOWN_OVERLOADS} more" if len(overloads) > MAX_SHOWN_OVERLOADS else ""
         findings.append(
             Finding(
