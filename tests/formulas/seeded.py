@@ -133,6 +133,13 @@ SEEDED = {
     "tensor-method-too-many-arguments-forward": Seeded(  # Tensor::bmm(const Tensor & mat2)
         "formula-argument-count", ADDBMM, "batch1_t.bmm(batch2_p).sum(0)", "batch1_t.bmm(batch2_p, alpha).sum(0)", "bmm"
     ),
+    "optional-method-on-a-call-result": Seeded(  # Tensor::unsqueeze returns a Tensor, not an optional
+        "formula-unknown-method",
+        ADDBMM,
+        "maybe_multiply(grad.unsqueeze(0).expand_symint(",
+        "maybe_multiply(grad.unsqueeze(0).value().expand_symint(",
+        "value",
+    ),
     "optional-method-on-grads-element": Seeded(  # grads[k] is a Tensor (maybe undefined), not an optional
         "formula-unknown-method",
         PRELU_BACKWARD,

@@ -302,4 +302,20 @@ def test_an_aten_call_with_an_argument_count_no_cpp_overload_takes_is_an_error(s
     ]  # fmt: skip
     assert "\n  at::Tensor mv(const at::Tensor & self, const at::Tensor & vec)" in found[0].message
     # a method on what is not known to be a Tensor, and what TensorBody.h writes by hand, are not counted
-    assert codes("grad.sum().sum(0, true, at::kFloat, 1) + grad.size(0, 1)", backward, headers) == []
+    assert codes("grad.sizes().slice(0, 1, 2) + grad.size(0, 1) + self.options().dtype(1, 2)", backward, headers) == []
+
+
+def test_the_result_of_an_aten_call_that_returns_a_tensor_is_judged_as_a_tensor(scope_of, headers):
+    backward = scope_of(ABS, "self")
+    fine = "grad.sum(0).sizes() + at::mul(grad, self).sym_sizes() + mul(grad, 2).conj().neg() + grad.mul_(2).sum()"
+    assert codes(fine, backward, headers) == []
+    assert where("grad.sum(0).toDouble() + at::mul(grad, self).mul(1, 2) + grad.mul(2).neg().value()", backward,
+                 headers) == [
+        ("formula-unknown-method", "toDouble"), ("formula-unknown-method", "value"), ("formula-argument-count", "mul"),
+    ]  # fmt: skip
+    message = resolve("grad.sum(0).toDouble()", backward, headers)[0].message
+    assert message.startswith("'sum(…)' is a Tensor here, and Tensor has no method 'toDouble'")
+    # what is not every overload's one Tensor (max: Tensor or (values, indices)), or on an unknown receiver
+    assert codes("at::max(grad).foo_bar_baz_quux_value() + self.sizes().vec().value()", backward, headers) == [
+        ("formula-unknown-method", "foo_bar_baz_quux_value", ())
+    ]

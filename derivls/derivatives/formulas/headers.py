@@ -442,6 +442,16 @@ class HeaderIndex:
             self._overloads[key] = hit
         return hit
 
+    def returns_tensor(self, name: str, method: bool) -> bool:
+        """Whether every operator torchgen declares under `name` (a Tensor method or an at:: function)
+        returns one Tensor (its schema returns `Tensor`, maybe aliased: at::Tensor or a reference to one)."""
+        table = self.method_schemas if method else self.at_functions
+        entries = table._entries(name)
+        return bool(entries) and all(
+            len(f.func.returns) == 1 and str(f.func.returns[0].type) == "Tensor"  # type: ignore[attr-defined]
+            for _, f in entries
+        )
+
     def is_unqualified(self, name: str) -> bool:
         return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or name in _SAVED_CALLS
 

@@ -209,26 +209,33 @@ _SYMINT_LIST_METHODS = frozenset({"sym_sizes", "sym_strides"})
 def _aten_calls(
     tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> Iterator[tuple[int, bool]]:
-    """(index of the name, whether it is a method) of each call of an ATen operator by its C++ name:
-    `at::f(…)`, `x.f(…)` / `x->f(…)` (a method TensorBody.h or TensorBase.h does not write by hand, which
-    may take anything), `f(…)` that only an ATen function can be (not a local, helper, using-declaration
-    or listed name: found by argument-dependent lookup)."""
+    """(index of the name, whether it is a method) of each call of an ATen operator by its C++ name (see
+    _aten_callee)."""
     for i, t in enumerate(tokens):
-        if t.kind != "ident" or i + 1 not in pairs or tokens[i + 1].text != "(":
-            continue
-        before = tokens[i - 1].text if i else ""
-        if before == "::":
-            if i < 2 or tokens[i - 2].text != "at" or (i >= 3 and tokens[i - 3].text == "::"):
-                continue
-            if t.text not in KNOWN_AT and t.text in headers.at_functions:
-                yield i, False
-        elif before in (".", "->"):
-            if t.text not in headers.tensor_methods and t.text in headers.method_schemas:
-                yield i, True
-        elif t.text not in declared and scope.get(t.text) is None and not headers.is_unqualified(t.text):
-            if t.text not in KNOWN_AT and t.text not in KNOWN_C10 and t.text not in KNOWN_STD:
-                if t.text in headers.at_functions:
-                    yield i, False
+        if t.kind == "ident" and i + 1 in pairs and tokens[i + 1].text == "(":
+            method = _aten_callee(tokens, i, scope, headers, declared)
+            if method is not None:
+                yield i, method
+
+
+def _aten_callee(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]) -> bool | None:
+    """Whether the called name `tokens[i]` is an ATen operator's method (True) or at:: function (False), by
+    its C++ name: `at::f(…)`, `x.f(…)` / `x->f(…)` (a method TensorBody.h or TensorBase.h does not write
+    by hand, which may take anything), `f(…)` that only an ATen function can be (not a local, helper,
+    using-declaration or listed name: found by argument-dependent lookup); None: anything else."""
+    t = tokens[i]
+    before = tokens[i - 1].text if i else ""
+    if before == "::":
+        if i < 2 or tokens[i - 2].text != "at" or (i >= 3 and tokens[i - 3].text == "::"):
+            return None
+        return False if t.text not in KNOWN_AT and t.text in headers.at_functions else None
+    if before in (".", "->"):
+        return True if t.text not in headers.tensor_methods and t.text in headers.method_schemas else None
+    if t.text in declared or scope.get(t.text) is not None or headers.is_unqualified(t.text):
+        return None
+    if t.text in KNOWN_AT or t.text in KNOWN_C10 or t.text in KNOWN_STD:
+        return None
+    return False if t.text in headers.at_functions else None
 
 
 def _has_symint_list(tokens: list[Token], scope: Scope) -> bool:
@@ -370,6 +377,8 @@ def _known_receiver(
     receiver = tokens[i - 2]
     if receiver.text == "]":
         return _element(tokens, i - 2, scope, declared)
+    if receiver.text == ")":
+        return _call_result(tokens, i - 2, scope, headers, declared)
     if receiver.kind != "ident" or receiver.text in declared or (i >= 3 and tokens[i - 3].text in (".", "->", "::")):
         return None
     local = scope.get(receiver.text)
@@ -396,6 +405,33 @@ def _element(tokens: list[Token], close: int, scope: Scope, declared: set[str]) 
         return None
     local = scope.get(tokens[name].text)
     return element_of(local, scope, "".join(t.text for t in tokens[name : close + 1])) if local else None
+
+
+def _call_result(
+    tokens: list[Token], close: int, scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> Local | None:
+    """`f(…)` ending at `tokens[close]` when it is a Tensor: a call of an ATen operator (`at::f`, `f` found
+    by argument-dependent lookup, `x.f` on a receiver known to be a Tensor; see _aten_calls) all of
+    whose overloads under that name return one Tensor."""
+    depth, open_ = 0, close
+    while open_ >= 0:
+        text = tokens[open_].text
+        depth += text == ")"
+        depth -= text == "("
+        if depth == 0:
+            break
+        open_ -= 1
+    callee = open_ - 1
+    if open_ <= 0 or tokens[callee].kind != "ident":
+        return None
+    method = _aten_callee(tokens, callee, scope, headers, declared)
+    if method is None or not headers.returns_tensor(tokens[callee].text, method):
+        return None
+    if method:
+        receiver = _known_receiver(tokens, callee, scope, headers, declared)
+        if receiver is None or receiver.holds != TENSOR or tokens[callee - 1].text != ".":
+            return None
+    return Local(f"{tokens[callee].text}(…)", "result", "at::Tensor", TENSOR)
 
 
 def element_of(local: Local, scope: Scope, text: str) -> Local | None:
@@ -486,13 +522,13 @@ def _receiver_method(
             return None
         cands = headers.tensor_method_names()
         message = f"'{receiver}' is a Tensor here, and Tensor has no method '{t.text}'."
-        if scope.backward and t.text in OPTIONAL_METHODS:
+        if scope.backward and t.text in OPTIONAL_METHODS and local.kind != "result":
             message += (
                 " In a backward formula an optional Tensor (Tensor?) is the saved Tensor, unpacked: undefined"
                 f" when it was absent (test it with '{receiver}.defined()')."
             )
         rewrites: tuple[Rewrite, ...] = ()
-        if t.text == "value" and [x.text for x in tokens[i + 1 : i + 3]] == ["(", ")"]:
+        if t.text == "value" and [x.text for x in tokens[i + 1 : i + 3]] == ["(", ")"] and local.kind != "result":
             # a Tensor? in a backward formula is already the Tensor (undefined when absent)
             title = f"Remove '.value()' ('{receiver}' is a Tensor here)"
             rewrites = (Rewrite(title, tokens[i - 1].start, tokens[i + 2].end, ""),)
