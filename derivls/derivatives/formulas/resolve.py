@@ -390,14 +390,7 @@ def _element(tokens: list[Token], close: int, scope: Scope, declared: set[str]) 
     (a variable_list), a backward formula's saved `Tensor[]` / `int[]` (std::vectors: also a foreach
     entry's lists, which its node unpacks so), a forward formula's `int[]` (an IntArrayRef), a `Scalar[]`
     (ArrayRef or std::vector of c10::Scalar). A forward formula's `Tensor[]` is not judged (see scope.py)."""
-    depth, open_ = 0, close
-    while open_ >= 0:
-        text = tokens[open_].text
-        depth += text == "]"
-        depth -= text == "["
-        if depth == 0:
-            break
-        open_ -= 1
+    open_ = _opening(tokens, close)
     name = open_ - 1
     if open_ <= 0 or tokens[name].kind != "ident" or tokens[name].text in declared:
         return None
@@ -407,20 +400,27 @@ def _element(tokens: list[Token], close: int, scope: Scope, declared: set[str]) 
     return element_of(local, scope, "".join(t.text for t in tokens[name : close + 1])) if local else None
 
 
+def _opening(tokens: list[Token], close: int) -> int:
+    """The index of the bracket `tokens[close]` (`)` or `]`) closes; -1 when none does."""
+    closing = tokens[close].text
+    opening = "(" if closing == ")" else "["
+    depth = 0
+    for j in range(close, -1, -1):
+        text = tokens[j].text
+        depth += text == closing
+        depth -= text == opening
+        if depth == 0:
+            return j
+    return -1
+
+
 def _call_result(
     tokens: list[Token], close: int, scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> Local | None:
     """`f(…)` ending at `tokens[close]` when it is a Tensor: a call of an ATen operator (`at::f`, `f` found
     by argument-dependent lookup, `x.f` on a receiver known to be a Tensor; see _aten_calls) all of
     whose overloads under that name return one Tensor."""
-    depth, open_ = 0, close
-    while open_ >= 0:
-        text = tokens[open_].text
-        depth += text == ")"
-        depth -= text == "("
-        if depth == 0:
-            break
-        open_ -= 1
+    open_ = _opening(tokens, close)
     callee = open_ - 1
     if open_ <= 0 or tokens[callee].kind != "ident":
         return None
