@@ -267,7 +267,7 @@ def _symint_to_int(
         if t.text.endswith("_symint"):
             continue
         table = headers.method_schemas if method else headers.at_functions
-        for start, end in _arguments(tokens, i + 1, pairs[i + 1]):
+        for start, end in _arguments(tokens, i + 1, pairs[i + 1]) or ():
             if not _is_symint_list(tokens[start:end], scope, declared):
                 continue
             what = "".join(x.text for x in tokens[start:end])
@@ -332,27 +332,6 @@ def _aten_arity(
             )
         )
     return findings
-
-
-def _arguments(tokens: list[Token], open_: int, close: int) -> list[tuple[int, int]]:
-    """The [start, end) token ranges of a call's top-level arguments (none when a `<` makes commas unsure)."""
-    if _argument_count(tokens, open_, close) is None:
-        return []
-    out, depth, start = [], 0, open_ + 1
-    for j in range(open_ + 1, close):
-        text = tokens[j].text
-        if tokens[j].kind != "punct":
-            continue
-        if text in ("(", "[", "{"):
-            depth += 1
-        elif text in (")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and text == ",":
-            out.append((start, j))
-            start = j + 1
-    if start < close:
-        out.append((start, close))
-    return out
 
 
 def _is_symint_list(arg: list[Token], scope: Scope, declared: set[str]) -> bool:
@@ -729,11 +708,18 @@ def _arity_text(low: int, high: float) -> str:
 
 
 def _argument_count(tokens: list[Token], open_: int, close: int) -> int | None:
-    """How many arguments the call whose `(` is tokens[open_] and `)` tokens[close] passes; None when the
-    commas cannot be told apart for sure (a `<` that may open template arguments and is never closed)."""
+    """How many arguments the call whose `(` is tokens[open_] and `)` tokens[close] passes (see _arguments)."""
+    ranges = _arguments(tokens, open_, close)
+    return None if ranges is None else len(ranges)
+
+
+def _arguments(tokens: list[Token], open_: int, close: int) -> list[tuple[int, int]] | None:
+    """The [start, end) token ranges of the top-level arguments of the call whose `(` is tokens[open_] and
+    `)` tokens[close]; None when the commas cannot be told apart for sure (a `<` that may open template
+    arguments and is never closed)."""
     if close == open_ + 1:
-        return 0
-    count, depth, angles = 1, 0, 0
+        return []
+    out, start, depth, angles = [], open_ + 1, 0, 0
     for j in range(open_ + 1, close):
         text = tokens[j].text
         if tokens[j].kind != "punct":
@@ -747,8 +733,12 @@ def _argument_count(tokens: list[Token], open_: int, close: int) -> int | None:
         elif depth == 0 and text in (">", ">>") and angles:
             angles = max(angles - len(text), 0)
         elif depth == 0 and text == "," and not angles:
-            count += 1
-    return None if angles or depth else count
+            out.append((start, j))
+            start = j + 1
+    if angles or depth:
+        return None
+    out.append((start, close))
+    return out
 
 
 def _opens_template(tokens: list[Token], j: int) -> bool:
