@@ -44,6 +44,7 @@ XLOGY_SCALAR = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
 PRELU_BACKWARD = "- name: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
 FOREACH_MINIMUM = "- name: _foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
 SUM = "- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+IM2COL = "- name: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
 HARDSWISH_BACKWARD = "- name: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"
 ADDBMM = "- name: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 NORMAL_TENSOR_FLOAT = "- name: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor"
@@ -108,6 +109,13 @@ SEEDED = {
     ),
     "symint-sizes-to-an-int-method": Seeded(  # Tensor::expand takes IntArrayRef; expand_symint SymIntArrayRef
         "formula-symint-to-int", SUM, "grad.expand_symint(self.sym_sizes())", "grad.expand(self.sym_sizes())", "expand"
+    ),
+    "int-list-to-a-symint-function": Seeded(  # col2im_symint's output_size is a SymIntArrayRef
+        "formula-int-to-symint",
+        IM2COL,
+        "col2im_symint(grad, {self.sym_size(-2), self.sym_size(-1)}, kernel_size,",
+        "col2im_symint(grad, kernel_size, kernel_size,",
+        "kernel_size",
     ),
     "symint-sizes-to-an-int-function": Seeded(
         "formula-symint-to-int",

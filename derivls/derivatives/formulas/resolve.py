@@ -19,6 +19,8 @@ diagnostic. Codes:
   formula-symint-to-int      a SymInt list (`x.sym_sizes()`, a `SymInt[]` argument) passed to an ATen
                              function or method under its plain name, which takes IntArrayRef there
                              (the `_symint` name takes SymIntArrayRef)
+  formula-int-to-symint      an int list (an `int[]` argument) passed to a `_symint` name
+                             where every overload that fits the call takes SymIntArrayRef
 """
 
 from __future__ import annotations
@@ -192,8 +194,10 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.append(finding)
     if headers is not None and headers.native_complete:
         calls = list(_aten_calls(tokens, pairs, scope, headers, declared))
-        if calls and _has_symint_list(tokens, scope):
+        if calls and _has_list(tokens, scope, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
             findings.extend(_symint_to_int(tokens, pairs, scope, headers, declared, calls))
+        if calls and _has_list(tokens, scope, _INT_LIST_METHODS, _INT_LISTS):
+            findings.extend(_int_to_symint(tokens, pairs, scope, headers, declared, calls))
         if calls and headers.has_tensor_methods:
             findings.extend(_aten_arity(tokens, pairs, scope, headers, declared, calls))
     return findings
@@ -204,6 +208,12 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
 # `x.sym_sizes()` becomes), and the methods that return one.
 _SYMINT_LISTS = frozenset({"c10::SymIntArrayRef", "std::vector<c10::SymInt>"})
 _SYMINT_LIST_METHODS = frozenset({"sym_sizes", "sym_strides"})
+# ... and an int list: a forward formula's `int[]` (at::IntArrayRef), a backward one's (std::vector<int64_t>).
+# (`x.sizes()` and `x.strides()` are refused by load_derivatives before the formula is judged.)
+_INT_LISTS = frozenset({"at::IntArrayRef", "std::vector<int64_t>"})
+_INT_LIST_METHODS: frozenset[str] = frozenset()
+# the C++ parameter types of a `_symint` signature that take a SymInt list (an int list does not convert)
+_SYMINT_LIST_PARAMETERS = frozenset({"c10::SymIntArrayRef", "at::OptionalSymIntArrayRef"})
 
 
 def _aten_calls(
@@ -238,14 +248,15 @@ def _aten_callee(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex
     return False if t.text in headers.at_functions else None
 
 
-def _has_symint_list(tokens: list[Token], scope: Scope) -> bool:
-    """Whether anything in the formula may be a SymInt list (see _is_symint_list): most formulas hold none."""
+def _has_list(tokens: list[Token], scope: Scope, methods: frozenset[str], types: frozenset[str]) -> bool:
+    """Whether anything in the formula may be such a list (a call of one of `methods`, a local of one of
+    `types`; see _is_list): most formulas hold none."""
     for t in tokens:
         if t.kind == "ident":
-            if t.text in _SYMINT_LIST_METHODS:
+            if t.text in methods:
                 return True
             local = scope.locals.get(t.text)
-            if local is not None and local.cpp_type in _SYMINT_LISTS:
+            if local is not None and local.cpp_type in types:
                 return True
     return False
 
@@ -268,7 +279,7 @@ def _symint_to_int(
             continue
         table = headers.method_schemas if method else headers.at_functions
         for start, end in _arguments(tokens, i + 1, pairs[i + 1]) or ():
-            if not _is_symint_list(tokens[start:end], scope, declared):
+            if not _is_list(tokens[start:end], scope, declared, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
                 continue
             what = "".join(x.text for x in tokens[start:end])
             twin = t.text + "_symint"
@@ -288,6 +299,49 @@ def _symint_to_int(
                 )
             )
             break
+    return findings
+
+
+def _int_to_symint(
+    tokens: list[Token],
+    pairs: dict[int, int],
+    scope: Scope,
+    headers: HeaderIndex,
+    declared: set[str],
+    calls: list[tuple[int, bool]],
+) -> list[Finding]:
+    """A call of an ATen operator's `_symint` name given an int list where every C++ overload of that name
+    that takes this many arguments has a SymIntArrayRef parameter (an int list does not convert to it)."""
+    findings: list[Finding] = []
+    for i, method in calls:
+        t = tokens[i]
+        arguments = _arguments(tokens, i + 1, pairs[i + 1]) if t.text.endswith("_symint") else None
+        if not arguments:
+            continue
+        fitting = [
+            sig.arguments()
+            for low, high, sig in headers.aten_overloads(t.text, method)
+            if low <= len(arguments) <= high
+        ]
+        for k, (start, end) in enumerate(arguments):
+            arg = tokens[start:end]
+            if not fitting or not _is_list(arg, scope, declared, _INT_LIST_METHODS, _INT_LISTS):
+                continue
+            if not all(b[k].type in _SYMINT_LIST_PARAMETERS for b in fitting):
+                continue
+            what = "".join(x.text for x in arg)
+            plain = t.text[: -len("_symint")]
+            findings.append(
+                Finding(
+                    "formula-int-to-symint",
+                    1,
+                    arg[0].start,
+                    arg[-1].end,
+                    f"'{t.text}' takes a SymIntArrayRef here, and '{what}' is a list of int64_t, which does not "
+                    f"convert to it: pass a SymInt list (e.g. 'x.sym_sizes()') or call '{plain}'.",
+                    (),
+                )
+            )
     return findings
 
 
@@ -334,14 +388,16 @@ def _aten_arity(
     return findings
 
 
-def _is_symint_list(arg: list[Token], scope: Scope, declared: set[str]) -> bool:
-    """`x.sym_sizes()` / `x.sym_strides()`, or a local that is a SymInt list (see _SYMINT_LISTS)."""
+def _is_list(
+    arg: list[Token], scope: Scope, declared: set[str], methods: frozenset[str], types: frozenset[str]
+) -> bool:
+    """`x.m()` for m in `methods` (`x.sym_sizes()`), or a local whose C++ type is one of `types`."""
     texts = [t.text for t in arg]
-    if len(arg) == 5 and arg[0].kind == "ident" and texts[1] == "." and texts[2] in _SYMINT_LIST_METHODS:
+    if len(arg) == 5 and arg[0].kind == "ident" and texts[1] == "." and texts[2] in methods:
         return texts[3:] == ["(", ")"]
     if len(arg) == 1 and arg[0].kind == "ident" and arg[0].text not in declared:
         local = scope.get(arg[0].text)
-        return local is not None and local.cpp_type in _SYMINT_LISTS
+        return local is not None and local.cpp_type in types
     return False
 
 
