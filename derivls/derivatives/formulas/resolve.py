@@ -193,14 +193,28 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if finding is not None:
             findings.append(finding)
     if headers is not None and headers.native_complete:
-        calls = list(_aten_calls(tokens, pairs, scope, headers, declared))
-        if calls and _has_list(tokens, scope, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
-            findings.extend(_symint_to_int(tokens, pairs, scope, headers, declared, calls))
-        if calls and _has_list(tokens, scope, _INT_LIST_METHODS, _INT_LISTS):
-            findings.extend(_int_to_symint(tokens, pairs, scope, headers, declared, calls))
-        if calls and headers.has_tensor_methods:
-            findings.extend(_aten_arity(tokens, pairs, scope, headers, declared, calls))
+        calls = _Calls(
+            tokens, pairs, scope, headers, declared, list(_aten_calls(tokens, pairs, scope, headers, declared))
+        )
+        if calls.sites and _has_list(tokens, scope, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
+            findings.extend(_symint_to_int(calls))
+        if calls.sites and _has_list(tokens, scope, _INT_LIST_METHODS, _INT_LISTS):
+            findings.extend(_int_to_symint(calls))
+        if calls.sites and headers.has_tensor_methods:
+            findings.extend(_aten_arity(calls))
     return findings
+
+
+@frozen_dataclass(slots=True)
+class _Calls:
+    """A formula's calls of ATen operators (see _aten_calls), with what the rules on them read."""
+
+    tokens: list[Token]
+    pairs: dict[int, int]
+    scope: Scope
+    headers: HeaderIndex
+    declared: set[str]
+    sites: list[tuple[int, bool]]  # (index of the called name, whether it is a method)
 
 
 # What a SymInt list is in the generated code: a forward formula's `SymInt[]` (the kernel's
@@ -261,27 +275,20 @@ def _has_list(tokens: list[Token], scope: Scope, methods: frozenset[str], types:
     return False
 
 
-def _symint_to_int(
-    tokens: list[Token],
-    pairs: dict[int, int],
-    scope: Scope,
-    headers: HeaderIndex,
-    declared: set[str],
-    calls: list[tuple[int, bool]],
-) -> list[Finding]:
+def _symint_to_int(c: _Calls) -> list[Finding]:
     """A call of an ATen operator's plain C++ name (see _aten_calls) given a SymInt list as an argument:
     torchgen declares it with IntArrayRef (and OptionalIntArrayRef) where the schema says `SymInt[]`, and
     `f_symint` with SymIntArrayRef; nothing converts the one into the other."""
     findings: list[Finding] = []
-    for i, method in calls:
-        t = tokens[i]
+    for i, method in c.sites:
+        t = c.tokens[i]
         if t.text.endswith("_symint"):
             continue
-        table = headers.method_schemas if method else headers.at_functions
-        for start, end in _arguments(tokens, i + 1, pairs[i + 1]) or ():
-            if not _is_list(tokens[start:end], scope, declared, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
+        table = c.headers.method_schemas if method else c.headers.at_functions
+        for start, end in _arguments(c.tokens, i + 1, c.pairs[i + 1]) or ():
+            if not _is_list(c.tokens[start:end], c.scope, c.declared, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
                 continue
-            what = "".join(x.text for x in tokens[start:end])
+            what = "".join(x.text for x in c.tokens[start:end])
             twin = t.text + "_symint"
             has_twin = twin in table
             fix = f"call '{twin}', which takes SymIntArrayRef" if has_twin else "pass an IntArrayRef (e.g. 'x.sizes()')"
@@ -302,30 +309,23 @@ def _symint_to_int(
     return findings
 
 
-def _int_to_symint(
-    tokens: list[Token],
-    pairs: dict[int, int],
-    scope: Scope,
-    headers: HeaderIndex,
-    declared: set[str],
-    calls: list[tuple[int, bool]],
-) -> list[Finding]:
+def _int_to_symint(c: _Calls) -> list[Finding]:
     """A call of an ATen operator's `_symint` name given an int list where every C++ overload of that name
     that takes this many arguments has a SymIntArrayRef parameter (an int list does not convert to it)."""
     findings: list[Finding] = []
-    for i, method in calls:
-        t = tokens[i]
-        arguments = _arguments(tokens, i + 1, pairs[i + 1]) if t.text.endswith("_symint") else None
+    for i, method in c.sites:
+        t = c.tokens[i]
+        arguments = _arguments(c.tokens, i + 1, c.pairs[i + 1]) if t.text.endswith("_symint") else None
         if not arguments:
             continue
         fitting = [
             sig.arguments()
-            for low, high, sig in headers.aten_overloads(t.text, method)
+            for low, high, sig in c.headers.aten_overloads(t.text, method)
             if low <= len(arguments) <= high
         ]
         for k, (start, end) in enumerate(arguments):
-            arg = tokens[start:end]
-            if not fitting or not _is_list(arg, scope, declared, _INT_LIST_METHODS, _INT_LISTS):
+            arg = c.tokens[start:end]
+            if not fitting or not _is_list(arg, c.scope, c.declared, _INT_LIST_METHODS, _INT_LISTS):
                 continue
             if not all(b[k].type in _SYMINT_LIST_PARAMETERS for b in fitting):
                 continue
@@ -348,27 +348,20 @@ def _int_to_symint(
 MAX_SHOWN_OVERLOADS = 6
 
 
-def _aten_arity(
-    tokens: list[Token],
-    pairs: dict[int, int],
-    scope: Scope,
-    headers: HeaderIndex,
-    declared: set[str],
-    calls: list[tuple[int, bool]],
-) -> list[Finding]:
+def _aten_arity(c: _Calls) -> list[Finding]:
     """A call of an ATen operator (see _aten_calls; a method only on a receiver known to be a Tensor) with
     a number of arguments none of the C++ overloads torchgen declares under that name takes."""
     findings: list[Finding] = []
-    for i, method in calls:
+    for i, method in c.sites:
         if method:
-            receiver = _known_receiver(tokens, i, scope, headers, declared)
-            if receiver is None or receiver.holds != TENSOR or tokens[i - 1].text != ".":
+            receiver = _known_receiver(c.tokens, i, c.scope, c.headers, c.declared)
+            if receiver is None or receiver.holds != TENSOR or c.tokens[i - 1].text != ".":
                 continue
-        count = _argument_count(tokens, i + 1, pairs[i + 1])
-        overloads = headers.aten_overloads(tokens[i].text, method)
+        count = _argument_count(c.tokens, i + 1, c.pairs[i + 1])
+        overloads = c.headers.aten_overloads(c.tokens[i].text, method)
         if count is None or not overloads or any(low <= count <= high for low, high, _ in overloads):
             continue
-        t = tokens[i]
+        t = c.tokens[i]
         ranges = sorted({(low, high) for low, high, _ in overloads})
         takes = " or ".join(_arity_text(low, high) for low, high in ranges)
         where = "Tensor method" if method else "ATen function"
