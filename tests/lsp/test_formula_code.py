@@ -192,6 +192,25 @@ async def test_semantic_tokens_delta_sends_one_edit_that_rebuilds_the_full_answe
     await diagnostics(client, doc.uri)
 
 
+async def first_quick_fix(
+    client: LanguageClient, doc: types.TextDocumentIdentifier, line: int, code: str
+) -> tuple[types.CodeAction, types.TextEdit]:
+    """The diagnostics on `line` must be exactly one of `code`: its first code action and that action's one edit."""
+    found = [d for d in await diagnostics(client, doc.uri) if d.range.start.line == line]
+    assert [d.code for d in found] == [code]
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=doc,
+            range=types.Range(start=found[0].range.start, end=found[0].range.end),
+            context=types.CodeActionContext(diagnostics=found),
+        )
+    )
+    assert result is not None and isinstance(result[0], types.CodeAction)
+    [change] = result[0].edit.document_changes  # type: ignore[union-attr]
+    [edit] = change.edits  # type: ignore[union-attr]
+    return result[0], edit  # type: ignore[return-value]
+
+
 async def test_a_method_on_the_wrong_receiver_gets_a_quick_fix_that_edits_the_formula(
     client: LanguageClient, doc, text
 ):
@@ -200,19 +219,8 @@ async def test_a_method_on_the_wrong_receiver_gets_a_quick_fix_that_edits_the_fo
     needle = "native_batch_norm_backward(grad, input, weight, running_mean"
     at = position_of(text, needle, offset=len("native_batch_norm_backward(grad, input, weight"))
     docs.edit(doc.uri, at.line, at.character, at.line, at.character, ".value()")
-    found = [d for d in await diagnostics(client, doc.uri) if d.range.start.line == at.line]
-    assert [d.code for d in found] == ["formula-unknown-method"]
-    result = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=doc,
-            range=types.Range(start=found[0].range.start, end=found[0].range.end),
-            context=types.CodeActionContext(diagnostics=found),
-        )
-    )
-    assert result is not None and result[0].title == "Remove '.value()' ('weight' is a Tensor here)"
-    assert result[0].is_preferred
-    [change] = result[0].edit.document_changes  # type: ignore[union-attr]
-    [edit] = change.edits  # type: ignore[union-attr]
+    action, edit = await first_quick_fix(client, doc, at.line, "formula-unknown-method")
+    assert action.title == "Remove '.value()' ('weight' is a Tensor here)" and action.is_preferred
     assert edit.new_text == "" and (edit.range.start, edit.range.end.character) == (at, at.character + len(".value()"))
     docs.replace_all(doc.uri, text)
     await diagnostics(client, doc.uri)
@@ -225,18 +233,8 @@ async def test_a_symint_list_given_to_an_int_array_ref_name_gets_the_symint_name
     docs.texts[doc.uri], docs.versions[doc.uri] = text, 200
     at = position_of(text, "self: grad.expand_symint(self.sym_sizes())", offset=len("self: grad."))
     docs.edit(doc.uri, at.line, at.character, at.line, at.character + len("expand_symint"), "expand")
-    found = [d for d in await diagnostics(client, doc.uri) if d.range.start.line == at.line]
-    assert [d.code for d in found] == ["formula-symint-to-int"]
-    result = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=doc,
-            range=types.Range(start=found[0].range.start, end=found[0].range.end),
-            context=types.CodeActionContext(diagnostics=found),
-        )
-    )
-    assert result is not None and result[0].title == "Call 'expand_symint'"
-    [change] = result[0].edit.document_changes  # type: ignore[union-attr]
-    [edit] = change.edits  # type: ignore[union-attr]
+    action, edit = await first_quick_fix(client, doc, at.line, "formula-symint-to-int")
+    assert action.title == "Call 'expand_symint'"
     assert edit.new_text == "expand_symint" and (edit.range.start, edit.range.end.character) == (at, at.character + 6)
     docs.replace_all(doc.uri, text)
     await diagnostics(client, doc.uri)
