@@ -250,6 +250,22 @@ def _is_tensor_like_list(t: Any) -> bool:
 _ORIGINAL_SELF = re.compile(IDENT_REGEX.format("original_self_[pt]"))
 
 
+def _unpacked_input(
+    name: str, inp: str, zeros_fn: str, required_fw_grad: Sequence[str], required_primals: Sequence[str] | None
+) -> str:
+    """torchgen's unpacking of one differentiable input (the C++ expression `inp`) for a forward formula:
+    `<name>_t` when the formula needs its tangent (zeros where it is undefined; a wrapped number keeps
+    its flag unless zeros_symint makes them), `<name>_p` when it needs its primal."""
+    text = ""
+    if name in required_fw_grad:
+        text += _t(FW_DERIVATIVE_DEFINED_GRAD_TEMPLATE, inp_name=name, inp=inp, zeros_fn=zeros_fn)
+        if zeros_fn == "_efficientzerotensor_symint":
+            text += _t(FW_DERIVATIVE_UPDATE_WRAPPED_NUM_TEMPLATE, inp_name=name)
+    if name in (required_primals or ()):
+        text += _t(FW_DERIVATIVE_DEFINED_PRIMAL_TEMPLATE, inp_name=name, inp=inp)
+    return text
+
+
 def forward_blocks(info: Any, differentiable_inputs: Sequence[str]) -> tuple[str, list[tuple[int, int, str]]] | None:
     """emit_fw_derivatives for a non-foreach function: its blocks, as torchgen writes them (unindented),
     and (forward-derivative index, offset of its formula in the text, the formula). None: not modelled."""
@@ -276,12 +292,7 @@ def forward_blocks(info: Any, differentiable_inputs: Sequence[str]) -> tuple[str
         zeros_fn = "_efficientzerotensor_symint"
         for name in differentiable_inputs:
             zeros_fn = "zeros_symint" if inplace and name == "self" else "_efficientzerotensor_symint"
-            if name in derivative.required_inputs_fw_grad:
-                unpacked += _t(FW_DERIVATIVE_DEFINED_GRAD_TEMPLATE, inp_name=name, inp=name, zeros_fn=zeros_fn)
-                if zeros_fn == "_efficientzerotensor_symint":
-                    unpacked += _t(FW_DERIVATIVE_UPDATE_WRAPPED_NUM_TEMPLATE, inp_name=name)
-            if name in (required_primals or []):
-                unpacked += _t(FW_DERIVATIVE_DEFINED_PRIMAL_TEMPLATE, inp_name=name, inp=name)
+            unpacked += _unpacked_input(name, name, zeros_fn, derivative.required_inputs_fw_grad, required_primals)
         if derivative.required_original_self_value or re.search(_ORIGINAL_SELF, formula):
             unpacked += _t(
                 FW_DERIVATIVE_DEFINED_GRAD_TEMPLATE, inp_name="original_self", inp="original_self", zeros_fn=zeros_fn
@@ -346,13 +357,10 @@ def foreach_forward_blocks(
         unpacked = ""
         for name, is_list in differentiable_inputs:
             inp = name + ("[i]" if is_list else "")
-            if name in derivative.required_inputs_fw_grad:
-                unpacked += _t(
-                    FW_DERIVATIVE_DEFINED_GRAD_TEMPLATE, inp_name=name, inp=inp, zeros_fn="_efficientzerotensor_symint"
-                )
-                unpacked += _t(FW_DERIVATIVE_UPDATE_WRAPPED_NUM_TEMPLATE, inp_name=name)
-            if name in (derivative.required_inputs_primal or []):
-                unpacked += _t(FW_DERIVATIVE_DEFINED_PRIMAL_TEMPLATE, inp_name=name, inp=inp)
+            zeros_fn = "_efficientzerotensor_symint"
+            unpacked += _unpacked_input(
+                name, inp, zeros_fn, derivative.required_inputs_fw_grad, derivative.required_inputs_primal
+            )
         setters.append(_t(FW_DERIVATIVE_SETTER_TENSOR_FOREACH, out_arg=res[0], is_inplace="false"))
         formula = derivative.formula
         if "result" in formula and "result[i]" not in formula:
