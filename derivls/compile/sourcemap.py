@@ -139,6 +139,19 @@ class FormulaOrigin:
 
 
 @dataclass(frozen=True)
+class OriginSlice:
+    """Characters [begin, …) of a formula as the user wrote it, standing verbatim in the generated text
+    (a value the kernel saves: `self.sym_sizes()` of the formula `grad.expand_symint(self.sym_sizes())`)."""
+
+    origin: FormulaOrigin
+    begin: int
+
+    def to_span(self, begin: int, end: int) -> Span:
+        written = FormulaOrigin(self.origin.original, self.origin.original, self.origin.source, self.origin.span)
+        return written.to_span(self.begin + begin, self.begin + end)
+
+
+@dataclass(frozen=True)
 class Located:
     """A generated position mapped back: the YAML span, and whether it is inside a formula."""
 
@@ -153,7 +166,7 @@ class SourceMap:
 
     text: list[str] = field(default_factory=list)
     _length: int = 0
-    _formulas: list[tuple[int, int, FormulaOrigin]] = field(default_factory=list)
+    _formulas: list[tuple[int, int, FormulaOrigin | OriginSlice]] = field(default_factory=list)
     _units: list[tuple[int, int, str, Span]] = field(default_factory=list)
     entry_lines: dict[str, int] = field(default_factory=dict)  # unit name -> its entry's `- name:` line
 
@@ -168,6 +181,10 @@ class SourceMap:
         """Record that `origin.rewritten` stands at generated offset `start`."""
         self._formulas.append((start, start + len(origin.rewritten), origin))
 
+    def add_slice(self, start: int, origin: FormulaOrigin, begin: int, length: int) -> None:
+        """Record that `origin.original[begin:begin + length]` stands at generated offset `start`."""
+        self._formulas.append((start, start + length, OriginSlice(origin, begin)))
+
     def add_unit(self, start: int, end: int, name: str, span: Span, entry_line: int | None = None) -> None:
         """Record that generated [start, end) is the code of `name` (a node or kernel) of the entry at `span`."""
         self._units.append((start, end, name, span))
@@ -179,7 +196,7 @@ class SourceMap:
     @property
     def formulas(self) -> list[tuple[int, int, FormulaOrigin]]:
         """(start, end, origin) of each formula placed in the generated text."""
-        return list(self._formulas)
+        return [(start, end, o) for start, end, o in self._formulas if isinstance(o, FormulaOrigin)]
 
     @property
     def units(self) -> list[tuple[int, int, str, Span]]:

@@ -151,3 +151,23 @@ def test_an_error_in_a_folded_multiline_formula_lands_on_its_continuation_line(r
     assert any(d.span == Span(line, column, line, column + len("scalar_typo")) for d in result.diagnostics), (
         result.diagnostics
     )
+
+
+def test_a_mistake_in_a_value_the_kernel_saves_is_reported_on_the_formula_text(real_files, tmp_path):
+    """`dim.sym_sizes()` (of an int64_t) is no error of Functions.cpp: torchgen saves it as `dim_sym_sizes`,
+    computed by the VariableType kernel. The compiler sees it there, and the error lands on the formula."""
+    folder = tmp_path / "autograd"
+    folder.mkdir()
+    shutil.copytree(real_files.derivatives.parent / "templates", folder / "templates")
+    shipped = "index_select_backward_symint(grad, self.sym_sizes(), dim, index)"
+    mistaken = "index_select_backward_symint(grad, dim.sym_sizes(), dim, index)"
+    text = real_files.derivatives.read_text(encoding="utf-8").replace(shipped, mistaken, 1)
+    path = folder / "derivatives.yaml"
+    path.write_text(text, encoding="utf-8")
+    analysis, _ = analyse_path(path, real_files.native, real_files.tags, "torchgen")
+    result = compile_file(path, analysis, torch_include=_torch_include(real_files), ops=["index_select"])
+    line, column = _position(text, "sym_sizes", mistaken)  # the member the compiler names
+    assert [(d.span.line, d.span.column, d.span.end_column) for d in result.diagnostics] == [
+        (line, column, column + len("sym_sizes"))
+    ], result.diagnostics
+    assert "sym_sizes" in result.diagnostics[0].message and "(saved values)" in result.diagnostics[0].message

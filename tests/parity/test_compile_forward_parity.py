@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from derivls.compile.generate import forward_kernel
+from derivls.compile.generate import forward_kernel, save_function
 from derivls.compile.units import collect_units
 from derivls.report import analyse_path
 
@@ -66,3 +66,25 @@ def test_every_forward_formula_is_compiled_foreach_ones_included(real_files):
     analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
     skipped = [u.info.name for u in collect_units(analysis) if u.has_forward and forward_kernel(u) is None]
     assert skipped == []
+
+
+def test_saving_statements_stand_verbatim_in_torchgens_variable_type(real_files, torchgen_methods):
+    """What `check --compile` compiles of a kernel's saving (`grad_fn->self_sym_sizes = self.sym_sizes().vec();`,
+    `grad_fn->self_ = SavedVariable(self, false);`…) is what torchgen's kernel for that function writes."""
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    compared, statements, differing = 0, 0, []
+    for unit in collect_units(analysis):
+        saving = save_function(unit)
+        if saving is None:
+            continue
+        text = _torchgen_text(torchgen_methods[str(unit.info.func.func.name)])
+        for line in saving[0].splitlines()[1:-1]:
+            statement = line.strip()
+            if statement.startswith(("grad_fn->", "if (!original_self")):
+                statements += 1
+                if statement not in text:
+                    differing.append((unit.name, statement))
+        compared += 1
+    assert compared >= 560
+    assert statements >= 1900
+    assert differing == []

@@ -1,0 +1,284 @@
+"""Random formula mutations of the real derivatives.yaml, judged by derivls and by the compiler.
+
+One mutation per entry (so an entry's verdicts are its mutation's), chosen by a seeded random generator
+among the kinds of mistake a contributor makes in a formula:
+
+    typo-function   a misspelled helper or ATen function          handle_r_to_c(   -> handle_r_toc(
+    typo-method     a misspelled method                           self.sgn()       -> self.sng()
+    typo-variable   a misspelled local                            grad * other     -> grad * oter
+    drop-last-arg   a call's last argument left out               pow(2, self)     -> pow(2)
+    extra-arg       one argument too many                         exp(self)        -> exp(self, 1)
+    swap-argument   another argument of the signature             mul(grad, other) -> mul(grad, dim)
+    wrong-scope     `grad` in a forward formula, `self_t` in a backward one
+
+`judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
+check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
+headers) about each mutation. The compiler is the truth: derivls must never report an error on a
+mutation the compiler accepts (tests/compile/test_mutations.py), and the share of the compiler's
+rejections derivls reports is its recall.
+
+    python -m tests.formulas.mutations [SEED ...]   # the table of verdicts per kind
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from derivls.derivatives.formulas.tokens import Token, tokenize
+
+KINDS = (
+    "typo-function",
+    "typo-method",
+    "typo-variable",
+    "drop-last-arg",
+    "extra-arg",
+    "swap-argument",
+    "wrong-scope",
+)
+# values of a formula key that are not C++
+_NOT_CPP = ("non_differentiable", "auto_linear", "auto_element_wise")
+_KEY = re.compile(r"^  ([A-Za-z_][\w, ]*): (.+)$")
+_ARGUMENT_NAME = re.compile(r"(\w+)(?:=[^,]*)?\s*(?:,|$)")
+_SKIPPED_IDENTS = frozenset({"true", "false", "nullptr", "static_cast", "std", "at", "c10", "int64_t", "double"})
+
+
+@dataclass(frozen=True)
+class Mutation:
+    kind: str
+    entry_line: int  # 0-based line of the entry's `- name:`
+    end_line: int  # 0-based line after the entry
+    line: int  # 0-based line of the mutated formula
+    old: str
+    new: str
+
+
+@dataclass
+class Verdict:
+    mutation: Mutation
+    derivls: list[str] = field(default_factory=list)  # codes of derivls's errors in the entry
+    compiler: list[str] = field(default_factory=list)  # the compiler's messages on the entry
+    compiled: bool = False  # False: the compiler did not get to it (the entry has a loader error)
+
+    @property
+    def derivls_rejects(self) -> bool:
+        return bool(self.derivls)
+
+    @property
+    def compiler_rejects(self) -> bool:
+        return bool(self.compiler)
+
+
+@dataclass(frozen=True)
+class _Formula:
+    line: int
+    column: int  # where the value starts
+    key: str
+    value: str
+
+
+def _entries(lines: list[str]) -> list[tuple[int, int, str, list[_Formula]]]:
+    """(first line, end line, schema, one-line formulas) of each entry without a `dispatch:` block."""
+    starts = [i for i, text in enumerate(lines) if text.startswith("- name:")]
+    out = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        if any(text.strip().startswith("dispatch:") for text in lines[start:end]):
+            continue
+        formulas = []
+        for i in range(start + 1, end):
+            m = _KEY.match(lines[i])
+            if m is None or m.group(1) in ("output_differentiability", "name", "dispatch"):
+                continue
+            value = m.group(2)
+            if value.startswith(("'", '"', "|", ">", "[")) or value.strip() in _NOT_CPP:
+                continue
+            formulas.append(_Formula(i, m.start(2), m.group(1), value))
+        if formulas:
+            out.append((start, end, lines[start][len("- name:") :].strip(), formulas))
+    return out
+
+
+def _typo(word: str, rng: random.Random) -> str:
+    if len(word) < 3:
+        return word + "x"
+    i = rng.randrange(1, len(word) - 1)
+    how = rng.randrange(3)
+    if how == 0:
+        return word[:i] + word[i + 1 :]  # a letter left out
+    if how == 1:
+        return word[:i] + word[i] + word[i:]  # a letter doubled
+    if word[i] != word[i + 1]:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]  # two letters swapped
+    return word + "s"
+
+
+_Edit = tuple[int, int, Callable[[str, random.Random], str]]  # replace value[start:end] by f(old, rng)
+
+
+def _calls(tokens: list[Token]) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """(offset of `(`, offset of its `)`, argument offset ranges) of each call `name(…)`."""
+    out = []
+    for i, t in enumerate(tokens[:-1]):
+        if t.kind != "ident" or tokens[i + 1].text != "(":
+            continue
+        depth, arguments, begin = 0, [], tokens[i + 1].end
+        for u in tokens[i + 1 :]:
+            if u.text in "([{":
+                depth += 1
+            elif u.text in ")]}":
+                depth -= 1
+                if depth == 0:
+                    if u.start > begin and tokens[i + 2].text != ")":
+                        arguments.append((begin, u.start))
+                    out.append((tokens[i + 1].start, u.start, arguments))
+                    break
+            elif u.text == "," and depth == 1:
+                arguments.append((begin, u.start))
+                begin = u.end
+    return out
+
+
+def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
+    tokens = [t for t in tokenize(formula.value)[0]]
+    sites: dict[str, list[_Edit]] = defaultdict(list)
+    forward = formula.key.startswith("result")
+    parameters = schema.split("(", 1)[1].rsplit(") ->", 1)[0]
+    arguments = [m.group(1) for m in _ARGUMENT_NAME.finditer(parameters.replace("*,", ""))]
+    for i, t in enumerate(tokens):
+        if t.kind != "ident" or t.text in _SKIPPED_IDENTS:
+            continue
+        before = tokens[i - 1].text if i else ""
+        after = tokens[i + 1].text if i + 1 < len(tokens) else ""
+        member = before in (".", "->")
+        if after == "(":
+            sites["typo-method" if member else "typo-function"].append((t.start, t.end, _typo))
+            continue
+        if member or before == "::" or after in ("::", "<"):
+            continue
+        sites["typo-variable"].append((t.start, t.end, _typo))
+        if t.text == ("self_t" if forward else "grad"):
+            wrong = "grad" if forward else "self_t"
+            sites["wrong-scope"].append((t.start, t.end, lambda _w, _r, wrong=wrong: wrong))
+        others = [a for a in arguments if a != t.text]
+        if t.text in arguments and others:
+            sites["swap-argument"].append((t.start, t.end, lambda _w, r, o=others: r.choice(o)))
+    for open_, close, args in _calls(tokens):
+        if args:
+            start = args[-2][1] if len(args) >= 2 else open_ + 1
+            sites["drop-last-arg"].append((start, close, lambda _w, _r: ""))
+            sites["extra-arg"].append((close, close, lambda _w, _r: ", 1"))
+    return sites
+
+
+def mutate(text: str, seed: int, count: int) -> tuple[str, list[Mutation]]:
+    """`text` with one mutation in each of (at most) `count` entries, chosen by `seed`."""
+    rng = random.Random(seed)
+    lines = text.split("\n")
+    entries = _entries(lines)
+    rng.shuffle(entries)
+    mutations: list[Mutation] = []
+    for start, end, schema, formulas in entries:
+        if len(mutations) >= count:
+            break
+        formula = rng.choice(formulas)
+        sites = _sites(formula, schema)
+        kinds = sorted(k for k in sites if sites[k])
+        if not kinds:
+            continue
+        kind = rng.choice(kinds)
+        a, b, replace = rng.choice(sites[kind])
+        value = formula.value
+        new = value[:a] + replace(value[a:b], rng) + value[b:]
+        if new == value:
+            continue
+        lines[formula.line] = lines[formula.line][: formula.column] + new
+        mutations.append(Mutation(kind, start, end, formula.line, value, new))
+    mutations.sort(key=lambda m: m.line)
+    return "\n".join(lines), mutations
+
+
+def judge(real: Path, native: Path, tags: Path, torch_include: str, seed: int, count: int) -> list[Verdict]:
+    """Mutate the derivatives.yaml `real` (its templates beside it are copied along) and have derivls and
+    the compiler judge each mutation."""
+    from derivls.compile.cli import compile_file
+    from derivls.report import analyse_path
+
+    text, mutations = mutate(real.read_text(encoding="utf-8"), seed, count)
+    with tempfile.TemporaryDirectory(prefix="derivls-mutations-") as folder:
+        autograd = Path(folder) / "autograd"
+        autograd.mkdir()
+        shutil.copytree(real.parent / "templates", autograd / "templates")
+        path = autograd / "derivatives.yaml"
+        path.write_text(text, encoding="utf-8")
+        analysis, _ = analyse_path(path, native, tags, "torchgen")
+        assert analysis is not None
+        result = compile_file(
+            path, analysis, torch_include=torch_include, lines=[m.entry_line for m in mutations]
+        )
+    verdicts = []
+    for m in mutations:
+        verdict = Verdict(m, compiled=m.entry_line in result.by_entry)
+        verdict.derivls = [
+            d.code for d in analysis.diagnostics if d.severity == 1 and m.entry_line <= d.span.line < m.end_line
+        ]
+        verdict.compiler = [d.message for d in result.by_entry.get(m.entry_line, ())]
+        verdicts.append(verdict)
+    return verdicts
+
+
+def table(verdicts: list[Verdict]) -> str:
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for v in verdicts:
+        c = counts[v.mutation.kind]
+        c["n"] += 1
+        if not v.compiled:
+            c["not compiled"] += 1
+        elif v.compiler_rejects:
+            c["compiler rejects"] += 1
+            c["both" if v.derivls_rejects else "compiler only"] += 1
+        else:
+            c["derivls only" if v.derivls_rejects else "neither"] += 1
+    columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
+    rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
+    for kind in KINDS:
+        if kind in counts:
+            rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
+    return "\n".join(rows)
+
+
+def main(argv: list[str]) -> None:
+    import importlib.util
+
+    torch = importlib.util.find_spec("torch")
+    torchgen = importlib.util.find_spec("torchgen")
+    assert torch and torch.submodule_search_locations and torchgen and torchgen.submodule_search_locations
+    packaged = Path(list(torchgen.submodule_search_locations)[0]) / "packaged"
+    include = str(Path(list(torch.submodule_search_locations)[0]) / "include")
+    verdicts = []
+    for seed in [int(a) for a in argv] or [1]:
+        verdicts += judge(
+            packaged / "autograd" / "derivatives.yaml",
+            packaged / "ATen" / "native" / "native_functions.yaml",
+            packaged / "ATen" / "native" / "tags.yaml",
+            include,
+            seed,
+            250,
+        )
+    print(table(verdicts))
+    for v in verdicts:
+        if v.compiled and v.compiler_rejects != v.derivls_rejects:
+            who = "compiler only" if v.compiler_rejects else "derivls only"
+            print(f"\n{who}: {v.mutation.kind} line {v.mutation.line + 1}\n  - {v.mutation.old}\n  + {v.mutation.new}")
+            print(f"  derivls: {v.derivls}\n  compiler: {[m.splitlines()[0] for m in v.compiler[:2]]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
