@@ -84,6 +84,14 @@ def test_grad_input_mask_is_not_in_a_single_input_formula(scope_of, headers):
     )  # fmt: skip
 
 
+def test_a_product_in_parentheses_or_an_argument_declares_nothing(scope_of, headers):
+    # `(a * b)` and `f(x, a * b)` read like the declaration `T* b`: they are products, and `b` a name to judge
+    scope = scope_of(ABS, "self")
+    assert where("-grad * (self * slef).conj()", scope, headers) == [("formula-unknown-name", "slef")]
+    assert where("mul(grad, self * slef)", scope, headers) == [("formula-unknown-name", "slef")]
+    assert where("fmap(grad, [](const Tensor& t){ Tensor& u = t; return u * (Tensor * w); })", scope, headers) == []
+
+
 def test_an_unqualified_aten_call_needs_a_tensor_argument(scope_of, headers):
     scope = scope_of(MAX_DIM, "self")
     assert codes("zeros_like(grad)", scope, headers) == []

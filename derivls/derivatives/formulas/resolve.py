@@ -121,12 +121,23 @@ def declared_names(tokens: list[Token], pairs: dict[int, int]) -> set[str]:
         if prev.kind == "ident" and prev.text not in _NOT_DECL_BEFORE:
             names.add(t.text)
         elif prev.text in ("&", "*", "&&") and i >= 2 and tokens[i - 2].kind == "ident":
+            # `const T& x`, `{ T* x = …`; after `(` or `,` only a type's name makes it one: `(a * b)` and
+            # `f(x, a * b)` are products (lambda parameters are taken above)
             before = tokens[i - 3].text if i >= 3 else "("
-            if before in ("const", "(", ",", "{", ";") and nxt in ("=", ",", ")", ";"):
+            if before == "const" and nxt in ("=", ",", ")", ";"):
+                names.add(t.text)
+            elif before in ("{", ";") and nxt == "=":
+                names.add(t.text)
+            elif before in ("(", ",") and nxt in ("=", ",", ")", ";") and _names_a_type(tokens[i - 2].text):
                 names.add(t.text)
         elif prev.text == ">" and nxt == "=":
             names.add(t.text)  # std::vector<Tensor> v = …
     return names
+
+
+def _names_a_type(name: str) -> bool:
+    """Whether `name` reads as a type's name (`Tensor`, `int64_t`, `auto`), not a variable's."""
+    return name in KEYWORDS or name[:1].isupper() and not name.isupper() or name.endswith("_t")
 
 
 def _closest(word: str, candidates: set[str] | frozenset[str] | list[str], n: int = 3) -> tuple[str, ...]:
