@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from derivls.compile import messages
 from derivls.compile.generate import Templates, backward_source, forward_source
@@ -95,7 +96,7 @@ def compile_units(
     diagnostics: list[Diagnostic] = []
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
     with tempfile.TemporaryDirectory(prefix="derivls-compile-") as work:
-        running: list[tuple[subprocess.Popen[str], Batch, Path, float]] = []
+        running: list[tuple[subprocess.Popen[bytes], IO[bytes], Batch, Path, float]] = []
         queue = list(enumerate(batches))
         done = 0
         try:
@@ -116,20 +117,16 @@ def compile_units(
                     ]
                     if nice:
                         command = ["nice", *command]
-                    process = subprocess.Popen(
-                        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=work
-                    )
-                    running.append((process, batch, path, time.monotonic()))
+                    process, errors = start(command, path.with_suffix(".err"))
+                    running.append((process, errors, batch, path, time.monotonic()))
                 finished = [r for r in running if r[0].poll() is not None]
                 if not finished:
                     time.sleep(0.05)
                     continue
                 for item in finished:
                     running.remove(item)
-                    process, batch, path, begun = item
-                    stderr = process.stderr.read() if process.stderr else ""
-                    if process.stderr:
-                        process.stderr.close()
+                    process, errors, batch, path, begun = item
+                    stderr = read_errors(errors)
                     stats.batch_seconds.append(time.monotonic() - begun)
                     found = map_errors(stderr, str(path), batch.source)
                     if process.returncode != 0 and not found:
@@ -141,21 +138,38 @@ def compile_units(
                     if progress:
                         progress(done, len(batches), f"{batch.kind} batch {done}/{len(batches)}")
         finally:
-            for process, *_ in running:
+            for process, errors, *_ in running:
                 _kill(process)
+                errors.close()
     stats.seconds = time.monotonic() - started
     diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return CompileResult(_dedup(diagnostics), stats, by_entry)
 
 
-def _kill(process: subprocess.Popen[str]) -> None:
+def start(command: list[str], errors_path: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
+    """Run a compiler with its stderr going to a file: a pipe read once it has finished would block a
+    compiler that reports more than the pipe holds (64 KiB: a batch of overload errors with their notes)."""
+    errors = open(errors_path, "w+b")  # noqa: SIM115 (closed by read_errors, or when killed)
+    try:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=errors_path.parent), errors
+    except BaseException:
+        errors.close()
+        raise
+
+
+def read_errors(errors: IO[bytes]) -> str:
+    """What a finished compiler wrote to its stderr file (see start); closes it."""
+    with errors:
+        errors.seek(0)
+        return errors.read().decode("utf-8", "replace")
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
     try:
         process.kill()
         process.wait(timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         pass
-    if process.stderr:
-        process.stderr.close()
 
 
 def _dedup(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
