@@ -48,6 +48,7 @@ IM2COL = "- name: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2
 HARDSWISH_BACKWARD = "- name: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"
 ADDBMM = "- name: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 NORMAL_TENSOR_FLOAT = "- name: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor"
+TRANSPOSE = "- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -292,5 +293,29 @@ SEEDED = {
         "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
         "gather_with_keepdimed_indices(self_t, dim_t, indices, keepdim)",
         "dim_t",
+    ),
+    "helper-tensor-for-a-number": Seeded(  # _fused_dropout_backward(const Tensor&, const Tensor&, double p)
+        "formula-argument-type",
+        DROPOUT,
+        "_fused_dropout_backward(grad, result1, p)",
+        "_fused_dropout_backward(grad, result1, self)",
+        "self",
+    ),
+    "aten-function-bool-for-a-tensor": Seeded(  # …(const at::Tensor & grad, int64_t dim, const at::Tensor & indices…
+        "formula-argument-type",
+        MAX_DIM,
+        "value_selecting_reduction_backward_symint(grad, dim, indices",
+        "value_selecting_reduction_backward_symint(grad, dim, keepdim",
+        "keepdim",
+    ),
+    "tensor-method-tensor-for-an-int": Seeded(  # Tensor::transpose(int64_t dim0, int64_t dim1)
+        "formula-argument-type", TRANSPOSE, "grad.transpose(dim0, dim1)", "grad.transpose(self, dim1)", "self"
+    ),
+    "helper-bool-for-a-tensor-forward": Seeded(  # gather_with_keepdimed_indices(…, const Tensor& indices, bool)
+        "formula-argument-type",
+        MAX_DIM,
+        "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+        "gather_with_keepdimed_indices(self_t, dim, keepdim, keepdim)",
+        "keepdim",
     ),
 }

@@ -339,3 +339,43 @@ def test_an_int_list_given_to_a_symint_name_where_every_fitting_overload_takes_s
     message = resolve(mistaken, im2col, headers)[0].message
     assert message.startswith("'col2im_symint' takes a SymIntArrayRef here, and 'kernel_size' is a list of int64_t")
     assert codes("grad.expand(kernel_size) + grad.expand_symint(self.sym_sizes())", im2col, headers) == []
+
+
+def test_an_argument_that_never_converts_to_its_parameter_is_an_error(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")  # grad, self, indices: at::Tensor; dim: int64_t; keepdim: bool
+    real = "value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)"
+    assert codes(real, backward, headers) == []
+    # a number where a Tensor is wanted (one overload of that arity: the argument is pointed at)
+    found = resolve(real.replace("dim, indices", "dim, dim"), backward, headers)
+    assert [(f.code, real.replace("dim, indices", "dim, dim")[f.start : f.end]) for f in found] == [
+        ("formula-argument-type", "dim")
+    ]
+    assert found[0].message.startswith(
+        "'dim' (int64_t) does not convert to const at::Tensor &, argument 3 of 'value_selecting_reduction_backward_symint'"
+    )
+    assert found[0].start == real.index("indices")
+    # a Tensor where a number is wanted (an ATen method)
+    assert where("grad.transpose(self, dim)", backward, headers) == [("formula-argument-type", "self")]
+    # a number where every overload wants a Tensor (at::where has four of 3 arguments: the name is pointed at)
+    found = resolve("at::where(dim, grad, self)", backward, headers)
+    assert [(f.code, "at::where(dim, grad, self)"[f.start : f.end]) for f in found] == [
+        ("formula-argument-type", "where")
+    ]
+    assert found[0].message.count("argument 1 'dim' cannot be const at::Tensor &") == 4
+    # a number where a SymIntArrayRef is wanted (two user-defined conversions), not where an IntArrayRef is
+    assert where("grad.expand_symint(dim) + grad.expand(dim)", backward, headers) == [("formula-argument-type", "dim")]
+    dropout = scope_of(DROPOUT, "self")  # _fused_dropout_backward(const Tensor& grad, const Tensor& mask, double)
+    assert where("_fused_dropout_backward(grad, result1, self)", dropout, headers) == [
+        ("formula-argument-type", "self")
+    ]
+
+
+def test_conversions_that_exist_are_not_argument_type_errors(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")
+    fine = (
+        "value_selecting_reduction_backward_symint(grad, keepdim, indices, self.sym_sizes(), dim)"  # numbers
+        " + at::where(self > 0, grad, 0) + mul(grad, 2) + at::cat(grad) + grad.sum(dim, keepdim)"  # Scalar, TensorList
+        ' + not_implemented("x", 0) + grad.expand_symint(self.sym_sizes()) + grad.sum(dim, true, c10::nullopt)'
+    )
+    assert codes(fine, backward, headers) == []
+    assert where('not_implemented("x", 1)', backward, headers) == [("formula-argument-type", "1")]

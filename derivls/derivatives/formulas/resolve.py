@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
     KEYWORDS,
@@ -213,6 +214,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.extend(_int_to_symint(calls))
         if calls.sites and headers.has_tensor_methods:
             findings.extend(_aten_arity(calls))
+        if headers.has_tensor_methods and headers.has_helpers:
+            findings.extend(_argument_types(calls))
     return findings
 
 
@@ -263,12 +266,12 @@ def _aten_callee(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex
     if before == "::":
         if i < 2 or tokens[i - 2].text != "at" or (i >= 3 and tokens[i - 3].text == "::"):
             return None
-        return False if t.text not in KNOWN_AT and t.text in headers.at_functions else None
+        return False if t.text in headers.at_functions else None
     if before in (".", "->"):
         return True if t.text not in headers.tensor_methods and t.text in headers.method_schemas else None
     if t.text in declared or scope.get(t.text) is not None or headers.is_unqualified(t.text):
         return None
-    if t.text in KNOWN_AT or t.text in KNOWN_C10 or t.text in KNOWN_STD:
+    if t.text in KNOWN_C10 or t.text in KNOWN_STD:
         return None
     return False if t.text in headers.at_functions else None
 
@@ -389,6 +392,122 @@ def _aten_arity(c: _Calls) -> list[Finding]:
                 (),
             )
         )
+    return findings
+
+
+_PARAMETER = re.compile(r"^(.*?[\w>*&\]])\s*\b[A-Za-z_]\w*\s*$", re.S)
+
+
+def _parameter_type(text: str) -> str:
+    """The type of a parameter as a declaration writes it (`const Tensor& grad = {}` → `const Tensor&`)."""
+    declared = text.split("=", 1)[0].strip()
+    m = _PARAMETER.match(declared)
+    return m.group(1) if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1) != "const" else declared
+
+
+@frozen_dataclass(slots=True)
+class _Overload:
+    low: int
+    high: float
+    parameters: tuple[str, ...]  # C++ parameter types
+    text: str  # the declaration
+
+
+def _typed_calls(c: _Calls) -> Iterator[tuple[int, list[_Overload], str]]:
+    """(index of the called name, its overloads, what they are) of each call whose callee derivls knows:
+    a FunctionsManual helper (not a template), an ATen operator (see _aten_calls; a method only on a
+    receiver known to be a Tensor)."""
+    for i, method in c.sites:
+        if method:
+            receiver = _known_receiver(c.tokens, i, c.scope, c.headers, c.declared)
+            if receiver is None or receiver.holds != TENSOR or c.tokens[i - 1].text != ".":
+                continue
+        overloads = [
+            _Overload(low, high, tuple(b.type for b in sig.arguments()), sig.decl())
+            for low, high, sig in c.headers.aten_overloads(c.tokens[i].text, method)
+        ]
+        yield i, overloads, "the Tensor method's C++ overloads" if method else "the ATen function's C++ overloads"
+    for i, t in enumerate(c.tokens):
+        if t.kind != "ident" or i + 1 not in c.pairs or c.tokens[i + 1].text != "(":
+            continue
+        if (i and c.tokens[i - 1].text in (".", "->", "::")) or t.text in c.declared or c.scope.get(t.text):
+            continue
+        helpers = c.headers.only_helper(t.text)
+        if not helpers or any(d.text.startswith("template") for d in helpers):
+            continue
+        overloads = [
+            _Overload(*d.arity, tuple(_parameter_type(p) for p in d.parameter_texts if p != "void"), d.text)
+            for d in helpers
+        ]
+        yield i, overloads, "FunctionsManual.h's declaration" + ("s" if len(helpers) > 1 else "")
+
+
+def _argument_kind(arg: list[Token], scope: Scope, declared: set[str]) -> tuple[str, str, bool] | None:
+    """(argtypes family, the C++ type to name, whether it is the literal 0) of an argument derivls can type:
+    a literal, or a local of the formula; None for anything else."""
+    literal = argtypes.literal_category(arg)
+    if literal is not None:
+        family, zero = literal
+        return family, "a string literal" if family == argtypes.STRING else "a number", zero
+    if len(arg) == 1 and arg[0].kind == "ident" and arg[0].text not in declared:
+        local = scope.get(arg[0].text)
+        if local is not None and local.cpp_type:
+            family = argtypes.category(local.cpp_type)
+            return (family, local.cpp_type, False) if family != argtypes.UNKNOWN else None
+    return None
+
+
+def _mismatch(kinds: list[tuple[str, str, bool] | None], overload: _Overload) -> int | None:
+    """The first argument no implicit conversion takes to its parameter of `overload`, if any."""
+    for k, kind in enumerate(kinds):
+        if kind is not None and k < len(overload.parameters):
+            family, _, zero = kind
+            if argtypes.never_converts(family, argtypes.category(overload.parameters[k]), zero):
+                return k
+    return None
+
+
+def _argument_types(c: _Calls) -> list[Finding]:
+    """A call of a helper or an ATen operator (see _typed_calls) where every overload that takes this many
+    arguments has a parameter the argument passed to it can never convert to (derivatives/formulas/argtypes.py:
+    a Tensor for a number, an int list for a Tensor, …)."""
+    findings: list[Finding] = []
+    for i, overloads, what in _typed_calls(c):
+        arguments = _arguments(c.tokens, i + 1, c.pairs[i + 1])
+        if not arguments:
+            continue
+        kinds = [_argument_kind(c.tokens[start:end], c.scope, c.declared) for start, end in arguments]
+        if all(k is None for k in kinds):
+            continue
+        fitting = [o for o in overloads if o.low <= len(arguments) <= o.high]
+        mismatches = [(o, _mismatch(kinds, o)) for o in fitting]
+        if not fitting or any(k is None for _, k in mismatches):
+            continue
+        t = c.tokens[i]
+        overload, k = mismatches[0]
+        assert k is not None
+        start, end = arguments[k]
+        kind = kinds[k]
+        assert kind is not None
+        text = "".join(x.text for x in c.tokens[start:end])
+        if len(fitting) == 1:
+            where = (c.tokens[start].start, c.tokens[end - 1].end)
+            message = (
+                f"'{text}' ({kind[1]}) does not convert to {overload.parameters[k].strip()}, argument {k + 1} of "
+                f"'{t.text}' ({what}):\n  {overload.text}"
+            )
+        else:
+            where = (t.start, t.end)
+            reasons = "\n".join(
+                f"  {o.text}  — argument {m + 1} '{''.join(x.text for x in c.tokens[arguments[m][0] : arguments[m][1]])}' "
+                f"cannot be {o.parameters[m]}"
+                for o, m in mismatches[:MAX_SHOWN_OVERLOADS]
+                if m is not None
+            )
+            message = (
+                f"No overload of '{t.text}' that takes {len(arguments)} arguments takes these ({what}):\n{reasons}"
+            )
+        findings.append(Finding("formula-argument-type", 1, where[0], where[1], message, ()))
     return findings
 
 

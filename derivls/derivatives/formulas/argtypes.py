@@ -1,0 +1,151 @@
+"""Which C++ argument types can never become which parameter types (formula-argument-type).
+
+A formula's call is compiled against C++ declarations (FunctionsManual.h's helpers, torchgen's ATen
+signatures). Overload resolution is not modelled: only what no implicit conversion sequence can do,
+between a few families of types, is judged — a Tensor where a number, a list or a Scalar is wanted; a
+number, a list, a std::optional or a ScalarType where a Tensor is wanted; and so on. Anything else
+(templates, user types, init lists, expressions) is UNKNOWN, and UNKNOWN is never judged.
+
+Conversions that do exist and are therefore not flagged: one Tensor to a TensorList (ArrayRef's
+one-element constructor), a number to an IntArrayRef (the same; not to a SymIntArrayRef), numbers to one another and to
+c10::Scalar, a string literal to bool, the literal 0 to a pointer, X to std::optional<X>.
+"""
+
+from __future__ import annotations
+
+import re
+
+from derivls.derivatives.formulas.tokens import Token
+
+UNKNOWN = "unknown"
+TENSOR = "Tensor"
+OPTIONAL_TENSOR = "std::optional<Tensor>"
+TENSOR_LIST = "list of Tensors"
+NUMBER = "number"
+SYMINT = "c10::SymInt"
+SCALAR = "c10::Scalar"
+SCALAR_TYPE = "ScalarType"
+INT_LIST = "list of ints"
+SYMINT_LIST = "c10::SymIntArrayRef"  # as a parameter; as an argument, a list of ints like the others
+OPTIONAL = "std::optional"  # of anything but a Tensor
+STRING = "string"
+BOOL_ARRAY = "std::array<bool, N>"
+
+_NAMESPACES = re.compile(r"\b(?:at|c10|std|torch::autograd)::|\bconst\b|[&\s]|^::")
+_NUMBERS = frozenset({"int64_t", "int", "double", "bool", "size_t", "float", "long", "int32_t", "uint64_t"})
+_INT_LISTS = frozenset(
+    {
+        "vector<int64_t>",
+        "IntArrayRef",
+        "vector<SymInt>",
+        "OptionalIntArrayRef",
+        "OptionalSymIntArrayRef",
+        "ArrayRef<int64_t>",
+        "DimVector",
+        "SymDimVector",
+    }
+)
+_TENSOR_LISTS = frozenset(
+    {
+        "vector<Tensor>",
+        "vector<Variable>",
+        "TensorList",
+        "ArrayRef<Tensor>",
+        "ITensorListRef",
+        "variable_list",
+        "List<::optional<Tensor>>",
+        "List<optional<Tensor>>",
+    }
+)
+_STRINGS = frozenset({"char*", "string", "string_view"})
+
+
+def category(cpp_type: str) -> str:
+    """The family of a C++ type as written in a declaration or a scope (`const at::Tensor &` → TENSOR)."""
+    t = _NAMESPACES.sub("", cpp_type).removeprefix("::")
+    t = t.replace("<::", "<")
+    if t in ("Tensor", "Variable"):
+        return TENSOR
+    if t in _NUMBERS:
+        return NUMBER
+    if t == "SymInt":
+        return SYMINT
+    if t == "Scalar":
+        return SCALAR
+    if t == "ScalarType":
+        return SCALAR_TYPE
+    if t in ("SymIntArrayRef", "ArrayRef<SymInt>"):
+        return SYMINT_LIST
+    if t in _INT_LISTS:
+        return INT_LIST
+    if t in _TENSOR_LISTS:
+        return TENSOR_LIST
+    if t in _STRINGS:
+        return STRING
+    if t.startswith("array<bool"):
+        return BOOL_ARRAY
+    if t.startswith("optional<"):
+        return OPTIONAL_TENSOR if t == "optional<Tensor>" else OPTIONAL
+    return UNKNOWN
+
+
+_NEVER: dict[str, frozenset[str]] = {
+    TENSOR: frozenset({NUMBER, SYMINT, SCALAR, SCALAR_TYPE, INT_LIST, STRING, BOOL_ARRAY, OPTIONAL}),
+    OPTIONAL_TENSOR: frozenset(
+        {TENSOR, NUMBER, SYMINT, SCALAR, SCALAR_TYPE, INT_LIST, TENSOR_LIST, STRING, BOOL_ARRAY}
+    ),
+    TENSOR_LIST: frozenset(
+        {TENSOR, OPTIONAL_TENSOR, NUMBER, SYMINT, SCALAR, SCALAR_TYPE, INT_LIST, STRING, BOOL_ARRAY}
+    ),
+    NUMBER: frozenset({TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, SCALAR_TYPE, BOOL_ARRAY, STRING}),
+    SYMINT: frozenset({TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, SCALAR_TYPE, BOOL_ARRAY, STRING}),
+    SCALAR: frozenset({TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, SCALAR_TYPE, INT_LIST, BOOL_ARRAY, STRING}),
+    SCALAR_TYPE: frozenset(
+        {TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, NUMBER, SYMINT, SCALAR, INT_LIST, BOOL_ARRAY, STRING}
+    ),
+    INT_LIST: frozenset(
+        {TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, NUMBER, SYMINT, SCALAR, SCALAR_TYPE, BOOL_ARRAY, STRING}
+    ),
+    OPTIONAL: frozenset(
+        {TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, NUMBER, SYMINT, SCALAR, SCALAR_TYPE, BOOL_ARRAY, STRING}
+    ),
+    STRING: frozenset({TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, SYMINT, SCALAR, SCALAR_TYPE, INT_LIST, BOOL_ARRAY}),
+    BOOL_ARRAY: frozenset(
+        {TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, NUMBER, SYMINT, SCALAR, SCALAR_TYPE, INT_LIST, STRING, OPTIONAL}
+    ),
+}
+
+
+# A SymIntArrayRef parameter takes what an IntArrayRef one never takes, and a number either: int64_t →
+# c10::SymInt → ArrayRef<SymInt> would be two user-defined conversions.
+_NEVER = {a: never | {SYMINT_LIST} if INT_LIST in never else never for a, never in _NEVER.items()}
+_NEVER[NUMBER] |= {SYMINT_LIST}
+_NEVER[SYMINT_LIST] = _NEVER[INT_LIST]
+
+
+def never_converts(argument: str, parameter: str, zero_literal: bool = False) -> bool:
+    """Whether no implicit conversion takes an argument of the family `argument` to a parameter of the
+    family `parameter` (`zero_literal`: the argument is the literal 0, a null pointer constant)."""
+    if zero_literal and parameter == STRING:
+        return False
+    return parameter in _NEVER.get(argument, frozenset())
+
+
+_INTEGER = re.compile(r"(?:0[xX][0-9a-fA-F']+|\d[\d']*)[uUlL]*")
+
+
+def literal_category(tokens: list[Token]) -> tuple[str, bool] | None:
+    """(family, whether it is the literal 0) of an argument that is one literal (maybe negated); None
+    for anything else."""
+    if len(tokens) == 2 and tokens[0].text in ("-", "+") and tokens[1].kind == "number":
+        return NUMBER, False
+    if len(tokens) != 1:
+        return None
+    t = tokens[0]
+    if t.kind == "number":
+        return NUMBER, bool(_INTEGER.fullmatch(t.text)) and t.text.strip("0uUlL'") == ""
+    if t.kind == "string":
+        return STRING, False
+    if t.kind == "ident" and t.text in ("true", "false"):
+        return NUMBER, False
+    return None
