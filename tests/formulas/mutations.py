@@ -220,9 +220,7 @@ def judge(real: Path, native: Path, tags: Path, torch_include: str, seed: int, c
         path.write_text(text, encoding="utf-8")
         analysis, _ = analyse_path(path, native, tags, "torchgen")
         assert analysis is not None
-        result = compile_file(
-            path, analysis, torch_include=torch_include, lines=[m.entry_line for m in mutations]
-        )
+        result = compile_file(path, analysis, torch_include=torch_include, lines=[m.entry_line for m in mutations])
     verdicts = []
     for m in mutations:
         verdict = Verdict(m, compiled=m.entry_line in result.by_entry)

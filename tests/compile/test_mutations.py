@@ -1,0 +1,56 @@
+"""derivls against the compiler on random formula mistakes (tests/formulas/mutations.py).
+
+250 entries of the real 2.13 derivatives.yaml get one mutation each (a misspelled name, a call with an
+argument too few or too many, another argument of the signature, a name of the other mode); derivls
+analyses the mutated file and `check --compile` compiles the code torchgen generates for those entries.
+The compiler is the truth: derivls must never report an error where the compiler has none, must see
+every misspelled or out-of-scope name it rejects, and most of the argument mistakes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.formulas.mutations import Verdict, judge, table
+
+pytestmark = pytest.mark.compile
+
+SEED = 1
+COUNT = 250
+NAMES = ("typo-function", "typo-method", "typo-variable", "wrong-scope")
+ARGUMENTS = ("drop-last-arg", "extra-arg", "swap-argument")
+
+
+@pytest.fixture(scope="module")
+def verdicts(real_files) -> list[Verdict]:
+    include = str(real_files.packaged.parent.parent / "torch" / "include")
+    return judge(real_files.derivatives, real_files.native, real_files.tags, include, SEED, COUNT)
+
+
+def _show(vs: list[Verdict]) -> str:
+    return "\n".join(f"{v.mutation.kind}: {v.mutation.new}\n  {v.derivls} {v.compiler[:1]}" for v in vs[:10])
+
+
+def test_every_mutated_entry_reaches_the_compiler_and_every_kind_is_drawn(verdicts):
+    assert len(verdicts) == COUNT
+    assert all(v.compiled for v in verdicts), _show([v for v in verdicts if not v.compiled])
+    assert {v.mutation.kind for v in verdicts} == set(NAMES + ARGUMENTS), table(verdicts)
+
+
+def test_derivls_reports_no_error_where_the_compiler_has_none(verdicts):
+    wrong = [v for v in verdicts if v.derivls_rejects and not v.compiler_rejects]
+    assert wrong == [], _show(wrong)
+
+
+def test_derivls_reports_every_misspelled_or_out_of_scope_name_the_compiler_rejects(verdicts):
+    missed = [v for v in verdicts if v.mutation.kind in NAMES and v.compiler_rejects and not v.derivls_rejects]
+    assert missed == [], _show(missed)
+
+
+def test_derivls_reports_most_argument_mistakes_the_compiler_rejects(verdicts):
+    rejected = [v for v in verdicts if v.mutation.kind in ARGUMENTS and v.compiler_rejects]
+    seen = [v for v in rejected if v.derivls_rejects]
+    # measured: 83% of them (seed 1); the misses are calls derivls does not model (TensorBody.h's hand-written
+    # methods, receivers that are expressions, arguments that are expressions)
+    assert len(rejected) >= 50
+    assert len(seen) >= 0.8 * len(rejected), table(verdicts)
