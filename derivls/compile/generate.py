@@ -180,7 +180,6 @@ def backward_source(units: Sequence[Unit], templates: Templates) -> SourceMap:
     return source
 
 
-
 # --- saving: gen_variable_type.py (torch 2.13), save_variables
 
 

@@ -379,3 +379,41 @@ def test_conversions_that_exist_are_not_argument_type_errors(scope_of, headers):
     )
     assert codes(fine, backward, headers) == []
     assert where('not_implemented("x", 1)', backward, headers) == [("formula-argument-type", "1")]
+
+
+def test_more_arguments_derivls_types_and_parameters_nothing_converts_them_to(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")
+    # an element of grads, the call of an ATen operator returning a Tensor: Tensors
+    assert sorted(where("maybe_multiply(grad, grads[0]) + grad.transpose(at::sum(grad), dim)", backward, headers)) == [
+        ("formula-argument-type", "at::sum(grad)"),
+        ("formula-argument-type", "grads[0]"),
+    ]
+    # a c10::SymInt for an int64_t (guard_int / expect_int make one of it)
+    select = scope_of("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", "self")
+    assert where("grad.select(dim, index) + grad.select_symint(dim, index)", select, headers) == [
+        ("formula-argument-type", "index")
+    ]
+    # a number for a TensorOptions (made from a ScalarType, a Layout, a Device, a MemoryFormat)
+    assert where("zeros_like(grad, 1) + zeros_like(grad, at::kFloat)", backward, headers) == [
+        ("formula-argument-type", "1")
+    ]
+
+
+def test_zeros_like_is_judged_as_the_aten_function_unless_the_codegen_saves_it(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")
+    # `zeros_like(self)` of an argument becomes the saved `self_info.zeros()`; any other call is at::zeros_like's
+    assert codes("zeros_like(self) + zeros_like(grad) + zeros_like(grad, at::kFloat)", backward, headers) == []
+    assert ("formula-argument-count", "zeros_like") in where("zeros_like()", backward, headers)
+    assert ("formula-argument-type", "dim") in where("zeros_like(dim)", backward, headers)
+
+
+def test_a_cmath_function_with_an_argument_count_no_overload_takes_is_an_error(scope_of, headers):
+    backward = scope_of(MAX_DIM, "self")
+    fine = "sqrt(2.0) * exp(grad) * std::pow(2.0, 3) * pow(grad, 2) * std::hypot(1., 2., 3.) * lgamma(self)"
+    assert codes(fine, backward, headers) == []
+    assert where("sqrt() + std::sqrt(2.0, 1) + pow(2) + exp(grad, 1)", backward, headers) == [
+        ("formula-argument-count", "sqrt"),
+        ("formula-argument-count", "sqrt"),
+        ("formula-argument-count", "pow"),
+        ("formula-argument-count", "exp"),
+    ]

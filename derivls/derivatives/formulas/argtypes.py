@@ -7,7 +7,8 @@ number, a list, a std::optional or a ScalarType where a Tensor is wanted; and so
 (templates, user types, init lists, expressions) is UNKNOWN, and UNKNOWN is never judged.
 
 Conversions that do exist and are therefore not flagged: one Tensor to a TensorList (ArrayRef's
-one-element constructor), a number to an IntArrayRef (the same; not to a SymIntArrayRef), numbers to one another and to
+one-element constructor), a number to an IntArrayRef (the same; not to a SymIntArrayRef: that would take
+two user-defined conversions), numbers to one another and to
 c10::Scalar, a string literal to bool, the literal 0 to a pointer, X to std::optional<X>.
 """
 
@@ -30,6 +31,7 @@ SYMINT_LIST = "c10::SymIntArrayRef"  # as a parameter; as an argument, a list of
 OPTIONAL = "std::optional"  # of anything but a Tensor
 STRING = "string"
 BOOL_ARRAY = "std::array<bool, N>"
+TENSOR_OPTIONS = "TensorOptions"  # as a parameter (made from a ScalarType, Layout, Device, MemoryFormat)
 
 _NAMESPACES = re.compile(r"\b(?:at|c10|std|torch::autograd)::|\bconst\b|[&\s]|^::")
 _NUMBERS = frozenset({"int64_t", "int", "double", "bool", "size_t", "float", "long", "int32_t", "uint64_t"})
@@ -84,6 +86,8 @@ def category(cpp_type: str) -> str:
         return STRING
     if t.startswith("array<bool"):
         return BOOL_ARRAY
+    if t == "TensorOptions":
+        return TENSOR_OPTIONS
     if t.startswith("optional<"):
         return OPTIONAL_TENSOR if t == "optional<Tensor>" else OPTIONAL
     return UNKNOWN
@@ -121,6 +125,12 @@ _NEVER: dict[str, frozenset[str]] = {
 _NEVER = {a: never | {SYMINT_LIST} if INT_LIST in never else never for a, never in _NEVER.items()}
 _NEVER[NUMBER] |= {SYMINT_LIST}
 _NEVER[SYMINT_LIST] = _NEVER[INT_LIST]
+# c10::SymInt has no conversion to a plain number (guard_int / expect_int), std::optional none to an ArrayRef
+_NEVER[SYMINT] |= {NUMBER}
+_NEVER[OPTIONAL] |= {SYMINT_LIST}
+# nothing makes a TensorOptions out of a number, a Tensor, a list or a c10::Scalar
+for _family in (NUMBER, SYMINT, TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, INT_LIST, SCALAR, BOOL_ARRAY):
+    _NEVER[_family] |= {TENSOR_OPTIONS}
 
 
 def never_converts(argument: str, parameter: str, zero_literal: bool = False) -> bool:

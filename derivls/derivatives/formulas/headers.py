@@ -51,6 +51,17 @@ KNOWN_AT = frozenset(
     "native _ops indexing TensorBase typeMetaToScalarType TensorGeometry borrow_from_optional_tensor "
     "symint zeros_like ones_like empty_like full_like where".split()
 )
+# <cmath> functions formulas call unqualified (also ATen functions, found by argument-dependent lookup on a
+# Tensor argument): (fewest, most) arguments of their C++ overloads.
+CMATH_ARITY = {
+    **dict.fromkeys(
+        "sqrt exp log log1p expm1 log2 log10 exp2 abs fabs sin cos tan asin acos atan sinh cosh tanh erf erfc "
+        "lgamma tgamma floor ceil round trunc".split(),
+        (1, 1),
+    ),
+    **dict.fromkeys("pow atan2 fmod copysign".split(), (2, 2)),
+    "hypot": (2, 3),
+}
 # Unqualified names the generated Functions.cpp / VariableType.cpp see besides helpers and locals:
 # its using-declarations are read from the template; these come from the headers it includes
 # (torch::autograd's aliases, <cmath> macros and functions, c10 macros, builtin types).
@@ -453,7 +464,10 @@ class HeaderIndex:
         )
 
     def is_unqualified(self, name: str) -> bool:
-        return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or name in _SAVED_CALLS
+        # `zeros_like(x)` of an argument `x` is saved by the codegen (as `x_info.zeros()`); any other call of
+        # it, and that one when `x` is no Tensor, is the ATen function's (and judged as such)
+        saved = name in _SAVED_CALLS and name not in self.at_functions
+        return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or saved
 
 
 def _read(path: Path | None) -> str | None:

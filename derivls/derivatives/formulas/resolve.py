@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
+    CMATH_ARITY,
     KEYWORDS,
     KNOWN_AT,
     KNOWN_C10,
@@ -196,6 +197,9 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             continue
         if prev == "::":
             findings.extend(_qualified(tokens, i, headers))
+            if t.text in CMATH_ARITY and nxt == "(" and i + 1 in pairs and i >= 2 and tokens[i - 2].text == "std":
+                if (finding := _math_arity(tokens, i, pairs[i + 1], headers, qualified=True)) is not None:
+                    findings.append(finding)
             continue
         if nxt == "::":
             continue  # a namespace or class qualifier
@@ -442,19 +446,31 @@ def _typed_calls(c: _Calls) -> Iterator[tuple[int, list[_Overload], str]]:
         yield i, overloads, "FunctionsManual.h's declaration" + ("s" if len(helpers) > 1 else "")
 
 
-def _argument_kind(arg: list[Token], scope: Scope, declared: set[str]) -> tuple[str, str, bool] | None:
-    """(argtypes family, the C++ type to name, whether it is the literal 0) of an argument derivls can type:
-    a literal, or a local of the formula; None for anything else."""
+def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | None:
+    """(argtypes family, the C++ type to name, whether it is the literal 0) of the argument c.tokens[start:end]
+    when derivls can type it: a literal, a local of the formula, an element `x[…]` of a list local whose
+    elements are known (see _element), the call of an ATen operator that returns one Tensor (see
+    _call_result); None for anything else."""
+    arg = c.tokens[start:end]
     literal = argtypes.literal_category(arg)
     if literal is not None:
         family, zero = literal
         return family, "a string literal" if family == argtypes.STRING else "a number", zero
-    if len(arg) == 1 and arg[0].kind == "ident" and arg[0].text not in declared:
-        local = scope.get(arg[0].text)
-        if local is not None and local.cpp_type:
-            family = argtypes.category(local.cpp_type)
-            return (family, local.cpp_type, False) if family != argtypes.UNKNOWN else None
-    return None
+    local: Local | None = None
+    if len(arg) == 1 and arg[0].kind == "ident" and arg[0].text not in c.declared:
+        local = c.scope.get(arg[0].text)
+    elif len(arg) >= 4 and arg[0].kind == "ident" and arg[-1].text in ("]", ")"):
+        opening = _opening(c.tokens, end - 1)
+        if arg[-1].text == "]" and opening == start + 1:
+            local = _element(c.tokens, end - 1, c.scope, c.declared)
+        elif arg[-1].text == ")" and (
+            opening == start + 1 or (opening == start + 3 and c.tokens[start + 1].text in (".", "::"))
+        ):
+            local = _call_result(c.tokens, end - 1, c.scope, c.headers, c.declared)
+    if local is None or not local.cpp_type:
+        return None
+    family = argtypes.category(local.cpp_type)
+    return (family, local.cpp_type, False) if family != argtypes.UNKNOWN else None
 
 
 def _mismatch(kinds: list[tuple[str, str, bool] | None], overload: _Overload) -> int | None:
@@ -476,7 +492,7 @@ def _argument_types(c: _Calls) -> list[Finding]:
         arguments = _arguments(c.tokens, i + 1, c.pairs[i + 1])
         if not arguments:
             continue
-        kinds = [_argument_kind(c.tokens[start:end], c.scope, c.declared) for start, end in arguments]
+        kinds = [_argument_kind(c, start, end) for start, end in arguments]
         if all(k is None for k in kinds):
             continue
         fitting = [o for o in overloads if o.low <= len(arguments) <= o.high]
@@ -806,6 +822,8 @@ def _unqualified(
         overloads = headers.only_helper(name)
         if overloads:
             return _helper_arity(tokens, i, pairs[i + 1], overloads)
+        if name in CMATH_ARITY:
+            return _math_arity(tokens, i, pairs[i + 1], headers, qualified=False)
     if headers.is_unqualified(name):
         return None
     if name in headers.at_functions:
@@ -877,6 +895,35 @@ def _helper_arity(tokens: list[Token], i: int, close: int, overloads: list[Decla
         f"(FunctionsManual.h).",
         (),
         related=tuple((d.path, d.line, d.text) for d in overloads[:10]),
+    )
+
+
+def _math_arity(
+    tokens: list[Token], i: int, close: int, headers: HeaderIndex | None, qualified: bool
+) -> Finding | None:
+    """`sqrt(…)`, `std::pow(…)`…: a <cmath> function called with a number of arguments none of its overloads
+    takes, nor (unqualified: found by argument-dependent lookup) the ATen function's or a helper's of that name."""
+    count = _argument_count(tokens, i + 1, close)
+    name = tokens[i].text
+    ranges: set[tuple[int, float]] = {CMATH_ARITY[name]}
+    if not qualified and headers is not None:
+        if name in headers.at_functions and headers.native_complete:
+            ranges |= {(low, high) for low, high, _ in headers.aten_overloads(name, False)}
+        elif name in headers.at_functions:
+            return None  # an excerpt of native_functions.yaml: its overloads are not known
+        ranges |= {d.arity for d in headers.helpers.get(name, ())}
+    if count is None or any(low <= count <= high for low, high in ranges):
+        return None
+    t = tokens[i]
+    takes = " or ".join(_arity_text(low, high) for low, high in sorted(ranges))
+    what = f"std::{name}" if qualified else f"'{name}' (<cmath>, or an ATen function found through a Tensor argument)"
+    return Finding(
+        "formula-argument-count",
+        1,
+        t.start,
+        t.end,
+        f"'{name}' is called with {count} argument{'s' if count != 1 else ''}, but {what} takes {takes}.",
+        (),
     )
 
 
