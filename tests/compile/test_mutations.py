@@ -50,7 +50,7 @@ def test_derivls_reports_every_misspelled_or_out_of_scope_name_the_compiler_reje
 def test_derivls_reports_most_argument_mistakes_the_compiler_rejects(verdicts):
     rejected = [v for v in verdicts if v.mutation.kind in ARGUMENTS and v.compiler_rejects]
     seen = [v for v in rejected if v.derivls_rejects]
-    # measured: 83% of them (seed 1); the misses are calls derivls does not model (TensorBody.h's hand-written
-    # methods, receivers that are expressions, arguments that are expressions)
+    # measured: 86 of 90 (seed 1); the misses are calls derivls does not model (TensorBody.h's hand-written
+    # methods, receivers and arguments that are other expressions)
     assert len(rejected) >= 50
-    assert len(seen) >= 0.8 * len(rejected), table(verdicts)
+    assert len(seen) >= 0.9 * len(rejected), table(verdicts)
