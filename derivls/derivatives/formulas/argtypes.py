@@ -15,6 +15,7 @@ c10::Scalar, a string literal to bool, the literal 0 to a pointer, X to std::opt
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from derivls.derivatives.formulas.tokens import Token
 
@@ -62,6 +63,7 @@ _TENSOR_LISTS = frozenset(
 _STRINGS = frozenset({"char*", "string", "string_view"})
 
 
+@lru_cache(maxsize=1024)
 def category(cpp_type: str) -> str:
     """The family of a C++ type as written in a declaration or a scope (`const at::Tensor &` → TENSOR)."""
     t = _NAMESPACES.sub("", cpp_type).removeprefix("::")

@@ -19,8 +19,13 @@ from pathlib import Path
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeIndex, Variant
+from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.sources import Sources
 from derivls.frozen import frozen_dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (see derivls/frozen.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # std:: names formulas use (the standard library; no file of the workspace declares them).
 KNOWN_STD = frozenset(
@@ -387,6 +392,7 @@ class HeaderIndex:
     _overloads: dict[tuple[str, bool], list[tuple[int, int, cpp.CppSignature]]] = field(
         default_factory=dict, repr=False
     )
+    _typed: dict[tuple[str, bool | None], tuple[TypedOverload, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def has_helpers(self) -> bool:
@@ -453,6 +459,29 @@ class HeaderIndex:
             self._overloads[key] = hit
         return hit
 
+    def typed_overloads(self, name: str, method: bool | None) -> tuple[TypedOverload, ...]:
+        """The overloads a call of `name` may take, with their parameters' argtypes families: the C++ ones of
+        an ATen operator (a Tensor method: `method`; an at:: function: not `method`; see aten_overloads), a
+        FunctionsManual helper's declarations (`method` None; none for a template)."""
+        key = (name, method)
+        hit = self._typed.get(key)
+        if hit is None:
+            if method is None:
+                helpers = self.helpers.get(name, [])
+                if any(d.text.startswith("template") for d in helpers):
+                    helpers = []
+                hit = tuple(
+                    TypedOverload(*d.arity, tuple(_parameter_type(p) for p in d.parameter_texts if p != "void"), d)
+                    for d in helpers
+                )
+            else:
+                hit = tuple(
+                    TypedOverload(low, high, tuple(b.type for b in sig.arguments()), sig)
+                    for low, high, sig in self.aten_overloads(name, method)
+                )
+            self._typed[key] = hit
+        return hit
+
     def returns_tensor(self, name: str, method: bool) -> bool:
         """Whether every operator torchgen declares under `name` (a Tensor method or an at:: function)
         returns one Tensor (its schema returns `Tensor`, maybe aliased: at::Tensor or a reference to one)."""
@@ -468,6 +497,31 @@ class HeaderIndex:
         # it, and that one when `x` is no Tensor, is the ATen function's (and judged as such)
         saved = name in _SAVED_CALLS and name not in self.at_functions
         return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or saved
+
+
+_PARAMETER = re.compile(r"^(.*?[\w>*&\]])\s*\b[A-Za-z_]\w*\s*$", re.S)
+
+
+def _parameter_type(text: str) -> str:
+    """The type of a parameter as a declaration writes it (`const Tensor& grad = {}` → `const Tensor&`)."""
+    declared = text.split("=", 1)[0].strip()
+    m = _PARAMETER.match(declared)
+    return m.group(1) if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1) != "const" else declared
+
+
+class TypedOverload:
+    """One overload of a callee, as formula-argument-type reads it (see HeaderIndex.typed_overloads)."""
+
+    __slots__ = ("families", "high", "low", "parameters", "_source")
+
+    def __init__(self, low: int, high: float, parameters: tuple[str, ...], source: Declaration | Any) -> None:
+        self.low, self.high, self.parameters, self._source = low, high, parameters, source
+        self.families = tuple(argtypes.category(p) for p in parameters)
+
+    @property
+    def text(self) -> str:
+        """The declaration (a helper's as written, an ATen operator's as torchgen declares it)."""
+        return self._source.text if isinstance(self._source, Declaration) else self._source.decl()
 
 
 def _read(path: Path | None) -> str | None:

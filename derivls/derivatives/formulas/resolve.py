@@ -41,6 +41,7 @@ from derivls.derivatives.formulas.headers import (
     VECTOR_METHODS,
     Declaration,
     HeaderIndex,
+    TypedOverload,
 )
 from derivls.derivatives.formulas.scope import (
     ARRAYREF,
@@ -399,51 +400,23 @@ def _aten_arity(c: _Calls) -> list[Finding]:
     return findings
 
 
-_PARAMETER = re.compile(r"^(.*?[\w>*&\]])\s*\b[A-Za-z_]\w*\s*$", re.S)
-
-
-def _parameter_type(text: str) -> str:
-    """The type of a parameter as a declaration writes it (`const Tensor& grad = {}` → `const Tensor&`)."""
-    declared = text.split("=", 1)[0].strip()
-    m = _PARAMETER.match(declared)
-    return m.group(1) if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1) != "const" else declared
-
-
-@frozen_dataclass(slots=True)
-class _Overload:
-    low: int
-    high: float
-    parameters: tuple[str, ...]  # C++ parameter types
-    text: str  # the declaration
-
-
-def _typed_calls(c: _Calls) -> Iterator[tuple[int, list[_Overload], str]]:
-    """(index of the called name, its overloads, what they are) of each call whose callee derivls knows:
-    a FunctionsManual helper (not a template), an ATen operator (see _aten_calls; a method only on a
-    receiver known to be a Tensor)."""
+def _typed_calls(c: _Calls) -> Iterator[tuple[int, bool | None]]:
+    """(index of the called name, True: a Tensor method / False: an at:: function / None: a helper) of each
+    call whose callee derivls knows: a FunctionsManual helper, an ATen operator (see _aten_calls; a method
+    only on a receiver known to be a Tensor)."""
     for i, method in c.sites:
         if method:
             receiver = _known_receiver(c.tokens, i, c.scope, c.headers, c.declared)
             if receiver is None or receiver.holds != TENSOR or c.tokens[i - 1].text != ".":
                 continue
-        overloads = [
-            _Overload(low, high, tuple(b.type for b in sig.arguments()), sig.decl())
-            for low, high, sig in c.headers.aten_overloads(c.tokens[i].text, method)
-        ]
-        yield i, overloads, "the Tensor method's C++ overloads" if method else "the ATen function's C++ overloads"
+        yield i, method
     for i, t in enumerate(c.tokens):
         if t.kind != "ident" or i + 1 not in c.pairs or c.tokens[i + 1].text != "(":
             continue
         if (i and c.tokens[i - 1].text in (".", "->", "::")) or t.text in c.declared or c.scope.get(t.text):
             continue
-        helpers = c.headers.only_helper(t.text)
-        if not helpers or any(d.text.startswith("template") for d in helpers):
-            continue
-        overloads = [
-            _Overload(*d.arity, tuple(_parameter_type(p) for p in d.parameter_texts if p != "void"), d.text)
-            for d in helpers
-        ]
-        yield i, overloads, "FunctionsManual.h's declaration" + ("s" if len(helpers) > 1 else "")
+        if c.headers.only_helper(t.text):
+            yield i, None
 
 
 def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | None:
@@ -451,19 +424,21 @@ def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | N
     when derivls can type it: a literal, a local of the formula, an element `x[…]` of a list local whose
     elements are known (see _element), the call of an ATen operator that returns one Tensor (see
     _call_result); None for anything else."""
-    arg = c.tokens[start:end]
-    literal = argtypes.literal_category(arg)
-    if literal is not None:
+    first, last = c.tokens[start], c.tokens[end - 1]
+    if first.kind != "ident" or first.text in ("true", "false"):
+        literal = argtypes.literal_category(c.tokens[start:end]) if end - start <= 2 else None
+        if literal is None:
+            return None
         family, zero = literal
         return family, "a string literal" if family == argtypes.STRING else "a number", zero
     local: Local | None = None
-    if len(arg) == 1 and arg[0].kind == "ident" and arg[0].text not in c.declared:
-        local = c.scope.get(arg[0].text)
-    elif len(arg) >= 4 and arg[0].kind == "ident" and arg[-1].text in ("]", ")"):
+    if end - start == 1:
+        local = c.scope.get(first.text) if first.text not in c.declared else None
+    elif end - start >= 4 and last.text in ("]", ")"):
         opening = _opening(c.tokens, end - 1)
-        if arg[-1].text == "]" and opening == start + 1:
+        if last.text == "]" and opening == start + 1:
             local = _element(c.tokens, end - 1, c.scope, c.declared)
-        elif arg[-1].text == ")" and (
+        elif last.text == ")" and (
             opening == start + 1 or (opening == start + 3 and c.tokens[start + 1].text in (".", "::"))
         ):
             local = _call_result(c.tokens, end - 1, c.scope, c.headers, c.declared)
@@ -473,14 +448,21 @@ def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | N
     return (family, local.cpp_type, False) if family != argtypes.UNKNOWN else None
 
 
-def _mismatch(kinds: list[tuple[str, str, bool] | None], overload: _Overload) -> int | None:
+def _mismatch(kinds: list[tuple[str, str, bool] | None], overload: TypedOverload) -> int | None:
     """The first argument no implicit conversion takes to its parameter of `overload`, if any."""
     for k, kind in enumerate(kinds):
-        if kind is not None and k < len(overload.parameters):
+        if kind is not None and k < len(overload.families):
             family, _, zero = kind
-            if argtypes.never_converts(family, argtypes.category(overload.parameters[k]), zero):
+            if argtypes.never_converts(family, overload.families[k], zero):
                 return k
     return None
+
+
+_WHAT = {
+    True: "the Tensor method's C++ overloads",
+    False: "the ATen function's C++ overloads",
+    None: "FunctionsManual.h's declarations",
+}
 
 
 def _argument_types(c: _Calls) -> list[Finding]:
@@ -488,18 +470,18 @@ def _argument_types(c: _Calls) -> list[Finding]:
     arguments has a parameter the argument passed to it can never convert to (derivatives/formulas/argtypes.py:
     a Tensor for a number, an int list for a Tensor, …)."""
     findings: list[Finding] = []
-    for i, overloads, what in _typed_calls(c):
+    for i, method in _typed_calls(c):
         arguments = _arguments(c.tokens, i + 1, c.pairs[i + 1])
         if not arguments:
             continue
         kinds = [_argument_kind(c, start, end) for start, end in arguments]
         if all(k is None for k in kinds):
             continue
-        fitting = [o for o in overloads if o.low <= len(arguments) <= o.high]
+        t = c.tokens[i]
+        fitting = [o for o in c.headers.typed_overloads(t.text, method) if o.low <= len(arguments) <= o.high]
         mismatches = [(o, _mismatch(kinds, o)) for o in fitting]
         if not fitting or any(k is None for _, k in mismatches):
             continue
-        t = c.tokens[i]
         overload, k = mismatches[0]
         assert k is not None
         start, end = arguments[k]
@@ -510,7 +492,7 @@ def _argument_types(c: _Calls) -> list[Finding]:
             where = (c.tokens[start].start, c.tokens[end - 1].end)
             message = (
                 f"'{text}' ({kind[1]}) does not convert to {overload.parameters[k].strip()}, argument {k + 1} of "
-                f"'{t.text}' ({what}):\n  {overload.text}"
+                f"'{t.text}' ({_WHAT[method]}):\n  {overload.text}"
             )
         else:
             where = (t.start, t.end)
@@ -521,7 +503,8 @@ def _argument_types(c: _Calls) -> list[Finding]:
                 if m is not None
             )
             message = (
-                f"No overload of '{t.text}' that takes {len(arguments)} arguments takes these ({what}):\n{reasons}"
+                f"No overload of '{t.text}' that takes {len(arguments)} arguments takes these ({_WHAT[method]}):\n"
+                f"{reasons}"
             )
         findings.append(Finding("formula-argument-type", 1, where[0], where[1], message, ()))
     return findings
