@@ -309,8 +309,26 @@ def test_an_aten_call_with_an_argument_count_no_cpp_overload_takes_is_an_error(s
         ("formula-argument-count", "'dot' is called with 3 arguments, but the ATen function's C++ overloads take 2"),
     ]  # fmt: skip
     assert "\n  at::Tensor mv(const at::Tensor & self, const at::Tensor & vec)" in found[0].message
-    # a method on what is not known to be a Tensor, and what TensorBody.h writes by hand, are not counted
-    assert codes("grad.sizes().slice(0, 1, 2) + grad.size(0, 1) + self.options().dtype(1, 2)", backward, headers) == []
+    # a method on what is not known to be a Tensor is not counted
+    assert codes("grad.sizes().slice(0, 1, 2) + self.options().dtype(1, 2)", backward, headers) == []
+
+
+def test_members_tensorbody_and_tensorbase_write_by_hand_are_counted_and_typed(scope_of, headers):
+    backward = scope_of(ABS, "self")
+    fine = (
+        "grad.size(0) + self.sym_size(-1) + grad.contiguous() + grad.contiguous(at::MemoryFormat::Contiguous)"
+        " + grad.to(self.options()) + grad.dim() + grad.std(0) + grad.index({0})"
+    )
+    assert codes(fine, backward, headers) == []
+    # TensorBase::sym_size(int64_t), brought into at::Tensor by `using TensorBase::sym_size;`
+    assert where("self.sym_size() + grad.size(0, 1) + grad.dim(0)", backward, headers) == [
+        ("formula-argument-count", "sym_size"),
+        ("formula-argument-count", "size"),
+        ("formula-argument-count", "dim"),
+    ]
+    assert where("grad.size(self)", backward, headers) == [("formula-argument-type", "self")]
+    # templates are not judged (Tensor::item<T>())
+    assert codes("grad.item(1, 2)", backward, headers) == []
 
 
 def test_the_result_of_an_aten_call_that_returns_a_tensor_is_judged_as_a_tensor(scope_of, headers):

@@ -20,6 +20,7 @@ from pathlib import Path
 from derivls.aten import cpp
 from derivls.aten.native import NativeIndex, Variant
 from derivls.derivatives.formulas import argtypes
+from derivls.derivatives.formulas.members import Member, class_body, members
 from derivls.derivatives.formulas.sources import Sources
 from derivls.frozen import frozen_dataclass
 
@@ -385,6 +386,11 @@ class HeaderIndex:
     at_functions: NameTable = field(default_factory=lambda: NameTable())  # function variants
     method_schemas: NameTable = field(default_factory=lambda: NameTable())  # method variants
     using: set[str] = field(default_factory=set)
+    # member functions TensorBody.h's at::Tensor (the template: the hand-written ones) and TensorBase.h's
+    # at::TensorBase declare, and the names at::Tensor brings back from TensorBase (`using TensorBase::size;`)
+    tensor_members: dict[str, list[Member]] = field(default_factory=dict)
+    base_members: dict[str, list[Member]] = field(default_factory=dict)
+    tensor_using: set[str] = field(default_factory=set)
     problems: tuple[str, ...] = ()  # sources that could not be read: what is skipped because of it
     # False for a native_functions.yaml excerpt (no function has a dispatch section): ATen names that
     # are not in it may still exist, so they are not judged
@@ -392,7 +398,7 @@ class HeaderIndex:
     _overloads: dict[tuple[str, bool], list[tuple[int, int, cpp.CppSignature]]] = field(
         default_factory=dict, repr=False
     )
-    _typed: dict[tuple[str, bool | None], tuple[TypedOverload, ...]] = field(default_factory=dict, repr=False)
+    _typed: dict[tuple[str, bool | str | None], tuple[TypedOverload, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def has_helpers(self) -> bool:
@@ -482,6 +488,40 @@ class HeaderIndex:
             self._typed[key] = hit
         return hit
 
+    def method_overloads(self, name: str) -> tuple[TypedOverload, ...]:
+        """Every overload `x.name(…)` on an at::Tensor may call, by C++ name lookup: at::Tensor's own (TensorBody.h's
+        hand-written ones and the methods torchgen generates), else at::TensorBase's (with at::Tensor's too when a
+        `using TensorBase::name;` brings them in); () when one of them is a template (not judged) or none is
+        known, or without the headers or a complete native_functions.yaml."""
+        key = (name, "members")
+        hit = self._typed.get(key)
+        if hit is None:
+            hit = ()
+            if self.has_tensor_methods and self.native_complete:
+                own = self.tensor_members.get(name, [])
+                base = self.base_members.get(name, [])
+                generated = self.typed_overloads(name, True) if name in self.method_schemas else ()
+                members = (own + base if name in self.tensor_using else own) if own or generated else base
+                if not any(m.template for m in members):
+                    hit = tuple(TypedOverload(*m.arity, m.parameters, m) for m in members) + tuple(generated)
+            self._typed[key] = hit
+        return hit
+
+    def hand_written(self, name: str) -> bool:
+        """Whether at::Tensor or at::TensorBase writes a member `name` by hand (TensorBody.h's template,
+        TensorBase.h); without their class bodies, any name the headers declare."""
+        if self.tensor_members or self.base_members:
+            return name in self.tensor_members or name in self.base_members
+        return name in self.tensor_methods
+
+    def member_returns(self, name: str) -> set[str]:
+        """The return types of the overloads of `name` at::Tensor or at::TensorBase writes by hand (see
+        method_overloads; the generated ones are read from their schemas: returns_tensor)."""
+        own = self.tensor_members.get(name, [])
+        base = self.base_members.get(name, [])
+        members = (own + base if name in self.tensor_using else own) if own else base
+        return {m.returns for m in members}
+
     def returns_tensor(self, name: str, method: bool) -> bool:
         """Whether every operator torchgen declares under `name` (a Tensor method or an at:: function)
         returns one Tensor (its schema returns `Tensor`, maybe aliased: at::Tensor or a reference to one)."""
@@ -514,14 +554,14 @@ class TypedOverload:
 
     __slots__ = ("families", "high", "low", "parameters", "_source")
 
-    def __init__(self, low: int, high: float, parameters: tuple[str, ...], source: Declaration | Any) -> None:
+    def __init__(self, low: int, high: float, parameters: tuple[str, ...], source: Declaration | Member | Any) -> None:
         self.low, self.high, self.parameters, self._source = low, high, parameters, source
         self.families = tuple(argtypes.category(p) for p in parameters)
 
     @property
     def text(self) -> str:
-        """The declaration (a helper's as written, an ATen operator's as torchgen declares it)."""
-        return self._source.text if isinstance(self._source, Declaration) else self._source.decl()
+        """The declaration (a helper's or a member's as written, an ATen operator's as torchgen declares it)."""
+        return self._source.text if isinstance(self._source, (Declaration, Member)) else self._source.decl()
 
 
 def _read(path: Path | None) -> str | None:
@@ -549,6 +589,14 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
         body = _read(path)
         if body is not None:
             headers.tensor_methods |= method_names(body)
+            cls = "TensorBase" if path == sources.tensor_base else "Tensor"
+            inside = class_body(body, cls) if path in (bodies[:1] + (sources.tensor_base,)) else None
+            if inside is not None:
+                found, using = members(inside, cls)
+                if cls == "Tensor":
+                    headers.tensor_members, headers.tensor_using = found, using
+                else:
+                    headers.base_members = found
     if not sources.tensor_body or sources.tensor_base is None:
         problems.append("TensorBody.h/TensorBase.h")
     template = _read(sources.functions_template)

@@ -211,13 +211,19 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.append(finding)
     if headers is not None and headers.native_complete:
         calls = _Calls(
-            tokens, pairs, scope, headers, declared, list(_aten_calls(tokens, pairs, scope, headers, declared))
+            tokens,
+            pairs,
+            scope,
+            headers,
+            declared,
+            list(_aten_calls(tokens, pairs, scope, headers, declared)),
+            list(_member_calls(tokens, pairs, scope, headers, declared)),
         )
         if calls.sites and _has_list(tokens, scope, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
             findings.extend(_symint_to_int(calls))
         if calls.sites and _has_list(tokens, scope, _INT_LIST_METHODS, _INT_LISTS):
             findings.extend(_int_to_symint(calls))
-        if calls.sites and headers.has_tensor_methods:
+        if (calls.sites or calls.members) and headers.has_tensor_methods:
             findings.extend(_aten_arity(calls))
         if headers.has_tensor_methods and headers.has_helpers:
             findings.extend(_argument_types(calls))
@@ -234,6 +240,8 @@ class _Calls:
     headers: HeaderIndex
     declared: set[str]
     sites: list[tuple[int, bool]]  # (index of the called name, whether it is a method)
+    # indices of `x.f(` where `f` is a member TensorBody.h/TensorBase.h write by hand and `x` a known Tensor
+    members: list[int]
 
 
 # What a SymInt list is in the generated code: a forward formula's `SymInt[]` (the kernel's
@@ -273,7 +281,7 @@ def _aten_callee(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex
             return None
         return False if t.text in headers.at_functions else None
     if before in (".", "->"):
-        return True if t.text not in headers.tensor_methods and t.text in headers.method_schemas else None
+        return True if not headers.hand_written(t.text) and t.text in headers.method_schemas else None
     if t.text in declared or scope.get(t.text) is not None or headers.is_unqualified(t.text):
         return None
     if t.text in KNOWN_C10 or t.text in KNOWN_STD:
@@ -367,24 +375,52 @@ def _int_to_symint(c: _Calls) -> list[Finding]:
 MAX_SHOWN_OVERLOADS = 6
 
 
-def _aten_arity(c: _Calls) -> list[Finding]:
-    """A call of an ATen operator (see _aten_calls; a method only on a receiver known to be a Tensor) with
-    a number of arguments none of the C++ overloads torchgen declares under that name takes."""
-    findings: list[Finding] = []
+def _member_calls(
+    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> Iterator[int]:
+    """Indices of the names of `x.f(…)` where `f` is a member TensorBody.h or TensorBase.h write by hand
+    (`sym_size`, `contiguous`, `to`…) and `x` is known to be a Tensor (see _known_receiver)."""
+    for i, t in enumerate(tokens):
+        if t.kind == "ident" and i + 1 in pairs and tokens[i + 1].text == "(" and tokens[i - 1].text == ".":
+            if headers.hand_written(t.text):
+                receiver = _known_receiver(tokens, i, scope, headers, declared)
+                if receiver is not None and receiver.holds == TENSOR:
+                    yield i
+
+
+def _method_sites(c: _Calls) -> Iterator[tuple[int, bool]]:
+    """c.sites whose method receivers are known Tensors (`x.f`, not `x->f`), then the member calls."""
     for i, method in c.sites:
         if method:
             receiver = _known_receiver(c.tokens, i, c.scope, c.headers, c.declared)
             if receiver is None or receiver.holds != TENSOR or c.tokens[i - 1].text != ".":
                 continue
+        yield i, method
+    for i in c.members:
+        yield i, True
+
+
+def _overloads(c: _Calls, i: int, method: bool | None) -> tuple[TypedOverload, ...]:
+    """The overloads a call may take: a Tensor method's (HeaderIndex.method_overloads), an at:: function's,
+    a helper's (method None)."""
+    name = c.tokens[i].text
+    return c.headers.method_overloads(name) if method else c.headers.typed_overloads(name, method)
+
+
+def _aten_arity(c: _Calls) -> list[Finding]:
+    """A call of an ATen operator or a hand-written Tensor member (see _method_sites) with a number of
+    arguments none of the C++ overloads under that name takes."""
+    findings: list[Finding] = []
+    for i, method in _method_sites(c):
         count = _argument_count(c.tokens, i + 1, c.pairs[i + 1])
-        overloads = c.headers.aten_overloads(c.tokens[i].text, method)
-        if count is None or not overloads or any(low <= count <= high for low, high, _ in overloads):
+        overloads = _overloads(c, i, method)
+        if count is None or not overloads or any(o.low <= count <= o.high for o in overloads):
             continue
         t = c.tokens[i]
-        ranges = sorted({(low, high) for low, high, _ in overloads})
+        ranges = sorted({(o.low, o.high) for o in overloads})
         takes = " or ".join(_arity_text(low, high) for low, high in ranges)
         where = "Tensor method" if method else "ATen function"
-        shown = "\n".join(f"  {sig.decl()}" for _, _, sig in overloads[:MAX_SHOWN_OVERLOADS])
+        shown = "\n".join(f"  {o.text}" for o in overloads[:MAX_SHOWN_OVERLOADS])
         more = f"\n  … and {len(overloads) - MAX_SHOWN_OVERLOADS} more" if len(overloads) > MAX_SHOWN_OVERLOADS else ""
         findings.append(
             Finding(
@@ -404,12 +440,7 @@ def _typed_calls(c: _Calls) -> Iterator[tuple[int, bool | None]]:
     """(index of the called name, True: a Tensor method / False: an at:: function / None: a helper) of each
     call whose callee derivls knows: a FunctionsManual helper, an ATen operator (see _aten_calls; a method
     only on a receiver known to be a Tensor)."""
-    for i, method in c.sites:
-        if method:
-            receiver = _known_receiver(c.tokens, i, c.scope, c.headers, c.declared)
-            if receiver is None or receiver.holds != TENSOR or c.tokens[i - 1].text != ".":
-                continue
-        yield i, method
+    yield from _method_sites(c)
     for i, t in enumerate(c.tokens):
         if t.kind != "ident" or i + 1 not in c.pairs or c.tokens[i + 1].text != "(":
             continue
@@ -441,6 +472,10 @@ def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | N
         elif last.text == ")" and (
             opening == start + 1 or (opening == start + 3 and c.tokens[start + 1].text in (".", "::"))
         ):
+            returns = _member_result(c.tokens, opening - 1, c.scope, c.headers, c.declared)
+            if returns is not None and returns != "Tensor":
+                family = argtypes.category(returns)
+                return (family, returns, False) if family != argtypes.UNKNOWN else None
             local = _call_result(c.tokens, end - 1, c.scope, c.headers, c.declared)
     if local is None or not local.cpp_type:
         return None
@@ -478,7 +513,7 @@ def _argument_types(c: _Calls) -> list[Finding]:
         if all(k is None for k in kinds):
             continue
         t = c.tokens[i]
-        fitting = [o for o in c.headers.typed_overloads(t.text, method) if o.low <= len(arguments) <= o.high]
+        fitting = [o for o in _overloads(c, i, method) if o.low <= len(arguments) <= o.high]
         mismatches = [(o, _mismatch(kinds, o)) for o in fitting]
         if not fitting or any(k is None for _, k in mismatches):
             continue
@@ -581,6 +616,9 @@ def _call_result(
     callee = open_ - 1
     if open_ <= 0 or tokens[callee].kind != "ident":
         return None
+    returns = _member_result(tokens, callee, scope, headers, declared)
+    if returns is not None:
+        return Local(f"{tokens[callee].text}(…)", "result", "at::Tensor", TENSOR) if returns == "Tensor" else None
     method = _aten_callee(tokens, callee, scope, headers, declared)
     if method is None or not headers.returns_tensor(tokens[callee].text, method):
         return None
@@ -589,6 +627,27 @@ def _call_result(
         if receiver is None or receiver.holds != TENSOR or tokens[callee - 1].text != ".":
             return None
     return Local(f"{tokens[callee].text}(…)", "result", "at::Tensor", TENSOR)
+
+
+def _member_result(
+    tokens: list[Token], callee: int, scope: Scope, headers: HeaderIndex, declared: set[str]
+) -> str | None:
+    """What `x.f(…)` returns when `f` is a member TensorBody.h / TensorBase.h write by hand, `x` a known Tensor
+    and every overload of `f` (see HeaderIndex.method_overloads) returns the same type: its C++ type as
+    written (`Tensor`, `c10::SymInt`, `IntArrayRef`…); None otherwise."""
+    name = tokens[callee].text
+    if callee < 2 or tokens[callee - 1].text != "." or not headers.hand_written(name):
+        return None
+    overloads = headers.method_overloads(name)
+    if not overloads or (name in headers.method_schemas and not headers.returns_tensor(name, True)):
+        return None
+    receiver = _known_receiver(tokens, callee, scope, headers, declared)
+    if receiver is None or receiver.holds != TENSOR:
+        return None
+    returns = {r.replace("at::", "") for r in headers.member_returns(name)}
+    if name in headers.method_schemas:
+        returns.add("Tensor")
+    return returns.pop() if len(returns) == 1 else None
 
 
 def element_of(local: Local, scope: Scope, text: str) -> Local | None:
