@@ -70,9 +70,13 @@ def test_signature_help_in_a_helper_call_names_the_active_parameter(key_of, head
     assert help_.active_signature == 0
     later = signature_help(formula, formula.index("keepdim"), scope, headers)
     assert later is not None and later.active_parameter == 5 and later.active_signature == 1
-    # sym_sizes() has no schema (TensorBody.h writes it by hand): the enclosing call answers
+    # sym_sizes() has no schema: TensorBase.h writes it by hand, and that declaration answers
     inner = signature_help(formula, formula.index("sym_sizes") + len("sym_sizes("), scope, headers)
-    assert inner is not None and (inner.callee, inner.active_parameter) == ("norm_backward", 4)
+    assert inner is not None and (inner.callee, inner.kind) == ("sym_sizes", "method")
+    assert [s.label for s in inner.signatures] == ["c10::SymIntArrayRef sym_sizes() const"]
+    sym_size = "self.sym_size(-1)"
+    on_member = signature_help(sym_size, sym_size.index("-1"), scope, headers)
+    assert on_member is not None and on_member.signatures[0].parameters == ("dim",)
     method = "grad.sum_to_size(self.sym_sizes())"
     on_method = signature_help(method, method.index("self"), scope, headers)
     assert on_method is not None and (on_method.kind, on_method.callee) == ("method", "sum_to_size")

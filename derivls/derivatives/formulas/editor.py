@@ -182,7 +182,9 @@ def signature_help(formula: str, offset: int, scope: Scope, headers: HeaderIndex
 
 def _signatures(name: str, prev: str, scope: Scope, headers: HeaderIndex) -> tuple[str, list[Signature]]:
     if prev in (".", "->"):
-        return "method", [Signature(s, _schema_parameters(s, True)) for s in headers.method_schemas.get(name, ())]
+        members = [Signature(m.text, m.names) for m in headers.hand_written_members(name) if not m.template]
+        schemas = [Signature(s, _schema_parameters(s, True)) for s in headers.method_schemas.get(name, ())]
+        return "method", members + schemas
     if prev != "::" and name in headers.helpers:
         return "helper", [Signature(d.text, d.parameters) for d in headers.helpers[name]]
     if name in headers.at_functions and scope.get(name) is None:

@@ -514,13 +514,17 @@ class HeaderIndex:
             return name in self.tensor_members or name in self.base_members
         return name in self.tensor_methods
 
-    def member_returns(self, name: str) -> set[str]:
-        """The return types of the overloads of `name` at::Tensor or at::TensorBase writes by hand (see
-        method_overloads; the generated ones are read from their schemas: returns_tensor)."""
+    def hand_written_members(self, name: str) -> list[Member]:
+        """The overloads of `name` at::Tensor or at::TensorBase writes by hand that `x.name(…)` on an at::Tensor
+        finds (see method_overloads; without the generated ones)."""
         own = self.tensor_members.get(name, [])
         base = self.base_members.get(name, [])
-        members = (own + base if name in self.tensor_using else own) if own else base
-        return {m.returns for m in members}
+        return (own + base if name in self.tensor_using else own) if own else base
+
+    def member_returns(self, name: str) -> set[str]:
+        """The return types of hand_written_members(name) (the generated ones are read from their schemas:
+        returns_tensor)."""
+        return {m.returns for m in self.hand_written_members(name)}
 
     def returns_tensor(self, name: str, method: bool) -> bool:
         """Whether every operator torchgen declares under `name` (a Tensor method or an at:: function)

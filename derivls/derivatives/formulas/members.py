@@ -29,6 +29,7 @@ class Member:
     name: str
     returns: str  # the return type as written (`c10::SymInt`, `const TensorBase&`)
     parameters: tuple[str, ...]  # each parameter's type
+    names: tuple[str, ...]  # each parameter's name ("" when unnamed)
     required: int  # parameters without a default
     template: bool
     text: str  # the declaration, whitespace normalised
@@ -113,12 +114,14 @@ def _split_parameters(text: str) -> list[str]:
 _PARAMETER_NAME = re.compile(r"^(.*?[\w>*&\]])\s*\b[A-Za-z_]\w*\s*$", re.S)
 
 
-def _parameter_type(text: str) -> tuple[str, bool]:
+def _parameter(text: str) -> tuple[str, str, bool]:
+    """(type, name, whether it has a default) of a parameter declaration."""
     declared, _, default = text.partition("=")
     declared = declared.strip()
     m = _PARAMETER_NAME.match(declared)
-    kind = m.group(1) if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1).strip() != "const" else declared
-    return kind.strip(), bool(default.strip())
+    if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1).strip() != "const":
+        return m.group(1).strip(), declared[m.end(1) :].strip(), bool(default.strip())
+    return declared, "", bool(default.strip())
 
 
 def members(body: str, class_name: str) -> tuple[dict[str, list[Member]], set[str]]:
@@ -160,12 +163,13 @@ def members(body: str, class_name: str) -> tuple[dict[str, list[Member]], set[st
                 break
         if close < 0 or re.search(r"=\s*delete\b", text[close:]):
             continue
-        parameters = [_parameter_type(p) for p in _split_parameters(text[open_ + 1 : close])]
+        parameters = [_parameter(p) for p in _split_parameters(text[open_ + 1 : close])]
         member = Member(
             name,
             returns,
-            tuple(kind for kind, _ in parameters),
-            sum(1 for _, default in parameters if not default),
+            tuple(kind for kind, _, _ in parameters),
+            tuple(n for _, n, _ in parameters),
+            sum(1 for _, _, default in parameters if not default),
             template,
             text,
         )
