@@ -101,11 +101,17 @@ def test_seeded_type_and_overload_mistakes_are_reported_on_the_mistaken_formula_
     assert shutil.which(cxx), f"{cxx} is needed (.ci/run installs it)"
     path, text = seeded
     analysis, _ = analyse_path(path, real_files.native, real_files.tags, "torchgen")
-    # The loader and the codegen checks cannot see these mistakes; the formula checks see two of
-    # them (a helper's argument count, a method no Tensor has): the compiler must report all five.
+    # The loader and the codegen checks cannot see these mistakes; the formula checks see four of them (a
+    # helper's argument count, a Tensor for a SymIntArrayRef, `sym_size()` without its index, a method no
+    # Tensor has; not the foreach list for its element): the compiler must report all five.
     assert analysis is not None
     errors = [d for d in analysis.diagnostics if d.severity == 1]
-    assert sorted(d.code for d in errors) == ["formula-argument-count", "formula-unknown-method"], errors
+    assert sorted(d.code for d in errors) == [
+        "formula-argument-count",
+        "formula-argument-count",
+        "formula-argument-type",
+        "formula-unknown-method",
+    ], errors
     result = compile_file(path, analysis, cxx=cxx, torch_include=_torch_include(real_files), ops=SEEDED_OPS)
     diagnostics = result.diagnostics
     for _shipped, mistaken, needle, word in SEEDS:
