@@ -183,6 +183,21 @@ def backward_source(units: Sequence[Unit], templates: Templates) -> SourceMap:
 # --- saving: gen_variable_type.py (torch 2.13), save_variables
 
 
+def _kernel_bindings(f: Any) -> Any:
+    """A VariableType kernel's parameters: the function's faithful C++ arguments, SymInt-typed."""
+    from derivls.aten import cpp
+
+    return cpp.arguments(
+        f.func.arguments,
+        faithful=True,
+        symint=True,
+        method=False,
+        cpp_no_default_args=frozenset(),
+        use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+        use_ilistref_for_tensor_lists=False,
+    )
+
+
 def save_statements(saved: Sequence[Any], is_output: bool, inplace: bool) -> list[str]:
     """The `grad_fn->… = …;` statements torchgen's `save_variables` writes for these SavedAttributes of a
     function that is not a foreach one (in its order: by name), without their guards."""
@@ -244,15 +259,7 @@ def save_function(unit: Unit) -> tuple[str, list[tuple[int, FormulaOrigin, int, 
     if info.name.startswith("_foreach") or not (info.all_saved_inputs or info.all_saved_outputs):
         return None
     inplace = bool(f.func.name.name.inplace)
-    bindings = cpp.arguments(
-        f.func.arguments,
-        faithful=True,
-        symint=True,
-        method=False,
-        cpp_no_default_args=frozenset(),
-        use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
-        use_ilistref_for_tensor_lists=False,
-    )
+    bindings = _kernel_bindings(f)
     lines = [f"  auto grad_fn = c10::make_intrusive<{info.op}>();"]
     if inplace:
         lines.append("  ::std::optional<at::Tensor> original_self;")
@@ -518,15 +525,7 @@ def forward_kernel(unit: Unit) -> tuple[str, list[tuple[int, int, str]]] | None:
     foreach = info.name.startswith("_foreach")
     if not info.forward_derivatives or (foreach and inplace):
         return None
-    bindings = cpp.arguments(
-        f.func.arguments,
-        faithful=True,
-        symint=True,
-        method=False,
-        cpp_no_default_args=frozenset(),
-        use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
-        use_ilistref_for_tensor_lists=False,
-    )
+    bindings = _kernel_bindings(f)
     non_differentiable = set(info.non_differentiable_arg_names)
     differentiable_inputs = [
         (b.name, b.argument.type.is_list_like() is not None)

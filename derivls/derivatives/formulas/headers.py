@@ -20,6 +20,7 @@ from pathlib import Path
 from derivls.aten import cpp
 from derivls.aten.native import NativeIndex, Variant
 from derivls.derivatives.formulas import argtypes
+from derivls.derivatives.formulas.cparams import has_default, parameter_name, parameter_type, split_top
 from derivls.derivatives.formulas.members import Member, class_body, members
 from derivls.derivatives.formulas.sources import Sources
 from derivls.frozen import frozen_dataclass
@@ -166,9 +167,9 @@ class Declaration:
         """(fewest, most) arguments a call of this overload may pass: parameters with a default may be
         left out; a `...` parameter takes any number."""
         if any("..." in p for p in self.parameter_texts):
-            return sum(1 for p in self.parameter_texts if "..." not in p and not _has_default(p)), float("inf")
+            return sum(1 for p in self.parameter_texts if "..." not in p and not has_default(p)), float("inf")
         params = [p for p in self.parameter_texts if p != "void"]
-        return sum(1 for p in params if not _has_default(p)), len(params)
+        return sum(1 for p in params if not has_default(p)), len(params)
 
 
 def _strip_comments(text: str) -> str:
@@ -182,36 +183,6 @@ def _strip_comments(text: str) -> str:
 
     text = re.sub(r"//[^\n]*|/\*.*?\*/", blank, text, flags=re.S)
     return re.sub(r"(?m)^[ \t]*#[^\n]*", blank, text)
-
-
-_BRACKET_OR_SEP = {sep: re.compile("[(<\\[{)>\\]}" + re.escape(sep) + "]") for sep in ",="}
-
-
-def _split_top(text: str, sep: str = ",") -> list[str]:
-    parts, depth, start = [], 0, 0
-    # from bracket to bracket (a regex scan, not a Python loop over every character)
-    for m in _BRACKET_OR_SEP[sep].finditer(text):
-        c = m.group()
-        if c in "(<[{":
-            depth += 1
-        elif c in ")>]}":
-            depth -= 1
-        elif depth == 0:  # the separator
-            i = m.start()
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _has_default(param: str) -> bool:
-    return "=" in param and len(_split_top(param, "=")) > 1
-
-
-def _parameter_name(param: str) -> str:
-    head = _split_top(param, "=")[0] if "=" in param else param
-    m = re.search(r"(\w+)\s*(?:\[\s*\d*\s*\])?$", head)
-    return m.group(1) if m and len(head.split()) > 1 or (m and head.endswith(("&", "*"))) else ""
 
 
 def parse_declarations(text: str, path: str = "FunctionsManual.h") -> list[Declaration]:
@@ -308,10 +279,10 @@ def _declaration(stmt: str, line_of: _LineCounter, offset: int, path: str) -> De
     if not body[:paren].strip() or name == body[:paren].strip():
         return None  # a call or constructor, not a declaration with a return type
     close = body.rfind(")")
-    params = _split_top(body[paren + 1 : close])
+    params = split_top(body[paren + 1 : close])
     text = re.sub(r"\s+", " ", re.sub(r"\bTORCH_API\s+", "", body))
     line = line_of(offset + lead)
-    names = tuple(_parameter_name(p) for p in params)
+    names = tuple(parameter_name(p) for p in params)
     return Declaration(name, text, names, tuple(_normalized(p) for p in params), line, path)
 
 
@@ -477,7 +448,7 @@ class HeaderIndex:
                 if any(d.text.startswith("template") for d in helpers):
                     helpers = []
                 hit = tuple(
-                    TypedOverload(*d.arity, tuple(_parameter_type(p) for p in d.parameter_texts if p != "void"), d)
+                    TypedOverload(*d.arity, tuple(parameter_type(p) for p in d.parameter_texts if p != "void"), d)
                     for d in helpers
                 )
             else:
@@ -541,16 +512,6 @@ class HeaderIndex:
         # it, and that one when `x` is no Tensor, is the ATen function's (and judged as such)
         saved = name in _SAVED_CALLS and name not in self.at_functions
         return name in self.helpers or name in self.using or name in KNOWN_GLOBAL or saved
-
-
-_PARAMETER = re.compile(r"^(.*?[\w>*&\]])\s*\b[A-Za-z_]\w*\s*$", re.S)
-
-
-def _parameter_type(text: str) -> str:
-    """The type of a parameter as a declaration writes it (`const Tensor& grad = {}` → `const Tensor&`)."""
-    declared = text.split("=", 1)[0].strip()
-    m = _PARAMETER.match(declared)
-    return m.group(1) if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1) != "const" else declared
 
 
 class TypedOverload:

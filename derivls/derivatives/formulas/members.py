@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from derivls.derivatives.formulas.cparams import has_default, parameter_name, parameter_type, split_top
 from derivls.frozen import frozen_dataclass
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -92,38 +93,6 @@ def _statements(body: str) -> list[str]:
     return out
 
 
-def _split_parameters(text: str) -> list[str]:
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for c in text:
-        if c in "(<[{":
-            depth += 1
-        elif c in ")>]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(current).strip())
-            current = []
-        else:
-            current.append(c)
-    if "".join(current).strip():
-        parts.append("".join(current).strip())
-    return [p for p in parts if p and p != "void"]
-
-
-_PARAMETER_NAME = re.compile(r"^(.*?[\w>*&\]])\s*\b[A-Za-z_]\w*\s*$", re.S)
-
-
-def _parameter(text: str) -> tuple[str, str, bool]:
-    """(type, name, whether it has a default) of a parameter declaration."""
-    declared, _, default = text.partition("=")
-    declared = declared.strip()
-    m = _PARAMETER_NAME.match(declared)
-    if m and re.search(r"[A-Za-z_]", m.group(1)) and m.group(1).strip() != "const":
-        return m.group(1).strip(), declared[m.end(1) :].strip(), bool(default.strip())
-    return declared, "", bool(default.strip())
-
-
 def members(body: str, class_name: str) -> tuple[dict[str, list[Member]], set[str]]:
     """(name → its member function declarations, names of `using Base::name;`) of a class body."""
     found: dict[str, list[Member]] = {}
@@ -163,13 +132,13 @@ def members(body: str, class_name: str) -> tuple[dict[str, list[Member]], set[st
                 break
         if close < 0 or re.search(r"=\s*delete\b", text[close:]):
             continue
-        parameters = [_parameter(p) for p in _split_parameters(text[open_ + 1 : close])]
+        parameters = [p for p in split_top(text[open_ + 1 : close]) if p != "void"]
         member = Member(
             name,
             returns,
-            tuple(kind for kind, _, _ in parameters),
-            tuple(n for _, n, _ in parameters),
-            sum(1 for _, _, default in parameters if not default),
+            tuple(parameter_type(p) for p in parameters),
+            tuple(parameter_name(p) for p in parameters),
+            sum(1 for p in parameters if not has_default(p)),
             template,
             text,
         )
