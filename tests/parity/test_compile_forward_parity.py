@@ -28,6 +28,12 @@ def torchgen_methods(real_files):
     return {str(f.func.func.name): f for f in matched}
 
 
+@pytest.fixture(scope="module")
+def units(real_files):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+    return collect_units(analysis)
+
+
 def _torchgen_text(fn) -> str:
     out = torchgen_variable_type.gen_variable_type_func(fn)
     return "".join(v for key, values in out.items() if key.startswith("type_derived") for v in values)
@@ -44,10 +50,9 @@ def _blocks(kernel_text: str) -> str:
     return kernel_text[start : kernel_text.rindex("\n}")]
 
 
-def test_forward_blocks_stand_verbatim_in_torchgens_variable_type(real_files, torchgen_methods):
-    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
+def test_forward_blocks_stand_verbatim_in_torchgens_variable_type(units, torchgen_methods):
     compared, foreach, differing = 0, 0, []
-    for unit in collect_units(analysis):
+    for unit in units:
         kernel = forward_kernel(unit)
         if kernel is None:
             continue
@@ -62,18 +67,16 @@ def test_forward_blocks_stand_verbatim_in_torchgens_variable_type(real_files, to
     assert differing == []
 
 
-def test_every_forward_formula_is_compiled_foreach_ones_included(real_files):
-    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
-    skipped = [u.info.name for u in collect_units(analysis) if u.has_forward and forward_kernel(u) is None]
+def test_every_forward_formula_is_compiled_foreach_ones_included(units):
+    skipped = [u.info.name for u in units if u.has_forward and forward_kernel(u) is None]
     assert skipped == []
 
 
-def test_saving_statements_stand_verbatim_in_torchgens_variable_type(real_files, torchgen_methods):
+def test_saving_statements_stand_verbatim_in_torchgens_variable_type(units, torchgen_methods):
     """What `check --compile` compiles of a kernel's saving (`grad_fn->self_sym_sizes = self.sym_sizes().vec();`,
     `grad_fn->self_ = SavedVariable(self, false);`…) is what torchgen's kernel for that function writes."""
-    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
     compared, statements, differing = 0, 0, []
-    for unit in collect_units(analysis):
+    for unit in units:
         saving = save_function(unit)
         if saving is None:
             continue
