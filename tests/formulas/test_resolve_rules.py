@@ -435,3 +435,21 @@ def test_a_cmath_function_with_an_argument_count_no_overload_takes_is_an_error(s
         ("formula-argument-count", "pow"),
         ("formula-argument-count", "exp"),
     ]
+
+
+def test_a_call_of_an_overload_set_returning_a_tensor_for_that_many_arguments_is_a_tensor(scope_of, headers):
+    backward = scope_of(ABS, "self")
+    # at::where(condition) returns a list of Tensors, at::where(condition, a, b) one Tensor
+    assert where("at::where(self > 0, grad, self).masked_fill_(self > 0)", backward, headers) == [
+        ("formula-argument-count", "masked_fill_")
+    ]
+    assert codes("at::where(self > 0, grad, self).masked_fill_(self > 0, 0)", backward, headers) == []
+
+
+def test_a_call_the_codegen_saves_is_still_no_member_of_a_list(scope_of, headers):
+    # `size.sym_sizes()` becomes a saved value, computed by the kernel on the SymIntArrayRef: no such member
+    unsafe_view = scope_of("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", "self")
+    assert where("grad.reshape_symint(size.sym_sizes())", unsafe_view, headers) == [
+        ("formula-unknown-method", "sym_sizes")
+    ]
+    assert codes("grad.reshape_symint(self.sym_sizes())", unsafe_view, headers) == []

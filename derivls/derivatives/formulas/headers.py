@@ -497,9 +497,14 @@ class HeaderIndex:
         returns_tensor)."""
         return {m.returns for m in self.hand_written_members(name)}
 
-    def returns_tensor(self, name: str, method: bool) -> bool:
+    def returns_tensor(self, name: str, method: bool, count: int | None = None) -> bool:
         """Whether every operator torchgen declares under `name` (a Tensor method or an at:: function)
-        returns one Tensor (its schema returns `Tensor`, maybe aliased: at::Tensor or a reference to one)."""
+        returns one Tensor (its schema returns `Tensor`, maybe aliased: at::Tensor or a reference to one);
+        with `count`, every one of them whose C++ overloads take that many arguments (`at::where(c, a, b)`
+        is a Tensor, `at::where(c)` a list of them)."""
+        if count is not None:
+            fitting = [sig.func for low, high, sig in self.aten_overloads(name, method) if low <= count <= high]
+            return bool(fitting) and all(len(f.returns) == 1 and str(f.returns[0].type) == "Tensor" for f in fitting)
         table = self.method_schemas if method else self.at_functions
         entries = table._entries(name)
         return bool(entries) and all(

@@ -611,7 +611,8 @@ def _call_result(
 ) -> Local | None:
     """`f(…)` ending at `tokens[close]` when it is a Tensor: a call of an ATen operator (`at::f`, `f` found
     by argument-dependent lookup, `x.f` on a receiver known to be a Tensor; see _aten_calls) all of
-    whose overloads under that name return one Tensor."""
+    whose overloads under that name that take this many arguments return one Tensor; or of a member at::Tensor
+    writes by hand that returns one (see _member_result)."""
     open_ = _opening(tokens, close)
     callee = open_ - 1
     if open_ <= 0 or tokens[callee].kind != "ident":
@@ -620,7 +621,7 @@ def _call_result(
     if returns is not None:
         return Local(f"{tokens[callee].text}(…)", "result", "at::Tensor", TENSOR) if returns == "Tensor" else None
     method = _aten_callee(tokens, callee, scope, headers, declared)
-    if method is None or not headers.returns_tensor(tokens[callee].text, method):
+    if method is None or not headers.returns_tensor(tokens[callee].text, method, _argument_count(tokens, open_, close)):
         return None
     if method:
         receiver = _known_receiver(tokens, callee, scope, headers, declared)
@@ -755,7 +756,9 @@ def _receiver_method(
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
     if local.holds in (VECTOR, ARRAYREF, SCALAR):
         members = MEMBERS[local.holds]
-        if t.text in members or (local.holds == VECTOR and scope.backward and headers.is_saved_call(t.text)):
+        # (`x.sym_sizes()` of a list is saved by the codegen too, but computed by the kernel on its
+        # ArrayRef, which has no such member either)
+        if t.text in members:
             return None
         message = f"'{receiver}' is {_described(local)}, which has no member '{t.text}'."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, members))
