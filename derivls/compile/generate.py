@@ -198,6 +198,11 @@ def _kernel_bindings(f: Any) -> Any:
     )
 
 
+def _saved_name(arg: Any) -> str:
+    """The name a SavedAttribute is saved under (a SpecialArgName's own name)."""
+    return getattr(arg.nctype.name, "name", arg.nctype.name)
+
+
 def save_statements(saved: Sequence[Any], is_output: bool, inplace: bool) -> list[str]:
     """The `grad_fn->… = …;` statements torchgen's `save_variables` writes for these SavedAttributes of a
     function that is not a foreach one (in its order: by name), without their guards."""
@@ -220,7 +225,7 @@ def save_statements(saved: Sequence[Any], is_output: bool, inplace: bool) -> lis
     )
     stmts: list[str] = []
     for arg in sorted(saved, key=lambda sa: str(sa.nctype.name)):
-        name = getattr(arg.nctype.name, "name", arg.nctype.name)
+        name = _saved_name(arg)
         kind, expr = arg.nctype.type, arg.expr
         if kind in tensor_like or (is_output and kind == t.BaseCType(t.scalarT)):
             var = name
@@ -275,7 +280,7 @@ def save_function(unit: Unit) -> tuple[str, list[tuple[int, FormulaOrigin, int, 
     text = f"[[maybe_unused]] static void {ident}_save({params}) {{\n" + "\n".join(lines) + "\n}\n"
     slices = []
     for arg in (*info.all_saved_inputs, *info.all_saved_outputs):
-        name = getattr(arg.nctype.name, "name", arg.nctype.name)
+        name = _saved_name(arg)
         written = f"grad_fn->{name} = {arg.expr}"
         at = text.find(written)
         origin = next((o for o in unit.backward if o is not None and arg.expr in o.original), None)

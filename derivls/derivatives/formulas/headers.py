@@ -369,7 +369,8 @@ class HeaderIndex:
     _overloads: dict[tuple[str, bool], list[tuple[int, int, cpp.CppSignature]]] = field(
         default_factory=dict, repr=False
     )
-    _typed: dict[tuple[str, bool | str | None], tuple[TypedOverload, ...]] = field(default_factory=dict, repr=False)
+    _typed: dict[tuple[str, bool | None], tuple[TypedOverload, ...]] = field(default_factory=dict, repr=False)
+    _methods: dict[str, tuple[TypedOverload, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def has_helpers(self) -> bool:
@@ -464,8 +465,7 @@ class HeaderIndex:
         hand-written ones and the methods torchgen generates), else at::TensorBase's (with at::Tensor's too when a
         `using TensorBase::name;` brings them in); () when one of them is a template (not judged) or none is
         known, or without the headers or a complete native_functions.yaml."""
-        key = (name, "members")
-        hit = self._typed.get(key)
+        hit = self._methods.get(name)
         if hit is None:
             hit = ()
             if self.has_tensor_methods and self.native_complete:
@@ -475,7 +475,7 @@ class HeaderIndex:
                 members = (own + base if name in self.tensor_using else own) if own or generated else base
                 if not any(m.template for m in members):
                     hit = tuple(TypedOverload(*m.arity, m.parameters, m) for m in members) + tuple(generated)
-            self._typed[key] = hit
+            self._methods[name] = hit
         return hit
 
     def hand_written(self, name: str) -> bool:

@@ -81,9 +81,8 @@ def _statements(body: str) -> list[str]:
         elif parens == 0 and c == "{":
             text = "".join(current)
             # a default member initializer or `= {}` default stays inside the statement
-            if text.rstrip().endswith(("=", ",")) or re.search(r"[=(,]\s*$", text):
+            if re.search(r"[=(,]\s*$", text):
                 current.append(c)
-                depth = 0
                 continue
             out.append(text)
             current = []
