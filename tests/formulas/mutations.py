@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from derivls.derivatives.formulas.tokens import Token, tokenize
+from derivls.derivatives.formulas.resolve import _arguments
+from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 
 KINDS = (
     "typo-function",
@@ -124,30 +125,23 @@ _Edit = tuple[int, int, Callable[[str, random.Random], str]]  # replace value[st
 
 
 def _calls(tokens: list[Token]) -> list[tuple[int, int, list[tuple[int, int]]]]:
-    """(offset of `(`, offset of its `)`, argument offset ranges) of each call `name(…)`."""
+    """(offset of `(`, offset of its `)`, argument offset ranges) of each call `name(…)` whose arguments
+    derivls can tell apart (resolve._arguments)."""
+    pairs = matching_brackets(tokens)
     out = []
     for i, t in enumerate(tokens[:-1]):
-        if t.kind != "ident" or tokens[i + 1].text != "(":
+        if t.kind != "ident" or tokens[i + 1].text != "(" or i + 1 not in pairs:
             continue
-        depth, arguments, begin = 0, [], tokens[i + 1].end
-        for u in tokens[i + 1 :]:
-            if u.text in "([{":
-                depth += 1
-            elif u.text in ")]}":
-                depth -= 1
-                if depth == 0:
-                    if u.start > begin and tokens[i + 2].text != ")":
-                        arguments.append((begin, u.start))
-                    out.append((tokens[i + 1].start, u.start, arguments))
-                    break
-            elif u.text == "," and depth == 1:
-                arguments.append((begin, u.start))
-                begin = u.end
+        close = pairs[i + 1]
+        ranges = _arguments(tokens, i + 1, close)
+        if ranges is not None:
+            arguments = [(tokens[start].start, tokens[end - 1].end) for start, end in ranges]
+            out.append((tokens[i + 1].start, tokens[close].start, arguments))
     return out
 
 
 def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
-    tokens = [t for t in tokenize(formula.value)[0]]
+    tokens = tokenize(formula.value)[0]
     sites: dict[str, list[_Edit]] = defaultdict(list)
     forward = formula.key.startswith("result")
     parameters = schema.split("(", 1)[1].rsplit(") ->", 1)[0]
