@@ -11,13 +11,20 @@ among the kinds of mistake a contributor makes in a formula:
     swap-argument   another argument of the signature             mul(grad, other) -> mul(grad, dim)
     wrong-scope     `grad` in a forward formula, `self_t` in a backward one
 
+and, drawn only when asked for (`--more`: the default draws stay what they were):
+
+    drop-namespace  an `at::` call written unqualified                at::zeros_like(  -> zeros_like(
+    add-namespace   a helper or operator called as `at::`             handle_r_to_c(   -> at::handle_r_to_c(
+    drop-symint     a SymInt call or method taken for its int twin    narrow_symint(   -> narrow(
+                                                                      x.sym_size(0)    -> x.size(0)
+
 `judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
 check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
 headers) about each mutation. The compiler is the truth: derivls must never report an error on a
 mutation the compiler accepts (tests/compile/test_mutations.py), and the share of the compiler's
 rejections derivls reports is its recall.
 
-    python -m tests.formulas.mutations [SEED ...]   # the table of verdicts per kind
+    python -m tests.formulas.mutations [--more] [SEED ...]   # the table of verdicts per kind
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ KINDS = (
     "swap-argument",
     "wrong-scope",
 )
+MORE_KINDS = ("drop-namespace", "add-namespace", "drop-symint")
+# a SymInt method's int twin (`sym_sizes` and `sym_strides` have theirs refused by load_derivatives)
+_INT_TWINS = {"sym_size": "size", "sym_numel": "numel", "sym_stride": "stride", "sym_storage_offset": "storage_offset"}
 # values of a formula key that are not C++
 _NOT_CPP = ("non_differentiable", "auto_linear", "auto_element_wise")
 _KEY = re.compile(r"^  ([A-Za-z_][\w, ]*): (.+)$")
@@ -154,6 +164,14 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
         member = before in (".", "->")
         if after == "(":
             sites["typo-method" if member else "typo-function"].append((t.start, t.end, _typo))
+            if before == "::" and i >= 2 and tokens[i - 2].text == "at" and (i < 3 or tokens[i - 3].text != "::"):
+                sites["drop-namespace"].append((tokens[i - 2].start, t.start, lambda _w, _r: ""))
+            elif not member and before != "::":
+                sites["add-namespace"].append((t.start, t.start, lambda _w, _r: "at::"))
+            if t.text.endswith("_symint"):
+                sites["drop-symint"].append((t.start, t.end, lambda w, _r: w.removesuffix("_symint")))
+            elif member and t.text in _INT_TWINS:
+                sites["drop-symint"].append((t.start, t.end, lambda w, _r: _INT_TWINS[w]))
             continue
         if member or before == "::" or after in ("::", "<"):
             continue
@@ -172,8 +190,8 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
     return sites
 
 
-def mutate(text: str, seed: int, count: int) -> tuple[str, list[Mutation]]:
-    """`text` with one mutation in each of (at most) `count` entries, chosen by `seed`."""
+def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> tuple[str, list[Mutation]]:
+    """`text` with one mutation of one of `kinds` in each of (at most) `count` entries, chosen by `seed`."""
     rng = random.Random(seed)
     lines = text.split("\n")
     entries = _entries(lines)
@@ -184,10 +202,10 @@ def mutate(text: str, seed: int, count: int) -> tuple[str, list[Mutation]]:
             break
         formula = rng.choice(formulas)
         sites = _sites(formula, schema)
-        kinds = sorted(k for k in sites if sites[k])
-        if not kinds:
+        drawable = sorted(k for k in sites if sites[k] and k in kinds)
+        if not drawable:
             continue
-        kind = rng.choice(kinds)
+        kind = rng.choice(drawable)
         a, b, replace = rng.choice(sites[kind])
         value = formula.value
         new = value[:a] + replace(value[a:b], rng) + value[b:]
@@ -199,13 +217,15 @@ def mutate(text: str, seed: int, count: int) -> tuple[str, list[Mutation]]:
     return "\n".join(lines), mutations
 
 
-def judge(real: Path, native: Path, tags: Path, torch_include: str, seed: int, count: int) -> list[Verdict]:
+def judge(
+    real: Path, native: Path, tags: Path, torch_include: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS
+) -> list[Verdict]:
     """Mutate the derivatives.yaml `real` (its templates beside it are copied along) and have derivls and
     the compiler judge each mutation."""
     from derivls.compile.cli import compile_file
     from derivls.report import analyse_path
 
-    text, mutations = mutate(real.read_text(encoding="utf-8"), seed, count)
+    text, mutations = mutate(real.read_text(encoding="utf-8"), seed, count, kinds)
     with tempfile.TemporaryDirectory(prefix="derivls-mutations-") as folder:
         autograd = Path(folder) / "autograd"
         autograd.mkdir()
@@ -240,7 +260,7 @@ def table(verdicts: list[Verdict]) -> str:
             c["derivls only" if v.derivls_rejects else "neither"] += 1
     columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
     rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
-    for kind in KINDS:
+    for kind in KINDS + MORE_KINDS:
         if kind in counts:
             rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
     return "\n".join(rows)
@@ -254,8 +274,9 @@ def main(argv: list[str]) -> None:
     assert torch and torch.submodule_search_locations and torchgen and torchgen.submodule_search_locations
     packaged = Path(list(torchgen.submodule_search_locations)[0]) / "packaged"
     include = str(Path(list(torch.submodule_search_locations)[0]) / "include")
+    kinds = MORE_KINDS if "--more" in argv else KINDS
     verdicts = []
-    for seed in [int(a) for a in argv] or [1]:
+    for seed in [int(a) for a in argv if a != "--more"] or [1]:
         verdicts += judge(
             packaged / "autograd" / "derivatives.yaml",
             packaged / "ATen" / "native" / "native_functions.yaml",
@@ -263,6 +284,7 @@ def main(argv: list[str]) -> None:
             include,
             seed,
             250,
+            kinds,
         )
     print(table(verdicts))
     for v in verdicts:
