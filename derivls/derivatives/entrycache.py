@@ -77,8 +77,7 @@ def header_sources_key(native_path: str | None) -> list[str | bytes | None]:
 
     sources = find_sources(None, native_path)
     paths: list[Path | None] = [sources.functions_manual, *sources.tensor_body[:1], sources.tensor_base]
-    template = sources.functions_template
-    paths += [template, template.with_name("Functions.h") if template is not None else None]
+    paths += sources.templates
     parts: list[str | bytes | None] = [str(len(paths))]
     for path in paths:
         parts.append(None if path is None else str(path))

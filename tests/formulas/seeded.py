@@ -49,6 +49,8 @@ HARDSWISH_BACKWARD = "- name: hardswish_backward(Tensor grad_output, Tensor self
 ADDBMM = "- name: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 NORMAL_TENSOR_FLOAT = "- name: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor"
 TRANSPOSE = "- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"
+ERFC = "- name: erfc(Tensor self) -> Tensor"
+NORMAL_FLOAT_TENSOR = "- name: normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor"
 GRID = (
     "- name: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
     "bool align_corners) -> Tensor"
@@ -317,5 +319,11 @@ SEEDED = {
         "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
         "gather_with_keepdimed_indices(self_t, dim, keepdim, keepdim)",
         "keepdim",
+    ),
+    "adl-no-at-argument": Seeded(  # (c10::SymIntArrayRef, c10::TensorOptions): nothing leads into at::
+        "formula-adl-no-tensor", NORMAL_FLOAT_TENSOR, "at::zeros_symint(", "zeros_symint(", "zeros_symint"
+    ),
+    "math-macro-for-a-tensor": Seeded(  # at::sqrt(const at::Tensor &) of the double M_PI
+        "formula-argument-type", ERFC, "sqrt(M_PI)", "at::sqrt(M_PI)", "M_PI"
     ),
 }

@@ -102,6 +102,54 @@ def test_an_unqualified_aten_call_needs_a_tensor_argument(scope_of, headers):
     assert codes("zeros({dim, keepdim})", scope, headers)[0][:2] == ("formula-adl-no-tensor", "zeros")
 
 
+def test_an_unqualified_aten_call_fails_for_certain_when_no_argument_type_leads_into_at(scope_of, headers):
+    scope = scope_of(MAX_DIM, "self")
+    found = resolve("zeros_symint(self.sym_sizes(), grad.options())", scope, headers)
+    assert [(f.code, f.severity) for f in found] == [("formula-adl-no-tensor", 1)]
+    assert "c10::SymIntArrayRef, TensorOptions" in found[0].message
+    assert ("formula-adl-no-tensor", 1) in [(f.code, f.severity) for f in resolve("scalar_tensor()", scope, headers)]
+    # a braced list leads nowhere; an argument that is not typed (an expression) is not judged: a warning
+    assert [(f.code, f.severity) for f in resolve("zeros({dim, keepdim})", scope, headers)] == [
+        ("formula-adl-no-tensor", 1)
+    ]
+    assert [(f.code, f.severity) for f in resolve("scalar_tensor(dim + 1)", scope, headers)] == [
+        ("formula-adl-no-tensor", 2)
+    ]
+
+
+def test_an_unqualified_aten_call_in_a_forward_formula_needs_no_tensor(scope_of, headers):
+    # VariableType.cpp, where forward formulas are compiled, has `using namespace at;`
+    assert headers.forward_namespaces >= {"at"}
+    assert codes("zeros_symint(self_p.sym_sizes(), self_t.options())", scope_of(ABS, "result"), headers) == []
+
+
+def test_an_aten_utility_is_found_by_argument_dependent_lookup_on_a_tensor(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    assert codes("sum_to(grad, self.sym_sizes())", scope, headers) == []  # at::sum_to (ExpandUtils.h)
+    assert codes("sum_to(self.sym_sizes(), self.sym_sizes())", scope, headers)[0][:2] == (
+        "formula-adl-no-tensor", "sum_to",
+    )  # fmt: skip
+
+
+def test_a_qualified_call_the_saved_variable_substitution_rewrites_is_reported(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    assert codes("at::zeros_like(self)", scope, headers) == [
+        ("formula-saved-call-qualified", "at::zeros_like", ("zeros_like",))
+    ]
+    found = resolve("grad + at::TensorGeometry(self).numel()", scope, headers)
+    assert [f.code for f in found] == ["formula-saved-call-qualified"]
+    assert "'at::self_geometry' does not compile" in found[0].message
+    # not the substitution's exact text, not an argument, or a forward formula: the ATen function
+    assert codes("at::zeros_like( self )", scope, headers) == []
+    assert codes("at::zeros_like(grad)", scope, headers) == []
+    assert codes("at::zeros_like(self_t)", scope_of(ABS, "result"), headers) == []
+
+
+def test_a_math_constant_is_a_double(scope_of, headers):
+    assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
+    assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []
+
+
 def test_lambda_parameters_and_local_declarations_are_in_scope(scope_of, headers):
     scope = scope_of(ABS, "self")
     assert codes("fmap(grad, [](const Tensor& t){ auto u = t * 2; return u; })", scope, headers) == []

@@ -81,6 +81,10 @@ KNOWN_GLOBAL = frozenset(
     "kFloat kDouble kLong kInt kBool kHalf kBFloat16 kComplexFloat kComplexDouble kStrided "
     "GradMode NoGradGuard irange std at c10 torch".split()
 )
+# <cmath>'s macros of mathematical constants: doubles
+MATH_MACROS = frozenset(
+    "M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 M_SQRT1_2".split()
+)
 # C++ keywords and builtin types: never names to resolve.
 KEYWORDS = frozenset(
     "auto const constexpr return true false nullptr static_cast dynamic_cast reinterpret_cast const_cast sizeof "
@@ -302,6 +306,10 @@ def method_names(text: str) -> set[str]:
     return names
 
 
+# `using namespace …;` of 2.x's VariableType.cpp template (2.1 to 2.15 alike), when it cannot be read
+_FORWARD_NAMESPACES = frozenset({"at", "torch::autograd::generated", "torch::autograd::generated::details"})
+
+
 def using_names(text: str) -> tuple[set[str], set[str]]:
     """(names of `using ns::Name;`, namespaces of `using namespace ns;`) in a source file."""
     names = set(re.findall(r"(?m)^\s*using\s+(?!namespace\b)[\w:]*::(\w+)\s*;", text))
@@ -357,6 +365,9 @@ class HeaderIndex:
     at_functions: NameTable = field(default_factory=lambda: NameTable())  # function variants
     method_schemas: NameTable = field(default_factory=lambda: NameTable())  # method variants
     using: set[str] = field(default_factory=set)
+    # the namespaces VariableType.cpp (where forward formulas are compiled) has `using namespace` of: with
+    # `at` among them an unqualified ATen call in a forward formula needs no argument-dependent lookup
+    forward_namespaces: set[str] = field(default_factory=lambda: set(_FORWARD_NAMESPACES))
     # member functions TensorBody.h's at::Tensor (the template: the hand-written ones) and TensorBase.h's
     # at::TensorBase declare, and the names at::Tensor brings back from TensorBase (`using TensorBase::size;`)
     tensor_members: dict[str, list[Member]] = field(default_factory=dict)
@@ -569,12 +580,16 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
                     headers.base_members = found
     if not sources.tensor_body or sources.tensor_base is None:
         problems.append("TensorBody.h/TensorBase.h")
-    template = _read(sources.functions_template)
-    if template is not None and sources.functions_template is not None:
+    functions_cpp, functions_h, variable_type = sources.templates
+    template = _read(functions_cpp)
+    if template is not None:
         headers.using = using_names(template)[0]
-        functions_h = _read(sources.functions_template.with_name("Functions.h"))
-        if functions_h is not None:  # Functions.cpp includes it (via FunctionsManual.h): its usings count
-            headers.using |= using_names(functions_h)[0]
+        header = _read(functions_h)
+        if header is not None:  # Functions.cpp includes it (via FunctionsManual.h): its usings count
+            headers.using |= using_names(header)[0]
+        kernels = _read(variable_type)
+        if kernels is not None:
+            headers.forward_namespaces = using_names(kernels)[1]
     else:  # the using-declarations of 2.x's Functions.cpp and Functions.h templates
         headers.using = {
             "Tensor",

@@ -12,7 +12,10 @@ diagnostic. Codes:
   formula-result-not-output  `result` where the outputs are named or several
   formula-grad-input-mask-single grad_input_mask in a formula for a single input
   formula-unbalanced         an unbalanced bracket; formula-unterminated: an unclosed literal/comment
-  formula-adl-no-tensor      an unqualified ATen call whose arguments hold no Tensor (warning)
+  formula-adl-no-tensor      an unqualified ATen call in a backward formula whose arguments hold no Tensor
+                             (a warning; an error where every argument's type is known)
+  formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
+                             `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
                              (at::f, f found by ADL, a Tensor's method), with a number of arguments none
                              of its overloads takes
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.headers import (
@@ -36,6 +40,7 @@ from derivls.derivatives.formulas.headers import (
     KNOWN_AT,
     KNOWN_C10,
     KNOWN_STD,
+    MATH_MACROS,
     OPTIONAL_METHODS,
     SCALAR_METHODS,
     VECTOR_METHODS,
@@ -54,6 +59,7 @@ from derivls.derivatives.formulas.scope import (
     Scope,
 )
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
+from derivls.derivatives.saved import TORCHGEN_REPLACEMENTS
 from derivls.frozen import frozen_dataclass
 
 # Tensor methods whose result is not a Tensor (so it gives no argument-dependent lookup into at::).
@@ -197,6 +203,13 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                     findings.append(finding)
             continue
         if prev == "::":
+            if (
+                scope.backward
+                and t.text in SAVED_CALLS_OF_ARGUMENTS
+                and (finding := _qualified_saved_call(formula, tokens, i, scope))
+            ):
+                findings.append(finding)
+                continue
             findings.extend(_qualified(tokens, i, headers))
             if t.text in CMATH_ARITY and nxt == "(" and i + 1 in pairs and i >= 2 and tokens[i - 2].text == "std":
                 if (finding := _math_arity(tokens, i, pairs[i + 1], headers, qualified=True)) is not None:
@@ -227,7 +240,91 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.extend(_aten_arity(calls))
         if headers.has_tensor_methods and headers.has_helpers:
             findings.extend(_argument_types(calls))
+        if any(f.code == "formula-adl-no-tensor" for f in findings):
+            findings = _certain_adl(calls, findings)
     return findings
+
+
+_BRACED = "braced"  # a braced-init-list argument: argument-dependent lookup ignores it
+# Argument types none of whose associated namespaces is at:: (c10::, std::, none): an unqualified call with only
+# such arguments finds no ATen function by argument-dependent lookup. (A std::optional may hold an at::Generator.)
+_NO_AT_FAMILIES = frozenset(
+    {
+        argtypes.NUMBER,
+        argtypes.SYMINT,
+        argtypes.SCALAR,
+        argtypes.SCALAR_TYPE,
+        argtypes.INT_LIST,
+        argtypes.SYMINT_LIST,
+        argtypes.STRING,
+        argtypes.BOOL_ARRAY,
+        argtypes.TENSOR_OPTIONS,
+        _BRACED,
+    }
+)
+
+
+def _certain_adl(c: _Calls, findings: list[Finding]) -> list[Finding]:
+    """formula-adl-no-tensor findings made errors where the lookup certainly fails: no argument at all, or
+    every argument typed (see _argument_kind) and none of a type argument-dependent lookup takes into at::
+    (a braced list has no type of its own)."""
+    at = {t.start: i for i, t in enumerate(c.tokens) if t.kind == "ident"}
+    out = []
+    for f in findings:
+        i = at.get(f.start)
+        if f.code == "formula-adl-no-tensor" and i is not None and i + 1 in c.pairs:
+            arguments = _arguments(c.tokens, i + 1, c.pairs[i + 1])
+            kinds = [
+                (_BRACED, "a braced list", False)
+                if c.tokens[start].text == "{" and c.pairs.get(start) == end - 1  # no associated namespace at all
+                else _argument_kind(c, start, end)
+                for start, end in arguments or ()
+            ]
+            if arguments is not None and all(k is not None and k[0] in _NO_AT_FAMILIES for k in kinds):
+                types = ", ".join(k[1] for k in kinds if k is not None) or "no argument"
+                f = replace(
+                    f,
+                    severity=1,
+                    message=f"'{c.tokens[i].text}' is an ATen function: without 'at::' a backward formula finds it "
+                    f"only by argument-dependent lookup, and none of its arguments' types ({types}) belongs to "
+                    f"at::, so the call does not compile: write 'at::{c.tokens[i].text}'.",
+                )
+        out.append(f)
+    return out
+
+
+# load_derivatives' calls of an argument it saves instead (saved.py's rules `name\({}\)`): `zeros_like(self)`
+# → `self_info.zeros()`, `TensorGeometry(self)` → `self_geometry`, `to_args_sizes(xs)` → `xs_args_sizes`…
+SAVED_CALLS_OF_ARGUMENTS = {
+    m.group(1): rule for rule in TORCHGEN_REPLACEMENTS if (m := re.fullmatch(r"(\w+)\\\(\{\}\\\)", rule.pattern))
+}
+
+
+def _qualified_saved_call(formula: str, tokens: list[Token], i: int, scope: Scope) -> Finding | None:
+    """`at::zeros_like(self)`: load_derivatives' substitution matches `zeros_like(self)` after the qualifier too,
+    so the generated code reads `at::self_info.zeros()`, which does not compile."""
+    t = tokens[i]
+    if i + 3 >= len(tokens) or tokens[i + 1].text != "(" or tokens[i + 3].text != ")":
+        return None
+    name = tokens[i + 2].text
+    if formula[t.start : tokens[i + 3].end] != f"{t.text}({name})" or not (
+        name in scope.arguments or name in scope.outputs
+    ):
+        return None  # the pattern is that exact text, of an argument or output (saved.py's rules)
+    first = i - 2 if i >= 2 and tokens[i - 2].kind == "ident" else i - 1
+    qualifier = formula[tokens[first].start : tokens[i - 1].end]
+    rule = SAVED_CALLS_OF_ARGUMENTS[t.text]
+    saved = rule.result(name) if rule.result else name + str(rule.suffix)
+    return Finding(
+        "formula-saved-call-qualified",
+        1,
+        tokens[first].start,
+        t.end,
+        f"load_derivatives saves '{name}' for '{t.text}({name})' and replaces that text with '{saved}', also "
+        f"after '{qualifier}': the generated '{qualifier}{saved}' does not compile. Write '{t.text}({name})' "
+        "without the qualifier.",
+        (t.text,),
+    )
 
 
 @frozen_dataclass(slots=True)
@@ -463,6 +560,13 @@ def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | N
         family, zero = literal
         return family, "a string literal" if family == argtypes.STRING else "a number", zero
     local: Local | None = None
+    if (
+        end - start == 1
+        and first.text in MATH_MACROS
+        and first.text not in c.declared
+        and c.scope.get(first.text) is None
+    ):
+        return argtypes.NUMBER, "a double", False
     if end - start == 1:
         local = c.scope.get(first.text) if first.text not in c.declared else None
     elif end - start >= 4 and last.text in ("]", ")"):
@@ -871,11 +975,13 @@ def _unqualified(
             return _math_arity(tokens, i, pairs[i + 1], headers, qualified=False)
     if headers.is_unqualified(name):
         return None
-    if name in headers.at_functions:
+    if name in headers.at_functions or (nxt == "(" and name in KNOWN_AT):
+        if not scope.backward and "at" in headers.forward_namespaces:
+            return None  # VariableType.cpp's `using namespace at;`: ordinary lookup finds it
         if nxt == "(" and (i + 1) in pairs and not _may_hold_tensor(tokens[i + 2 : pairs[i + 1]], scope, declared):
             return Finding(
                 "formula-adl-no-tensor",
-                2,
+                2,  # an error where every argument's type is known (see _adl_certain)
                 t.start,
                 t.end,
                 f"'{name}' is an ATen function reached without 'at::' only through argument-dependent "

@@ -3,7 +3,8 @@ native_functions.yaml when only that is known).
 
 Checkout (`tools/autograd/derivatives.yaml` under a root):
   torch/csrc/autograd/FunctionsManual.h, aten/src/ATen/templates/TensorBody.h,
-  aten/src/ATen/core/TensorBase.h, tools/autograd/templates/Functions.cpp.
+  aten/src/ATen/core/TensorBase.h, tools/autograd/templates/Functions.cpp (and beside it Functions.h and
+  VariableType.cpp).
 Wheel (`<site>/torchgen/packaged/autograd/derivatives.yaml`):
   <site>/torch/include/torch/csrc/autograd/FunctionsManual.h, torchgen/packaged/ATen/templates/TensorBody.h
   and torch/include/ATen/core/TensorBody.h, torch/include/ATen/core/TensorBase.h,
@@ -25,6 +26,15 @@ class Sources:
     tensor_base: Path | None
     functions_template: Path | None
     tried: tuple[Path, ...]
+
+    @property
+    def templates(self) -> tuple[Path | None, Path | None, Path | None]:
+        """The codegen templates whose `using` lines formulas/headers.py reads: Functions.cpp, Functions.h (the
+        names the backward formulas see) and VariableType.cpp (the namespaces the forward formulas see)."""
+        t = self.functions_template
+        if t is None:
+            return None, None, None
+        return t, t.with_name("Functions.h"), t.with_name("VariableType.cpp")
 
     @property
     def missing(self) -> tuple[str, ...]:
