@@ -145,6 +145,17 @@ def test_a_qualified_call_the_saved_variable_substitution_rewrites_is_reported(s
     assert codes("at::zeros_like(self_t)", scope_of(ABS, "result"), headers) == []
 
 
+def test_a_backward_tensor_is_no_pointer_unless_the_substitution_takes_the_arrow(scope_of, headers):
+    scope = scope_of(LAYER_NORM, "input, weight, bias")  # `Tensor? weight`: unpacked into a Tensor
+    assert codes("weight->sym_sizes()", scope, headers) == []  # load_derivatives saves weight_sym_sizes_opt
+    found = resolve("weight->sym_szes() + input->sym_sizes(0) + weight -> sym_sizes()", scope, headers)
+    assert [(f.code, f.message.split(" (")[0]) for f in found] == [
+        ("formula-unknown-method", "'weight' is not a pointer"),
+        ("formula-unknown-method", "'input' is not a pointer"),
+        ("formula-unknown-method", "'weight' is not a pointer"),
+    ]
+
+
 def test_a_math_constant_is_a_double(scope_of, headers):
     assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
     assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []
@@ -212,8 +223,8 @@ def test_an_element_of_a_list_is_judged_by_what_the_list_holds(scope_of, headers
     backward = scope_of(MAX_DIM, "self")
     assert codes("grads[0].sym_sizes() + grads[1].conj()", backward, headers) == []
     assert where("grads[0].toDouble() + grads[0]->sizes()", backward, headers) == [
-        ("formula-unknown-method", "toDouble")
-    ]
+        ("formula-unknown-method", "toDouble"), ("formula-unknown-method", "sizes"),  # (a Tensor is no pointer)
+    ]  # fmt: skip
     [(code, text, _)] = codes("grads[indices.dim() - 1].has_value()", backward, headers)
     assert (code, text) == ("formula-unknown-method", "has_value")
     message = resolve("grads[0].toDouble()", backward, headers)[0].message
@@ -462,6 +473,51 @@ def test_more_arguments_derivls_types_and_parameters_nothing_converts_them_to(sc
     # a number for a TensorOptions (made from a ScalarType, a Layout, a Device, a MemoryFormat)
     assert where("zeros_like(grad, 1) + zeros_like(grad, at::kFloat)", backward, headers) == [
         ("formula-argument-type", "1")
+    ]
+
+
+def test_a_scalar_and_the_optional_of_a_value_convert_to_no_number_and_no_int_list(scope_of, headers):
+    # c10::Scalar has no conversion operator; std::optional<X> converts to nothing but std::optional<Y>
+    norm = scope_of("norm.Scalar(Tensor self, Scalar p=2) -> Tensor", "self")
+    assert where("renorm_backward(grad, self, p, 1, p) + renorm_backward(grad, self, p, p, p)", norm, headers) == [
+        ("formula-argument-type", "p")
+    ]
+    norm_dim = scope_of(
+        "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", "self"
+    )  # norm_backward(Tensor, const Tensor&, const std::optional<Scalar>&, Tensor, IntArrayRef, bool)
+    assert codes("norm_backward(grad, self, p, result, dim, keepdim)", norm_dim, headers) == []
+    assert where("norm_backward(grad, self, p, result, p, keepdim)", norm_dim, headers) == [
+        ("formula-argument-type", "p")
+    ]
+
+
+def test_an_optional_number_or_string_is_neither_a_list_nor_a_number(scope_of, headers):
+    upsample = scope_of(
+        "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
+        "self",
+    )
+    fine = "upsample_linear1d_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales)"
+    assert codes(fine, upsample, headers) == []
+    assert where(fine.replace("output_size,", "scales,"), upsample, headers) == [("formula-argument-type", "scales")]
+    # neither overload of 4 arguments takes it: (…, SymIntArrayRef, bool, optional<double>) and the `.vec` one,
+    # (…, OptionalSymIntArrayRef, bool, OptionalArrayRef<double>), whose optional list it does not become either
+    assert where("upsample_linear1d_symint(grad, scales, align_corners, scales)", upsample, headers) == [
+        ("formula-argument-type", "upsample_linear1d_symint")
+    ]
+    # (…, const std::optional<std::string_view>& rounding_mode): a string literal, not a number
+    assert where('div_tensor_other_backward(grad, self, grad, "floor")', upsample, headers) == []
+    assert where("div_tensor_other_backward(grad, self, grad, 1)", upsample, headers) == [
+        ("formula-argument-type", "1")
+    ]
+
+
+def test_an_optional_value_has_the_members_of_std_optional(scope_of, headers):
+    scope = scope_of("_nested_tensor_from_tensor_list(Tensor[] list, ScalarType? dtype=None, Layout? layout=None, "
+                     "Device? device=None, bool? pin_memory=None) -> Tensor", "list")  # fmt: skip
+    assert codes("layout.has_value() ? grad : grad * dtype.value_or(at::kFloat)", scope, headers) == []
+    found = resolve("grad.defined() ? at::unbind(grad) : std::vector<Tensor>(layout.size())", scope, headers)
+    assert [(f.code, f.message) for f in found] == [
+        ("formula-unknown-method", "'layout' is a std::optional<at::Layout> here, which has no member 'size'.")
     ]
 
 

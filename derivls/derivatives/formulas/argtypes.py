@@ -29,7 +29,10 @@ SCALAR = "c10::Scalar"
 SCALAR_TYPE = "ScalarType"
 INT_LIST = "list of ints"
 SYMINT_LIST = "c10::SymIntArrayRef"  # as a parameter; as an argument, a list of ints like the others
-OPTIONAL = "std::optional"  # of anything but a Tensor
+OPTIONAL = "std::optional"  # of anything but a Tensor, a number or a string
+OPTIONAL_NUMBER = "std::optional<number>"  # std::optional<double>, <int64_t>, <bool>…
+OPTIONAL_STRING = "std::optional<string>"  # std::optional<std::string_view>, <std::string>
+OPTIONAL_VALUE = "std::optional<value>"  # of a c10::Scalar, ScalarType, Layout, Device, MemoryFormat, Generator
 STRING = "string"
 BOOL_ARRAY = "std::array<bool, N>"
 TENSOR_OPTIONS = "TensorOptions"  # as a parameter (made from a ScalarType, Layout, Device, MemoryFormat)
@@ -61,6 +64,9 @@ _TENSOR_LISTS = frozenset(
     }
 )
 _STRINGS = frozenset({"char*", "string", "string_view"})
+_VALUES = frozenset(
+    {"Scalar", "ScalarType", "Layout", "Device", "MemoryFormat", "Generator"}
+)  # (neither lists nor numbers)
 
 
 @lru_cache(maxsize=1024)
@@ -90,8 +96,15 @@ def category(cpp_type: str) -> str:
         return BOOL_ARRAY
     if t == "TensorOptions":
         return TENSOR_OPTIONS
-    if t.startswith("optional<"):
-        return OPTIONAL_TENSOR if t == "optional<Tensor>" else OPTIONAL
+    if t.startswith("optional<") and t.endswith(">"):
+        inner = t[len("optional<") : -1]
+        if inner == "Tensor":
+            return OPTIONAL_TENSOR
+        if inner in _NUMBERS:
+            return OPTIONAL_NUMBER
+        if inner in ("string_view", "string"):
+            return OPTIONAL_STRING
+        return OPTIONAL_VALUE if inner in _VALUES else OPTIONAL
     return UNKNOWN
 
 
@@ -127,11 +140,31 @@ _NEVER: dict[str, frozenset[str]] = {
 _NEVER = {a: never | {SYMINT_LIST} if INT_LIST in never else never for a, never in _NEVER.items()}
 _NEVER[NUMBER] |= {SYMINT_LIST}
 _NEVER[SYMINT_LIST] = _NEVER[INT_LIST]
+# c10::Scalar has no conversion operator at all (only to<T>(), toDouble()…): no number, bool or SymInt from it
+_NEVER[SCALAR] |= {NUMBER, SYMINT}
 # c10::SymInt has no conversion to a plain number (guard_int / expect_int), std::optional none to an ArrayRef
 _NEVER[SYMINT] |= {NUMBER}
 _NEVER[OPTIONAL] |= {SYMINT_LIST}
+# std::optional<X> converts to std::optional<Y> only where X does to Y, and std::optional has no conversion to
+# anything else (its `operator bool` is explicit); a number goes into an optional number, never into an optional
+# string (nor does the literal 0: int → const char* → string_view → optional would be two user-defined
+# conversions, and optional's converting constructor wants string_view constructible from int). (A string
+# literal may go into an std::optional<bool>: a pointer converts to bool.)
+_NOT_AN_OPTIONAL_NUMBER = frozenset({TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, SYMINT, SCALAR, SCALAR_TYPE, INT_LIST,
+                                     BOOL_ARRAY})  # fmt: skip
+for _family in _NOT_AN_OPTIONAL_NUMBER:
+    _NEVER[_family] |= {OPTIONAL_NUMBER, OPTIONAL_STRING}
+_NEVER[NUMBER] |= {OPTIONAL_STRING}
+# (an optional of a list may become an OptionalIntArrayRef; one of a single value never an int list)
+_NEVER[OPTIONAL_VALUE] = _NEVER[OPTIONAL] | {INT_LIST, SYMINT_LIST}
+for _family, _never in _NEVER.items():
+    if OPTIONAL in _never:
+        _NEVER[_family] = _never | {OPTIONAL_VALUE}
+_NEVER[OPTIONAL_NUMBER] = _NEVER[OPTIONAL] | {NUMBER, INT_LIST, SYMINT_LIST, OPTIONAL_STRING}
+_NEVER[OPTIONAL_STRING] = _NEVER[OPTIONAL] | {INT_LIST, SYMINT_LIST, OPTIONAL_NUMBER}
 # nothing makes a TensorOptions out of a number, a Tensor, a list or a c10::Scalar
-for _family in (NUMBER, SYMINT, TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, INT_LIST, SCALAR, BOOL_ARRAY):
+for _family in (NUMBER, SYMINT, TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, INT_LIST, SCALAR, BOOL_ARRAY, OPTIONAL_NUMBER,
+                OPTIONAL_STRING):  # fmt: skip
     _NEVER[_family] |= {TENSOR_OPTIONS}
 
 

@@ -51,6 +51,7 @@ from derivls.derivatives.formulas.headers import (
 from derivls.derivatives.formulas.scope import (
     ARRAYREF,
     OPTIONAL_TENSOR,
+    OPTIONAL_VALUE,
     PRIMITIVE,
     SCALAR,
     TENSOR,
@@ -259,6 +260,8 @@ _NO_AT_FAMILIES = frozenset(
         argtypes.STRING,
         argtypes.BOOL_ARRAY,
         argtypes.TENSOR_OPTIONS,
+        argtypes.OPTIONAL_NUMBER,
+        argtypes.OPTIONAL_STRING,
         _BRACED,
     }
 )
@@ -776,10 +779,11 @@ _ELEMENTS = {
 def _arrow_member(
     tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> Finding | None:
-    """`x->name` in a forward formula (a backward one's `x->sym_sizes()` is rewritten by load_derivatives
-    before C++ sees it, so backward `->` is not judged): on a `Tensor?` argument (a std::optional) it
-    reaches the Tensor, so `name` must be a Tensor method; a Tensor is not a pointer at all."""
-    if scope.backward:
+    """`x->name`: on a forward formula's `Tensor?` argument (a std::optional) it reaches the Tensor, so `name`
+    must be a Tensor method; a Tensor, a list, a Scalar or a number is not a pointer at all (a backward
+    formula's `Tensor?` argument is unpacked into a Tensor). In a backward formula, `x->sym_sizes()` as that
+    exact text is load_derivatives' to rewrite (saved.py: `x_sym_sizes_opt`), not judged."""
+    if scope.backward and _saved_arrow(tokens, i):
         return None
     local = _known_receiver(tokens, i, scope, headers, declared)
     if local is None:
@@ -795,10 +799,20 @@ def _arrow_member(
     return None
 
 
+def _saved_arrow(tokens: list[Token], i: int) -> bool:
+    """`x->sym_sizes()` with nothing between its tokens: the text saved.py's rule `{}->sym_sizes\\(\\)` matches."""
+    if i < 2 or i + 2 >= len(tokens) or tokens[i].text != "sym_sizes" or tokens[i - 2].kind != "ident":
+        return False
+    if (tokens[i + 1].text, tokens[i + 2].text) != ("(", ")"):
+        return False
+    return all(tokens[k].end == tokens[k + 1].start for k in range(i - 2, i + 2))
+
+
 # The members of what a local holds, where that is a type with a fixed list of them (a Tensor's come
 # from the headers, a number has none): what `x.` is judged by and completed with.
 MEMBERS = {
     OPTIONAL_TENSOR: OPTIONAL_METHODS,
+    OPTIONAL_VALUE: OPTIONAL_METHODS,
     VECTOR: VECTOR_METHODS,
     ARRAYREF: ARRAYREF_METHODS,
     SCALAR: SCALAR_METHODS,
@@ -806,11 +820,13 @@ MEMBERS = {
 
 
 def _described(local: Local) -> str:
-    """What a VECTOR, ARRAYREF or SCALAR local is, for a message."""
+    """What a VECTOR, ARRAYREF, SCALAR or OPTIONAL_VALUE local is, for a message."""
     if local.holds == VECTOR:
         return "a std::vector in a backward formula (what the node saves for it)"
     if local.holds == ARRAYREF:
         return f"a c10::ArrayRef in a forward formula (the kernel's {local.cpp_type or 'ArrayRef'})"
+    if local.holds == OPTIONAL_VALUE:
+        return f"a {local.cpp_type.removeprefix('::') or 'std::optional'} here"
     return "a c10::Scalar here"
 
 
@@ -858,7 +874,7 @@ def _receiver_method(
     if local.holds == PRIMITIVE:
         message = f"'{receiver}' is a {local.cpp_type or 'number'} here, which has no members."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
-    if local.holds in (VECTOR, ARRAYREF, SCALAR):
+    if local.holds in (VECTOR, ARRAYREF, SCALAR, OPTIONAL_VALUE):
         members = MEMBERS[local.holds]
         # (`x.sym_sizes()` of a list is saved by the codegen too, but computed by the kernel on its
         # ArrayRef, which has no such member either)

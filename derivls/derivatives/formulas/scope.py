@@ -40,6 +40,10 @@ _PRIMITIVES = frozenset({BaseTy.int, BaseTy.float, BaseTy.bool})  # int64_t, dou
 TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, SCALAR, PRIMITIVE = (
     "tensor", "optional_tensor", "vector", "arrayref", "scalar", "primitive"
 )  # fmt: skip
+# - OPTIONAL_VALUE: a std::optional of one value in both formulas (`int?`, `float?`, `bool?`, `SymInt?`,
+#   `Scalar?`, `ScalarType?`, `Layout?`, `Device?`, `MemoryFormat?`, `Generator?`: the kernel's parameter, the
+#   node's saved attribute); not `str?` (load_derivatives writes a cast expression in its place) nor lists.
+OPTIONAL_VALUE = "optional_value"
 _FORWARD_ARRAYREFS = frozenset({"list:int", "list:SymInt"})
 # An `int[]` / `SymInt[]` / `Tensor[]` argument: a VECTOR of this type in a backward formula.
 _SAVED_VECTORS = {
@@ -54,7 +58,7 @@ class Local:
     name: str
     kind: str
     cpp_type: str  # "" when unknown
-    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, VECTOR, ARRAYREF, SCALAR, PRIMITIVE, or "" (not known); see above
+    holds: str = ""  # TENSOR, OPTIONAL_TENSOR, OPTIONAL_VALUE, VECTOR, ARRAYREF, SCALAR, PRIMITIVE, or ""; see above
 
     @property
     def is_tensor(self) -> bool:
@@ -152,7 +156,9 @@ def _holds(argument: object) -> str:
     """What an argument or return of this schema type holds in C++, in both directions (see TENSOR…)."""
     t = getattr(argument, "type", None)
     if isinstance(t, OptionalType):
-        return OPTIONAL_TENSOR if t.elem == _TENSOR_TYPE else ""
+        if t.elem == _TENSOR_TYPE:
+            return OPTIONAL_TENSOR
+        return OPTIONAL_VALUE if isinstance(t.elem, BaseType) and t.elem.name != BaseTy.str else ""
     if isinstance(t, ListType):
         return f"list:{t.elem}" if f"list:{t.elem}" in _SAVED_VECTORS else ""
     if isinstance(t, BaseType):
