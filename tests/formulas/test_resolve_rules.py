@@ -156,6 +156,28 @@ def test_a_backward_tensor_is_no_pointer_unless_the_substitution_takes_the_arrow
     ]
 
 
+def test_a_scalar_or_a_number_is_not_indexed(scope_of, headers):
+    pow_ = scope_of("_foreach_pow.ScalarAndTensor(Scalar self, Tensor[] exponent) -> Tensor[]", "exponent")
+    assert codes("pow_backward_exponent(grads[i], self, exponent[i], result[i])", pow_, headers) == []
+    found = resolve("pow_backward_exponent(grads[i], self, self[i], result[i])", pow_, headers)
+    assert [(f.code, f.message) for f in found] == [
+        ("formula-not-subscriptable", "'self' is a c10::Scalar here, which has no operator[]: only lists are indexed.")
+    ]
+    assert where("grad.select(0, dim[0])", scope_of(MAX_DIM, "self"), headers) == [
+        ("formula-not-subscriptable", "dim[0]")
+    ]
+
+
+def test_a_template_helper_s_other_parameters_are_typed(scope_of, headers):
+    # template <typename T> div_tensor_self_backward(const Tensor& grad, T other, ScalarType self_st,
+    #                                                const std::optional<std::string_view>& rounding_mode = nullopt)
+    div = scope_of("div.Tensor(Tensor self, Tensor other) -> Tensor", "self")
+    assert codes("div_tensor_self_backward(grad, 2, self.scalar_type())", div, headers) == []  # T: anything
+    assert where("div_tensor_self_backward(grad, other, self.scalar_type(), 1)", div, headers) == [
+        ("formula-argument-type", "1")
+    ]
+
+
 def test_a_math_constant_is_a_double(scope_of, headers):
     assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
     assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []

@@ -176,6 +176,19 @@ class Declaration:
         return sum(1 for p in params if not has_default(p)), len(params)
 
 
+_TEMPLATE_PARAMETER = re.compile(r"\b(?:typename|class)\s*(?:\.\.\.\s*)?(\w+)")
+
+
+def _non_dependent(declaration: Declaration, types: list[str]) -> tuple[str, ...]:
+    """`types` of a helper's parameters, "" (no known type) for those of a template that name one of its
+    template parameters (`T other`, `const std::vector<T>&`)."""
+    if not declaration.text.startswith("template"):
+        return tuple(types)
+    head = declaration.text[: declaration.text.find("(")]
+    names = _TEMPLATE_PARAMETER.findall(head)
+    return tuple("" if any(re.search(rf"\b{re.escape(n)}\b", t) for n in names) else t for t in types)
+
+
 def _strip_comments(text: str) -> str:
     """Comments and preprocessor lines blanked out, keeping every offset and newline."""
 
@@ -451,17 +464,17 @@ class HeaderIndex:
     def typed_overloads(self, name: str, method: bool | None) -> tuple[TypedOverload, ...]:
         """The overloads a call of `name` may take, with their parameters' argtypes families: the C++ ones of
         an ATen operator (a Tensor method: `method`; an at:: function: not `method`; see aten_overloads), a
-        FunctionsManual helper's declarations (`method` None; none for a template)."""
+        FunctionsManual helper's declarations (`method` None; a template's parameters that name one of its
+        template parameters are of no known type, and so never judged)."""
         key = (name, method)
         hit = self._typed.get(key)
         if hit is None:
             if method is None:
-                helpers = self.helpers.get(name, [])
-                if any(d.text.startswith("template") for d in helpers):
-                    helpers = []
                 hit = tuple(
-                    TypedOverload(*d.arity, tuple(parameter_type(p) for p in d.parameter_texts if p != "void"), d)
-                    for d in helpers
+                    TypedOverload(
+                        *d.arity, _non_dependent(d, [parameter_type(p) for p in d.parameter_texts if p != "void"]), d
+                    )
+                    for d in self.helpers.get(name, [])
                 )
             else:
                 hit = tuple(

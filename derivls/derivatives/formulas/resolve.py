@@ -14,6 +14,7 @@ diagnostic. Codes:
   formula-unbalanced         an unbalanced bracket; formula-unterminated: an unclosed literal/comment
   formula-adl-no-tensor      an unqualified ATen call in a backward formula whose arguments hold no Tensor
                              (a warning; an error where every argument's type is known)
+  formula-not-subscriptable  `x[…]` where `x` is a c10::Scalar or a number
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
                              `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
@@ -230,8 +231,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             scope,
             headers,
             declared,
-            list(_aten_calls(tokens, pairs, scope, headers, declared)),
-            list(_member_calls(tokens, pairs, scope, headers, declared)),
+            *_call_sites(tokens, pairs, scope, headers, declared),
         )
         if calls.sites and _has_list(tokens, scope, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
             findings.extend(_symint_to_int(calls))
@@ -332,7 +332,8 @@ def _qualified_saved_call(formula: str, tokens: list[Token], i: int, scope: Scop
 
 @frozen_dataclass(slots=True)
 class _Calls:
-    """A formula's calls of ATen operators (see _aten_calls), with what the rules on them read."""
+    """A formula's calls of ATen operators, members and helpers (see _call_sites), with what the rules on them
+    read."""
 
     tokens: list[Token]
     pairs: dict[int, int]
@@ -342,6 +343,7 @@ class _Calls:
     sites: list[tuple[int, bool]]  # (index of the called name, whether it is a method)
     # indices of `x.f(` where `f` is a member TensorBody.h/TensorBase.h write by hand and `x` a known Tensor
     members: list[int]
+    helpers: list[int]  # indices of `f(` that can only be a FunctionsManual helper (HeaderIndex.only_helper)
 
 
 # What a SymInt list is in the generated code: a forward formula's `SymInt[]` (the kernel's
@@ -357,16 +359,32 @@ _INT_LIST_METHODS: frozenset[str] = frozenset()
 _SYMINT_LIST_PARAMETERS = frozenset({"c10::SymIntArrayRef", "at::OptionalSymIntArrayRef"})
 
 
-def _aten_calls(
+def _call_sites(
     tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
-) -> Iterator[tuple[int, bool]]:
-    """(index of the name, whether it is a method) of each call of an ATen operator by its C++ name (see
-    _aten_callee)."""
+) -> tuple[list[tuple[int, bool]], list[int], list[int]]:
+    """One scan of a formula's calls `name(…)`: (index of the name, whether it is a method) of each call of an
+    ATen operator by its C++ name (see _aten_callee); the indices of `x.f(…)` where `f` is a member TensorBody.h
+    or TensorBase.h write by hand (`sym_size`, `contiguous`, `to`…) and `x` is known to be a Tensor (see
+    _known_receiver); the indices of `f(…)` only a FunctionsManual helper can be."""
+    sites: list[tuple[int, bool]] = []
+    members: list[int] = []
+    helpers: list[int] = []
     for i, t in enumerate(tokens):
-        if t.kind == "ident" and i + 1 in pairs and tokens[i + 1].text == "(":
-            method = _aten_callee(tokens, i, scope, headers, declared)
-            if method is not None:
-                yield i, method
+        if t.kind != "ident" or i + 1 not in pairs or tokens[i + 1].text != "(":
+            continue
+        method = _aten_callee(tokens, i, scope, headers, declared)
+        if method is not None:
+            sites.append((i, method))
+        before = tokens[i - 1].text if i else ""
+        if before == ".":
+            if headers.hand_written(t.text):
+                receiver = _known_receiver(tokens, i, scope, headers, declared)
+                if receiver is not None and receiver.holds == TENSOR:
+                    members.append(i)
+        elif before not in ("->", "::") and t.text not in declared and scope.get(t.text) is None:
+            if headers.only_helper(t.text):
+                helpers.append(i)
+    return sites, members, helpers
 
 
 def _aten_callee(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex, declared: set[str]) -> bool | None:
@@ -403,7 +421,7 @@ def _has_list(tokens: list[Token], scope: Scope, methods: frozenset[str], types:
 
 
 def _symint_to_int(c: _Calls) -> list[Finding]:
-    """A call of an ATen operator's plain C++ name (see _aten_calls) given a SymInt list as an argument:
+    """A call of an ATen operator's plain C++ name (see _call_sites) given a SymInt list as an argument:
     torchgen declares it with IntArrayRef (and OptionalIntArrayRef) where the schema says `SymInt[]`, and
     `f_symint` with SymIntArrayRef; nothing converts the one into the other."""
     findings: list[Finding] = []
@@ -475,19 +493,6 @@ def _int_to_symint(c: _Calls) -> list[Finding]:
 MAX_SHOWN_OVERLOADS = 6
 
 
-def _member_calls(
-    tokens: list[Token], pairs: dict[int, int], scope: Scope, headers: HeaderIndex, declared: set[str]
-) -> Iterator[int]:
-    """Indices of the names of `x.f(…)` where `f` is a member TensorBody.h or TensorBase.h write by hand
-    (`sym_size`, `contiguous`, `to`…) and `x` is known to be a Tensor (see _known_receiver)."""
-    for i, t in enumerate(tokens):
-        if t.kind == "ident" and i + 1 in pairs and tokens[i + 1].text == "(" and tokens[i - 1].text == ".":
-            if headers.hand_written(t.text):
-                receiver = _known_receiver(tokens, i, scope, headers, declared)
-                if receiver is not None and receiver.holds == TENSOR:
-                    yield i
-
-
 def _method_sites(c: _Calls) -> Iterator[tuple[int, bool]]:
     """c.sites whose method receivers are known Tensors (`x.f`, not `x->f`), then the member calls."""
     for i, method in c.sites:
@@ -538,16 +543,11 @@ def _aten_arity(c: _Calls) -> list[Finding]:
 
 def _typed_calls(c: _Calls) -> Iterator[tuple[int, bool | None]]:
     """(index of the called name, True: a Tensor method / False: an at:: function / None: a helper) of each
-    call whose callee derivls knows: a FunctionsManual helper, an ATen operator (see _aten_calls; a method
+    call whose callee derivls knows: a FunctionsManual helper, an ATen operator (see _call_sites; a method
     only on a receiver known to be a Tensor)."""
     yield from _method_sites(c)
-    for i, t in enumerate(c.tokens):
-        if t.kind != "ident" or i + 1 not in c.pairs or c.tokens[i + 1].text != "(":
-            continue
-        if (i and c.tokens[i - 1].text in (".", "->", "::")) or t.text in c.declared or c.scope.get(t.text):
-            continue
-        if c.headers.only_helper(t.text):
-            yield i, None
+    for i in c.helpers:
+        yield i, None
 
 
 def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | None:
@@ -717,7 +717,7 @@ def _call_result(
     tokens: list[Token], close: int, scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> Local | None:
     """`f(…)` ending at `tokens[close]` when it is a Tensor: a call of an ATen operator (`at::f`, `f` found
-    by argument-dependent lookup, `x.f` on a receiver known to be a Tensor; see _aten_calls) all of
+    by argument-dependent lookup, `x.f` on a receiver known to be a Tensor; see _call_sites) all of
     whose overloads under that name that take this many arguments return one Tensor; or of a member at::Tensor
     writes by hand that returns one (see _member_result)."""
     open_ = _opening(tokens, close)
@@ -968,6 +968,15 @@ def _unqualified(
                 f"(<input>_t) and primals (<input>_p).",
             )
     if local is not None:
+        if local.holds in (SCALAR, PRIMITIVE) and i + 1 < len(tokens) and tokens[i + 1].text == "[":
+            what = "a c10::Scalar" if local.holds == SCALAR else f"a {local.cpp_type or 'number'}"
+            return Finding(
+                "formula-not-subscriptable",
+                1,
+                t.start,
+                tokens[pairs[i + 1]].end if i + 1 in pairs else tokens[i + 1].end,
+                f"'{name}' is {what} here, which has no operator[]: only lists are indexed.",
+            )
         return None
     if name == "result" or re.fullmatch(r"result\d+", name):
         return Finding(
