@@ -178,6 +178,17 @@ def test_a_template_helper_s_other_parameters_are_typed(scope_of, headers):
     ]
 
 
+def test_a_parenthesized_operation_on_a_tensor_is_a_tensor_receiver(scope_of, headers):
+    fmin = scope_of("fmin(Tensor self, Tensor other) -> Tensor", "self")
+    fine = "grad.masked_fill((self <= other).logical_or_(other.isnan()).logical_not_(), 0) + (-self).exp()"
+    assert codes(fine, fmin, headers) == []
+    assert where("(self <= other).logical_or_(other.isnan(), 1) + (self * 2).sum(0, 1, 2, 3, 4)", fmin, headers) == [
+        ("formula-argument-count", "logical_or_"), ("formula-argument-count", "sum"),
+    ]  # fmt: skip
+    # a call, a cast, a lambda's parameters are no parenthesized operation
+    assert codes("fmap(grads, [](const Tensor& t) { return t; })", fmin, headers) == []
+
+
 def test_a_math_constant_is_a_double(scope_of, headers):
     assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
     assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []

@@ -722,6 +722,8 @@ def _call_result(
     writes by hand that returns one (see _member_result)."""
     open_ = _opening(tokens, close)
     callee = open_ - 1
+    if open_ >= 0 and (open_ == 0 or tokens[callee].text in _BEFORE_AN_EXPRESSION):
+        return _parenthesized(tokens[open_ + 1 : close], scope, declared)
     if open_ <= 0 or tokens[callee].kind != "ident":
         return None
     returns = _member_result(tokens, callee, scope, headers, declared)
@@ -735,6 +737,34 @@ def _call_result(
         if receiver is None or receiver.holds != TENSOR or tokens[callee - 1].text != ".":
             return None
     return Local(f"{tokens[callee].text}(…)", "result", "at::Tensor", TENSOR)
+
+
+# what may stand before a parenthesized expression (not a call, a cast, a lambda's parameters or a template's)
+_BEFORE_AN_EXPRESSION = frozenset("( , + - * / % < > <= >= == != && || ! ? : = & | ^ return".split())
+_TENSOR_OPERATORS = frozenset("+ - * / < > <= >= == != & | ^".split())  # at::Tensor's, with a Tensor or Scalar
+
+
+def _parenthesized(inner: list[Token], scope: Scope, declared: set[str]) -> Local | None:
+    """`(a op b)` or `(-a)` where `op` is an arithmetic, comparison or bitwise operator and the operands are a
+    local known to be a Tensor and a Tensor, a number or a Scalar: a Tensor (at::Tensor's operators)."""
+    if len(inner) == 2 and inner[0].text == "-":
+        operands = [inner[1]]
+    elif len(inner) == 3 and inner[1].text in _TENSOR_OPERATORS:
+        operands = [inner[0], inner[2]]
+    else:
+        return None
+    holds = []
+    for t in operands:
+        if t.kind == "number":
+            holds.append(PRIMITIVE)
+            continue
+        local = scope.get(t.text) if t.kind == "ident" and t.text not in declared else None
+        if local is None or local.holds not in (TENSOR, SCALAR, PRIMITIVE):
+            return None
+        holds.append(local.holds)
+    if TENSOR not in holds:
+        return None
+    return Local("(" + "".join(t.text for t in inner) + ")", "result", "at::Tensor", TENSOR)
 
 
 def _member_result(
