@@ -3,8 +3,10 @@
 250 entries of the real 2.13 derivatives.yaml get one mutation each (a misspelled name, a call with an
 argument too few or too many, another argument of the signature, a name of the other mode); derivls
 analyses the mutated file and `check --compile` compiles the code torchgen generates for those entries.
-The compiler is the truth: derivls must never report an error where the compiler has none, must see
-every misspelled or out-of-scope name it rejects, and most of the argument mistakes.
+The compiler is the truth where the build gets to it: derivls must never report an error where the
+compiler has none, must see every misspelled or out-of-scope name it rejects, and most of the argument
+mistakes. (Where torchgen's loader or codegen stops first — derivls reports an error that is not a
+formula's — the parity tests judge derivls instead.)
 
 A second campaign draws namespace and SymInt mistakes (`at::` left out or added, a `_symint` call or a
 `sym_size` taken for its int twin): the one where `at::zeros_like(self)` turns into the generated
@@ -45,48 +47,55 @@ def _show(vs: list[Verdict]) -> str:
 def test_every_mutated_entry_reaches_the_compiler_and_every_kind_is_drawn(verdicts):
     assert len(verdicts) == COUNT
     assert all(v.compiled for v in verdicts), _show([v for v in verdicts if not v.compiled])
+    # (some mutations make torchgen's loader or codegen stop first: `grad` in a forward formula that then uses
+    # no tangent; those verdicts are the parity tests', not the compiler's)
+    assert sum(v.judged for v in verdicts) >= 0.9 * COUNT, table(verdicts)
     assert {v.mutation.kind for v in verdicts} == set(NAMES + ARGUMENTS), table(verdicts)
 
 
 def test_derivls_reports_no_error_where_the_compiler_has_none(verdicts):
-    wrong = [v for v in verdicts if v.derivls_rejects and not v.compiler_rejects]
+    wrong = [v for v in verdicts if v.judged and v.derivls_rejects and not v.compiler_rejects]
     assert wrong == [], _show(wrong)
 
 
 def test_derivls_reports_every_misspelled_or_out_of_scope_name_the_compiler_rejects(verdicts):
-    missed = [v for v in verdicts if v.mutation.kind in NAMES and v.compiler_rejects and not v.derivls_rejects]
+    missed = [
+        v for v in verdicts if v.judged and v.mutation.kind in NAMES and v.compiler_rejects and not v.derivls_rejects
+    ]
     assert missed == [], _show(missed)
 
 
 def test_derivls_reports_most_argument_mistakes_the_compiler_rejects(verdicts):
-    rejected = [v for v in verdicts if v.mutation.kind in ARGUMENTS and v.compiler_rejects]
+    rejected = [v for v in verdicts if v.judged and v.mutation.kind in ARGUMENTS and v.compiler_rejects]
     seen = [v for v in rejected if v.derivls_rejects]
-    # measured: 86 of 90 (seed 1); the misses are calls derivls does not model (TensorBody.h's hand-written
-    # methods, receivers and arguments that are other expressions)
+    # measured: 87 of 89 (seed 1); the misses are expressions derivls does not type (`TensorGeometry(self, 1)`, a
+    # constructor; `grad.sym_size(1) / self`, an operator's result)
     assert len(rejected) >= 50
     assert len(seen) >= 0.9 * len(rejected), table(verdicts)
 
 
 def test_namespace_mistakes_give_no_derivls_error_where_the_compiler_has_none(namespace_verdicts):
     assert all(v.compiled for v in namespace_verdicts)
+    assert sum(v.judged for v in namespace_verdicts) >= 0.9 * COUNT, table(namespace_verdicts)
     assert {v.mutation.kind for v in namespace_verdicts} == set(MORE_KINDS), table(namespace_verdicts)
-    wrong = [v for v in namespace_verdicts if v.derivls_rejects and not v.compiler_rejects]
+    wrong = [v for v in namespace_verdicts if v.judged and v.derivls_rejects and not v.compiler_rejects]
     assert wrong == [], _show(wrong)
 
 
 def test_derivls_reports_every_at_qualification_the_compiler_rejects(namespace_verdicts):
     # `at::` before a helper, a macro argument of an ATen function, a call the saved-variable substitution
     # rewrites (`at::zeros_like(self)`, `at::TensorGeometry(self)`)
-    rejected = [v for v in namespace_verdicts if v.mutation.kind == "add-namespace" and v.compiler_rejects]
+    rejected = [v for v in namespace_verdicts if v.judged and v.mutation.kind == "add-namespace" and v.compiler_rejects]
     assert len(rejected) >= 50
     missed = [v for v in rejected if not v.derivls_rejects]
     assert missed == [], _show(missed)
 
 
 def test_derivls_reports_most_dropped_namespaces_and_symint_names_the_compiler_rejects(namespace_verdicts):
-    rejected = [v for v in namespace_verdicts if v.mutation.kind != "add-namespace" and v.compiler_rejects]
+    rejected = [v for v in namespace_verdicts if v.judged and v.mutation.kind != "add-namespace" and v.compiler_rejects]
     seen = [v for v in rejected if v.derivls_rejects]
-    # measured: 27 of 31 (seed 1); the misses: `complex(…)` ambiguous in a forward formula, a braced list of
-    # SymInts for an IntArrayRef, a template's explicit construction (`at::OptionalArrayRef<c10::SymInt>(…)`)
+    # measured: 32 of 35 (seed 1); the misses: `complex(…)` ambiguous in a forward formula, a SymInt operation
+    # for an int64_t (`grad.sym_size(1) / groups`), a template's explicit construction
+    # (`at::OptionalArrayRef<c10::SymInt>(…)`)
     assert len(rejected) >= 20
     assert len(seen) >= 0.85 * len(rejected), table(namespace_verdicts)

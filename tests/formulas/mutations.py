@@ -76,7 +76,15 @@ class Verdict:
     mutation: Mutation
     derivls: list[str] = field(default_factory=list)  # codes of derivls's errors in the entry
     compiler: list[str] = field(default_factory=list)  # the compiler's messages on the entry
-    compiled: bool = False  # False: the compiler does not get to it (the entry has a loader or codegen error)
+    compiled: bool = False  # `check --compile` compiled the entry's generated code
+    # torchgen's loader or codegen stops on the entry before C++ (derivls reports an error that is not a formula's,
+    # `x.size(1)`: size-not-supported): the loader and codegen parity tests judge those, not the compiler
+    stopped: bool = False
+
+    @property
+    def judged(self) -> bool:
+        """The compiler's verdict is the build's: compiled, and torchgen would have got that far."""
+        return self.compiled and not self.stopped
 
     @property
     def derivls_rejects(self) -> bool:
@@ -244,10 +252,8 @@ def judge(
         verdict.derivls = [
             d.code for d in analysis.diagnostics if d.severity == 1 and m.entry_line <= d.span.line < m.end_line
         ]
-        # torchgen's loader or codegen stops before C++ on an error derivls reports that is not a formula's
-        # (`x.size(1)`: size-not-supported); the loader parity tests judge those, not the compiler
-        stopped = any(not code.startswith("formula-") for code in verdict.derivls)
-        verdict.compiled = m.entry_line in result.by_entry and not stopped
+        verdict.stopped = any(not code.startswith("formula-") for code in verdict.derivls)
+        verdict.compiled = m.entry_line in result.by_entry
         verdict.compiler = [d.message for d in result.by_entry.get(m.entry_line, ())]
         verdicts.append(verdict)
     return verdicts
@@ -258,7 +264,7 @@ def table(verdicts: list[Verdict]) -> str:
     for v in verdicts:
         c = counts[v.mutation.kind]
         c["n"] += 1
-        if not v.compiled:
+        if not v.judged:
             c["not compiled"] += 1
         elif v.compiler_rejects:
             c["compiler rejects"] += 1
@@ -295,7 +301,7 @@ def main(argv: list[str]) -> None:
         )
     print(table(verdicts))
     for v in verdicts:
-        if v.compiled and v.compiler_rejects != v.derivls_rejects:
+        if v.judged and v.compiler_rejects != v.derivls_rejects:
             who = "compiler only" if v.compiler_rejects else "derivls only"
             print(f"\n{who}: {v.mutation.kind} line {v.mutation.line + 1}\n  - {v.mutation.old}\n  + {v.mutation.new}")
             print(f"  derivls: {v.derivls}\n  compiler: {[m.splitlines()[0] for m in v.compiler[:2]]}")
