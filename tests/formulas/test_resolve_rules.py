@@ -108,11 +108,15 @@ def test_an_unqualified_aten_call_fails_for_certain_when_no_argument_type_leads_
     assert [(f.code, f.severity) for f in found] == [("formula-adl-no-tensor", 1)]
     assert "c10::SymIntArrayRef, TensorOptions" in found[0].message
     assert ("formula-adl-no-tensor", 1) in [(f.code, f.severity) for f in resolve("scalar_tensor()", scope, headers)]
-    # a braced list leads nowhere; an argument that is not typed (an expression) is not judged: a warning
+    # a braced list leads nowhere, nor does an operation on numbers; an argument that is not typed (a conditional
+    # expression) is not judged: a warning
     assert [(f.code, f.severity) for f in resolve("zeros({dim, keepdim})", scope, headers)] == [
         ("formula-adl-no-tensor", 1)
     ]
     assert [(f.code, f.severity) for f in resolve("scalar_tensor(dim + 1)", scope, headers)] == [
+        ("formula-adl-no-tensor", 1)
+    ]
+    assert [(f.code, f.severity) for f in resolve("scalar_tensor(dim ? 1 : 0)", scope, headers)] == [
         ("formula-adl-no-tensor", 2)
     ]
 
@@ -187,6 +191,22 @@ def test_a_parenthesized_operation_on_a_tensor_is_a_tensor_receiver(scope_of, he
     ]  # fmt: skip
     # a call, a cast, a lambda's parameters are no parenthesized operation
     assert codes("fmap(grads, [](const Tensor& t) { return t; })", fmin, headers) == []
+
+
+def test_an_arithmetic_operation_is_typed_by_its_operands(scope_of, headers):
+    shuffle = scope_of("channel_shuffle(Tensor self, SymInt groups) -> Tensor", "self")
+    assert codes("channel_shuffle_symint(grad, grad.sym_size(1) / groups)", shuffle, headers) == []
+    # SymInt / SymInt: a SymInt, which no int64_t is made of; SymInt / Tensor: a Tensor
+    assert where("channel_shuffle(grad, grad.sym_size(1) / groups)", shuffle, headers) == [
+        ("formula-argument-type", "grad.sym_size(1) / groups")
+    ]
+    assert where("channel_shuffle_symint(grad, grad.sym_size(1) / self)", shuffle, headers) == [
+        ("formula-argument-type", "grad.sym_size(1) / self")
+    ]
+    # a SymInt and a double make a SymFloat, a Scalar and a number no operation at all: not typed
+    assert (
+        codes("channel_shuffle(grad, grad.sym_size(1) * 0.5) + channel_shuffle(grad, -groups)", shuffle, headers) == []
+    )
 
 
 def test_a_math_constant_is_a_double(scope_of, headers):

@@ -179,6 +179,10 @@ def never_converts(argument: str, parameter: str, zero_literal: bool = False) ->
 _INTEGER = re.compile(r"(?:0[xX][0-9a-fA-F']+|\d[\d']*)[uUlL]*")
 
 
+def is_integer_literal(text: str) -> bool:
+    return bool(_INTEGER.fullmatch(text))
+
+
 def literal_category(tokens: list[Token]) -> tuple[str, bool] | None:
     """(family, whether it is the literal 0) of an argument that is one literal (maybe negated); None
     for anything else."""

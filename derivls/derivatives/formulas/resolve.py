@@ -554,7 +554,9 @@ def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | N
     """(argtypes family, the C++ type to name, whether it is the literal 0) of the argument c.tokens[start:end]
     when derivls can type it: a literal, a local of the formula, an element `x[…]` of a list local whose
     elements are known (see _element), the call of an ATen operator that returns one Tensor (see
-    _call_result); None for anything else."""
+    _call_result), an arithmetic operation on such arguments (see _operation_kind); None for anything else."""
+    if end - start >= 3 and (operands := _operands(c.tokens, start, end)) is not None:
+        return _operation_kind(c, operands)
     first, last = c.tokens[start], c.tokens[end - 1]
     if first.kind != "ident" or first.text in ("true", "false"):
         literal = argtypes.literal_category(c.tokens[start:end]) if end - start <= 2 else None
@@ -588,6 +590,65 @@ def _argument_kind(c: _Calls, start: int, end: int) -> tuple[str, str, bool] | N
         return None
     family = argtypes.category(local.cpp_type)
     return (family, local.cpp_type, False) if family != argtypes.UNKNOWN else None
+
+
+_ARITHMETIC = frozenset("+ - * /".split())
+_OPERAND_END = frozenset({"ident", "number"})
+# what ends an operand besides a name or a number; anything else at the top level ends the analysis
+_CLOSING = frozenset({")", "]"})
+_INTEGRAL = frozenset({"int64_t", "int", "long", "int32_t", "size_t", "uint64_t"})
+
+
+def _operands(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]] | None:
+    """The operand ranges of `a + b * c …` (binary + - * / at the top level of tokens[start:end], and nothing else
+    there but names, numbers, `.`, `::` and bracketed parts); None when the range is no such chain."""
+    out, begin, depth = [], start, 0
+    for j in range(start, end):
+        t = tokens[j]
+        if t.kind != "punct":
+            continue
+        if t.text in ("(", "[", "{"):
+            depth += 1
+        elif t.text in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0:
+            if t.text in (".", "::"):
+                continue
+            if t.text not in _ARITHMETIC or j == begin:
+                return None  # another operator, or a unary one
+            before = tokens[j - 1]
+            if before.kind not in _OPERAND_END and before.text not in _CLOSING:
+                return None
+            out.append((begin, j))
+            begin = j + 1
+    if not out or begin >= end or depth:
+        return None
+    out.append((begin, end))
+    return out
+
+
+def _operation_kind(c: _Calls, operands: list[tuple[int, int]]) -> tuple[str, str, bool] | None:
+    """The family of `a op b op …` (+ - * /) from its operands': with a Tensor and otherwise Tensors, numbers,
+    SymInts or Scalars, a Tensor (at::Tensor's operators); SymInts and integers, a c10::SymInt; numbers, a number.
+    Anything else (a double with a SymInt: a SymFloat; Scalars alone: no operator) is not typed."""
+    kinds = [_argument_kind(c, start, end) for start, end in operands]
+    families = set()
+    integral = True
+    for (start, end), kind in zip(operands, kinds):
+        if kind is None:
+            return None
+        families.add(kind[0])
+        if kind[0] == argtypes.NUMBER:
+            t = c.tokens[start]
+            literal = end - start == 1 and t.kind == "number" and argtypes.is_integer_literal(t.text)
+            integral = integral and (literal or kind[1] in _INTEGRAL)
+    if argtypes.TENSOR in families and families <= {argtypes.TENSOR, argtypes.NUMBER, argtypes.SYMINT, argtypes.SCALAR}:
+        return argtypes.TENSOR, "a Tensor (an operation on one)", False
+    if argtypes.SYMINT in families and families <= {argtypes.SYMINT, argtypes.NUMBER} and integral:
+        return argtypes.SYMINT, "a c10::SymInt (an operation on one)", False
+    if families == {argtypes.NUMBER}:
+        return argtypes.NUMBER, "a number (an operation on numbers)", False
+    return None
 
 
 def _mismatch(kinds: list[tuple[str, str, bool] | None], overload: TypedOverload) -> int | None:
