@@ -191,6 +191,7 @@ def test_a_parenthesized_operation_on_a_tensor_is_a_tensor_receiver(scope_of, he
     ]  # fmt: skip
     # a call, a cast, a lambda's parameters are no parenthesized operation
     assert codes("fmap(grads, [](const Tensor& t) { return t; })", fmin, headers) == []
+    assert codes("static_cast<int64_t>(self * 2).sum(0, 1, 2, 3, 4)", fmin, headers) == []
 
 
 def test_an_arithmetic_operation_is_typed_by_its_operands(scope_of, headers):

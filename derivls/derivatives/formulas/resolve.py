@@ -800,8 +800,9 @@ def _call_result(
     return Local(f"{tokens[callee].text}(…)", "result", "at::Tensor", TENSOR)
 
 
-# what may stand before a parenthesized expression (not a call, a cast, a lambda's parameters or a template's)
-_BEFORE_AN_EXPRESSION = frozenset("( , + - * / % < > <= >= == != && || ! ? : = & | ^ return".split())
+# what may stand before a parenthesized expression (not a call, a cast, a lambda's parameters; not `>`, which may
+# close template arguments: `static_cast<int64_t>(a + b)`)
+_BEFORE_AN_EXPRESSION = frozenset("( , + - * / % < <= >= == != && || ! ? : = & | ^ return".split())
 _TENSOR_OPERATORS = frozenset("+ - * / < > <= >= == != & | ^".split())  # at::Tensor's, with a Tensor or Scalar
 
 
