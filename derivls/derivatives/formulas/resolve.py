@@ -433,7 +433,7 @@ def _symint_to_int(c: _Calls) -> list[Finding]:
         for start, end in _arguments(c.tokens, i + 1, c.pairs[i + 1]) or ():
             if not _is_list(c.tokens[start:end], c.scope, c.declared, _SYMINT_LIST_METHODS, _SYMINT_LISTS):
                 continue
-            what = "".join(x.text for x in c.tokens[start:end])
+            what = _source(c.tokens[start:end])
             twin = t.text + "_symint"
             has_twin = twin in table
             fix = f"call '{twin}', which takes SymIntArrayRef" if has_twin else "pass an IntArrayRef (e.g. 'x.sizes()')"
@@ -474,7 +474,7 @@ def _int_to_symint(c: _Calls) -> list[Finding]:
                 continue
             if not all(b[k].type in _SYMINT_LIST_PARAMETERS for b in fitting):
                 continue
-            what = "".join(x.text for x in arg)
+            what = _source(arg)
             plain = t.text[: -len("_symint")]
             findings.append(
                 Finding(
@@ -651,6 +651,11 @@ def _operation_kind(c: _Calls, operands: list[tuple[int, int]]) -> tuple[str, st
     return None
 
 
+def _source(tokens: list[Token]) -> str:
+    """The text of consecutive tokens, a space where the formula has blanks between two (`a / b`, not `a/b`)."""
+    return "".join(t.text if k == 0 or tokens[k - 1].end == t.start else " " + t.text for k, t in enumerate(tokens))
+
+
 def _mismatch(kinds: list[tuple[str, str, bool] | None], overload: TypedOverload) -> int | None:
     """The first argument no implicit conversion takes to its parameter of `overload`, if any."""
     for k, kind in enumerate(kinds):
@@ -690,7 +695,7 @@ def _argument_types(c: _Calls) -> list[Finding]:
         start, end = arguments[k]
         kind = kinds[k]
         assert kind is not None
-        text = "".join(x.text for x in c.tokens[start:end])
+        text = _source(c.tokens[start:end])
         if len(fitting) == 1:
             where = (c.tokens[start].start, c.tokens[end - 1].end)
             message = (
@@ -700,7 +705,7 @@ def _argument_types(c: _Calls) -> list[Finding]:
         else:
             where = (t.start, t.end)
             reasons = "\n".join(
-                f"  {o.text}  — argument {m + 1} '{''.join(x.text for x in c.tokens[arguments[m][0] : arguments[m][1]])}' "
+                f"  {o.text}  — argument {m + 1} '{_source(c.tokens[arguments[m][0] : arguments[m][1]])}' "
                 f"cannot be {o.parameters[m]}"
                 for o, m in mismatches[:MAX_SHOWN_OVERLOADS]
                 if m is not None
