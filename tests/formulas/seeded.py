@@ -326,4 +326,11 @@ SEEDED = {
     "math-macro-for-a-tensor": Seeded(  # at::sqrt(const at::Tensor &) of the double M_PI
         "formula-argument-type", ERFC, "sqrt(M_PI)", "at::sqrt(M_PI)", "M_PI"
     ),
+    "conditional-tensor-or-number": Seeded(  # operands to ?: have different types int and at::Tensor
+        "formula-conditional-types",
+        "- name: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+        "? result.new_zeros_symint(result.sym_sizes()) :",
+        "? 0 :",
+        "?",
+    ),
 }

@@ -15,6 +15,7 @@ diagnostic. Codes:
   formula-adl-no-tensor      an unqualified ATen call in a backward formula whose arguments hold no Tensor
                              (a warning; an error where every argument's type is known)
   formula-not-subscriptable  `x[…]` where `x` is a c10::Scalar or a number
+  formula-conditional-types  `c ? a : b` where `a` and `b` are typed and neither converts to the other
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
                              `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
@@ -243,6 +244,59 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.extend(_argument_types(calls))
         if any(f.code == "formula-adl-no-tensor" for f in findings):
             findings = _certain_adl(calls, findings)
+        if "?" in formula:
+            findings.extend(_conditional_types(calls))
+    return findings
+
+
+_ENDS_A_BRANCH = frozenset({",", ")", "]", "}", ";"})
+
+
+def _conditional_types(c: _Calls) -> list[Finding]:
+    """`cond ? a : b` where `a` and `b` are typed (see _argument_kind) and neither converts to the other's type:
+    the conditional operator has no common type for them (`grad.defined() ? grad : 0`)."""
+    findings: list[Finding] = []
+    tokens = c.tokens
+    for q, t in enumerate(tokens):
+        if t.text != "?" or t.kind != "punct":
+            continue
+        colon, depth, nested, end = -1, 0, 0, len(tokens)
+        for j in range(q + 1, len(tokens)):
+            text = tokens[j].text
+            if text in ("(", "[", "{"):
+                depth += 1
+            elif text in (")", "]", "}") and depth:
+                depth -= 1
+            elif depth == 0 and colon < 0 and text == "?":
+                nested += 1
+            elif depth == 0 and colon < 0 and text == ":":
+                if nested:
+                    nested -= 1
+                else:
+                    colon = j
+            elif depth == 0 and colon >= 0 and text == "?":
+                end = -1  # `a ? b : c ? d : e`: the second branch is a conditional itself (judged on its own)
+                break
+            elif depth == 0 and text in _ENDS_A_BRANCH:
+                end = j
+                break
+        if colon < 0 or colon == q + 1 or end <= colon + 1:
+            continue
+        a, b = _argument_kind(c, q + 1, colon), _argument_kind(c, colon + 1, end)
+        if a is None or b is None:
+            continue
+        if argtypes.never_converts(a[0], b[0], a[2]) and argtypes.never_converts(b[0], a[0], b[2]):
+            first, second = _source(tokens[q + 1 : colon]), _source(tokens[colon + 1 : end])
+            findings.append(
+                Finding(
+                    "formula-conditional-types",
+                    1,
+                    tokens[q].start,
+                    tokens[q].end,
+                    f"The branches of '?:' have no common type: '{first}' ({a[1]}) and '{second}' ({b[1]}) convert "
+                    "to neither other.",
+                )
+            )
     return findings
 
 
