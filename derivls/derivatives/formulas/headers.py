@@ -69,21 +69,20 @@ CMATH_ARITY = {
     **dict.fromkeys("pow atan2 fmod copysign".split(), (2, 2)),
     "hypot": (2, 3),
 }
-# Unqualified names the generated Functions.cpp / VariableType.cpp see besides helpers and locals:
-# its using-declarations are read from the template; these come from the headers it includes
-# (torch::autograd's aliases, <cmath> macros and functions, c10 macros, builtin types).
-KNOWN_GLOBAL = frozenset(
-    "variable_list Variable IndexRange IndexRangeGenerator TensorGeometry ScalarType IntArrayRef SymIntArrayRef "
-    "OptionalIntArrayRef TensorOptions MemoryFormat Layout Device Generator Scalar Tensor TensorList SymInt "
-    "optional nullopt M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 "
-    "M_SQRT1_2 sqrt pow exp log abs fabs "
-    "TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN AT_ERROR TORCH_CHECK_NOT_IMPLEMENTED "
-    "kFloat kDouble kLong kInt kBool kHalf kBFloat16 kComplexFloat kComplexDouble kStrided "
-    "GradMode NoGradGuard irange std at c10 torch".split()
-)
 # <cmath>'s macros of mathematical constants: doubles
 MATH_MACROS = frozenset(
     "M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 M_SQRT1_2".split()
+)
+# Unqualified names the generated Functions.cpp / VariableType.cpp see besides helpers and locals:
+# its using-declarations are read from the template; these come from the headers it includes
+# (torch::autograd's aliases, <cmath> macros and functions, c10 macros, builtin types).
+KNOWN_GLOBAL = MATH_MACROS | frozenset(
+    "variable_list Variable IndexRange IndexRangeGenerator TensorGeometry ScalarType IntArrayRef SymIntArrayRef "
+    "OptionalIntArrayRef TensorOptions MemoryFormat Layout Device Generator Scalar Tensor TensorList SymInt "
+    "optional nullopt sqrt pow exp log abs fabs "
+    "TORCH_CHECK TORCH_INTERNAL_ASSERT TORCH_WARN AT_ERROR TORCH_CHECK_NOT_IMPLEMENTED "
+    "kFloat kDouble kLong kInt kBool kHalf kBFloat16 kComplexFloat kComplexDouble kStrided "
+    "GradMode NoGradGuard irange std at c10 torch".split()
 )
 # C++ keywords and builtin types: never names to resolve.
 KEYWORDS = frozenset(
