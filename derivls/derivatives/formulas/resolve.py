@@ -885,7 +885,7 @@ def _parenthesized(inner: list[Token], scope: Scope, declared: set[str]) -> Loca
         holds.append(local.holds)
     if TENSOR not in holds:
         return None
-    return Local("(" + "".join(t.text for t in inner) + ")", "result", "at::Tensor", TENSOR)
+    return Local(f"({_source(inner)})", "result", "at::Tensor", TENSOR)
 
 
 def _member_result(
