@@ -18,13 +18,19 @@ and, drawn only when asked for (`--more`: the default draws stay what they were)
     drop-symint     a SymInt call or method taken for its int twin    narrow_symint(   -> narrow(
                                                                       x.sym_size(0)    -> x.size(0)
 
+and, with `--conversions`, a value used without the conversion it needs (a c10::Scalar as if it were a
+number, a std::optional as if it held its value):
+
+    drop-conversion                                               other.toDouble() > 0. -> other > 0.
+                                                                  eps.value()           -> eps
+
 `judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
 check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
 headers) about each mutation. The compiler is the truth: derivls must never report an error on a
 mutation the compiler accepts (tests/compile/test_mutations.py), and the share of the compiler's
 rejections derivls reports is its recall.
 
-    python -m tests.formulas.mutations [--more] [SEED ...]   # the table of verdicts per kind
+    python -m tests.formulas.mutations [--more | --conversions] [SEED ...]   # the table of verdicts per kind
 """
 
 from __future__ import annotations
@@ -52,6 +58,11 @@ KINDS = (
     "wrong-scope",
 )
 MORE_KINDS = ("drop-namespace", "add-namespace", "drop-symint")
+CONVERSION_KINDS = ("drop-conversion",)
+# members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
+_CONVERSIONS = frozenset(
+    "toDouble toComplexDouble toLong toBool toSymInt toSymFloat value expect_int guard_int".split()
+)
 # a SymInt method's int twin (`sym_sizes` and `sym_strides` have theirs refused by load_derivatives)
 _INT_TWINS = {"sym_size": "size", "sym_numel": "numel", "sym_stride": "stride", "sym_storage_offset": "storage_offset"}
 # values of a formula key that are not C++
@@ -162,6 +173,7 @@ def _calls(tokens: list[Token]) -> list[tuple[int, int, list[tuple[int, int]]]]:
 
 def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
     tokens = tokenize(formula.value)[0]
+    pairs = matching_brackets(tokens)
     sites: dict[str, list[_Edit]] = defaultdict(list)
     forward = formula.key.startswith("result")
     parameters = schema.split("(", 1)[1].rsplit(") ->", 1)[0]
@@ -182,7 +194,13 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
                 sites["drop-symint"].append((t.start, t.end, lambda w, _r: w.removesuffix("_symint")))
             elif member and t.text in _INT_TWINS:
                 sites["drop-symint"].append((t.start, t.end, lambda w, _r: _INT_TWINS[w]))
+            if member and t.text in _CONVERSIONS and i + 1 in pairs and before == ".":
+                sites["drop-conversion"].append((tokens[i - 1].start, tokens[pairs[i + 1]].end, lambda _w, _r: ""))
             continue
+        if member and t.text == "to" and after == "<" and before == ".":  # x.to<double>()
+            close = next((j for j in range(i + 2, len(tokens)) if tokens[j].text == ">"), None)
+            if close is not None and close + 1 in pairs:
+                sites["drop-conversion"].append((tokens[i - 1].start, tokens[pairs[close + 1]].end, lambda _w, _r: ""))
         if member or before == "::" or after in ("::", "<"):
             continue
         sites["typo-variable"].append((t.start, t.end, _typo))
@@ -210,6 +228,8 @@ def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> 
     for start, end, schema, formulas in entries:
         if len(mutations) >= count:
             break
+        if kinds == CONVERSION_KINDS:  # (rare sites: a formula that has one, where the entry has any)
+            formulas = [f for f in formulas if any(_sites(f, schema).get(k) for k in kinds)] or formulas
         formula = rng.choice(formulas)
         sites = _sites(formula, schema)
         drawable = sorted(k for k in sites if sites[k] and k in kinds)
@@ -273,7 +293,7 @@ def table(verdicts: list[Verdict]) -> str:
             c["derivls only" if v.derivls_rejects else "neither"] += 1
     columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
     rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
-    for kind in KINDS + MORE_KINDS:
+    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS:
         if kind in counts:
             rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
     return "\n".join(rows)
@@ -287,9 +307,9 @@ def main(argv: list[str]) -> None:
     assert torch and torch.submodule_search_locations and torchgen and torchgen.submodule_search_locations
     packaged = Path(list(torchgen.submodule_search_locations)[0]) / "packaged"
     include = str(Path(list(torch.submodule_search_locations)[0]) / "include")
-    kinds = MORE_KINDS if "--more" in argv else KINDS
+    kinds = MORE_KINDS if "--more" in argv else CONVERSION_KINDS if "--conversions" in argv else KINDS
     verdicts = []
-    for seed in [int(a) for a in argv if a != "--more"] or [1]:
+    for seed in [int(a) for a in argv if not a.startswith("--")] or [1]:
         verdicts += judge(
             packaged / "autograd" / "derivatives.yaml",
             packaged / "ATen" / "native" / "native_functions.yaml",

@@ -19,6 +19,10 @@ class Seeded:
 
 
 ABS = "- name: abs(Tensor self) -> Tensor"
+LERP_SCALAR = "- name: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
+XLOGY_SCALAR_OTHER = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
+ZETA_SELF_SCALAR = "- name: special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"
+NAN_TO_NUM = "- name: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"
 MUL = "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor"
 MAX_DIM = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 EIG = "- name: linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"
@@ -332,5 +336,17 @@ SEEDED = {
         "? result.new_zeros_symint(result.sym_sizes()) :",
         "? 0 :",
         "?",
+    ),
+    "scalar-minus-number": Seeded(  # no match for 'operator-' (operand types are 'int' and 'const c10::Scalar')
+        "formula-operand-type", LERP_SCALAR, "grad * (1 - weight.toDouble())", "grad * (1 - weight)", "-"
+    ),
+    "scalar-compared-to-number": Seeded(  # no match for 'operator>' (operand types are 'const c10::Scalar' and 'double')
+        "formula-operand-type", XLOGY_SCALAR_OTHER, "other.toDouble() > 0.", "other > 0.", ">"
+    ),
+    "scalar-plus-number": Seeded(
+        "formula-operand-type", ZETA_SELF_SCALAR, "special_zeta(self.toDouble() + 1.", "special_zeta(self + 1.", "+"
+    ),
+    "optional-times-tensor": Seeded(  # no match for 'operator*' (std::optional<double> and at::Tensor)
+        "formula-operand-type", NAN_TO_NUM, "grad * at::isfinite(self)", "nan * grad * at::isfinite(self)", "*"
     ),
 }

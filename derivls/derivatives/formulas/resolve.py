@@ -16,6 +16,8 @@ diagnostic. Codes:
                              (a warning; an error where every argument's type is known)
   formula-not-subscriptable  `x[…]` where `x` is a c10::Scalar or a number
   formula-conditional-types  `c ? a : b` where `a` and `b` are typed and neither converts to the other
+  formula-operand-type       `a op b` (arithmetic, comparison) that no operator takes: a c10::Scalar beside
+                             anything but a Tensor, a std::optional or a list in arithmetic (see operators.py)
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
                              `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
@@ -34,7 +36,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from derivls.derivatives.formulas import argtypes
+from derivls.derivatives.formulas import argtypes, operators
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
     CMATH_ARITY,
@@ -242,6 +244,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.extend(_aten_arity(calls))
         if headers.has_tensor_methods and headers.has_helpers:
             findings.extend(_argument_types(calls))
+        findings.extend(_operand_types(calls))
         if any(f.code == "formula-adl-no-tensor" for f in findings):
             findings = _certain_adl(calls, findings)
         if "?" in formula:
@@ -300,6 +303,38 @@ def _conditional_types(c: _Calls) -> list[Finding]:
     return findings
 
 
+def _operand_types(c: _Calls) -> list[Finding]:
+    """`a op b` (arithmetic or comparison) that no operator takes: a c10::Scalar beside anything but a Tensor, a
+    std::optional or a list in arithmetic (derivatives/formulas/operators.py; operands typed as _argument_kind
+    types arguments)."""
+    findings: list[Finding] = []
+    tokens = c.tokens
+    for o in operators.unmatched_operations(tokens, c.pairs, lambda start, end: _argument_kind(c, start, end)):
+        sides = [_source(tokens[start:end]) for start, end in (o.left, o.right)]
+        (first, second), culprit = o.kinds, o.kinds[o.culprit]
+        start, end = (o.left, o.right)[o.culprit]
+        rewrites: tuple[Rewrite, ...] = ()
+        if end - start == 1 and tokens[start].kind == "ident":  # a name: convert it where it stands
+            name = tokens[start].text
+            fix = ".toDouble()" if culprit[0] == argtypes.SCALAR else ".value()" if culprit[0] in _HAS_VALUE else ""
+            if fix:
+                title = f"Use '{name}{fix}'"
+                rewrites = (Rewrite(title, tokens[start].start, tokens[start].end, name + fix),)
+        findings.append(
+            Finding(
+                "formula-operand-type",
+                1,
+                tokens[o.op].start,
+                tokens[o.op].end,
+                f"No operator '{tokens[o.op].text}' takes '{sides[0]}' ({first[1]}) and '{sides[1]}' ({second[1]}): "
+                f"{o.reason}.",
+                rewrites=rewrites,
+            )
+        )
+    return findings
+
+
+_HAS_VALUE = frozenset({argtypes.OPTIONAL_NUMBER, argtypes.OPTIONAL_VALUE})
 _BRACED = "braced"  # a braced-init-list argument: argument-dependent lookup ignores it
 # Argument types none of whose associated namespaces is at:: (c10::, std::, none): an unqualified call with only
 # such arguments finds no ATen function by argument-dependent lookup. (A std::optional may hold an at::Generator.)
@@ -888,13 +923,30 @@ def _parenthesized(inner: list[Token], scope: Scope, declared: set[str]) -> Loca
     return Local(f"({_source(inner)})", "result", "at::Tensor", TENSOR)
 
 
+# What c10::Scalar's members return (c10/core/Scalar.h), for those whose result is typed.
+SCALAR_RESULTS = {
+    "toDouble": "double",
+    "toFloat": "float",
+    "toLong": "int64_t",
+    "toInt": "int",
+    **dict.fromkeys(("toBool", "isComplex", "isFloatingPoint", "isIntegral", "isBoolean"), "bool"),
+    **dict.fromkeys(("conj", "log"), "c10::Scalar"),
+    "toSymInt": "c10::SymInt",
+}
+
+
 def _member_result(
     tokens: list[Token], callee: int, scope: Scope, headers: HeaderIndex, declared: set[str]
 ) -> str | None:
     """What `x.f(…)` returns when `f` is a member TensorBody.h / TensorBase.h write by hand, `x` a known Tensor
     and every overload of `f` (see HeaderIndex.method_overloads) returns the same type: its C++ type as
-    written (`Tensor`, `c10::SymInt`, `IntArrayRef`…); None otherwise."""
+    written (`Tensor`, `c10::SymInt`, `IntArrayRef`…); or a c10::Scalar's conversion (SCALAR_RESULTS) on a
+    local known to be one; None otherwise."""
     name = tokens[callee].text
+    if name in SCALAR_RESULTS and callee >= 2 and tokens[callee - 1].text == ".":
+        scalar = _known_receiver(tokens, callee, scope, headers, declared)
+        if scalar is not None and scalar.holds == SCALAR:
+            return SCALAR_RESULTS[name]
     if callee < 2 or tokens[callee - 1].text != "." or not headers.hand_written(name):
         return None
     overloads = headers.method_overloads(name)
