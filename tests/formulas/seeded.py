@@ -19,6 +19,15 @@ class Seeded:
 
 
 ABS = "- name: abs(Tensor self) -> Tensor"
+MATMUL = "- name: matmul(Tensor self, Tensor other) -> Tensor"
+LINALG_EIGH = (
+    '- name: _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)'
+)
+BATCH_NORM_BACKWARD = (
+    "- name: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
+    "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "
+    "-> (Tensor, Tensor, Tensor)"
+)
 LERP_SCALAR = "- name: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
 XLOGY_SCALAR_OTHER = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
 ZETA_SELF_SCALAR = "- name: special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"
@@ -348,5 +357,37 @@ SEEDED = {
     ),
     "optional-times-tensor": Seeded(  # no match for 'operator*' (std::optional<double> and at::Tensor)
         "formula-operand-type", NAN_TO_NUM, "grad * at::isfinite(self)", "nan * grad * at::isfinite(self)", "*"
+    ),
+    "tensor-for-two-inputs": Seeded(  # no matching function for call to 'get<0>(at::Tensor&)'
+        "formula-result-type",
+        MATMUL,
+        "matmul_backward(grad, self, other, grad_input_mask)",
+        "at::matmul(grad, other)",
+        "matmul",
+    ),
+    "tuple-for-one-output": Seeded(  # no match for 'operator=' (std::optional<at::Tensor> and std::tuple<…>)
+        "formula-result-type",
+        ABS,
+        "handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())",
+        "polar_backward(self_t, result)",
+        "polar_backward",
+    ),
+    "number-for-one-input": Seeded(  # no matching function for call to 'copy_range(…, double&)'
+        "formula-result-type", ABS, "grad * self.sgn()", "M_PI", "M_PI"
+    ),
+    "tensor-for-two-outputs": Seeded(
+        "formula-result-type",
+        LINALG_EIGH,
+        "linalg_eig_jvp(A_t, eigenvalues, eigenvectors, /*is_hermitian=*/true)",
+        "at::matmul(A_t, eigenvectors)",
+        "matmul",
+    ),
+    "two-tuple-for-three-inputs": Seeded(  # static assertion failed: tuple index must be in range
+        "formula-result-type",
+        BATCH_NORM_BACKWARD,
+        "batchnorm_double_backward(input, weight, grads[0], grads[1], "
+        "grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        "_euclidean_dist_backward(grads[1], input, weight, grad_out)",
+        "_euclidean_dist_backward",
     ),
 }

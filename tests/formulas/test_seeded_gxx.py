@@ -1,5 +1,6 @@
 """The compiler's verdict on the seeded formula mistakes: g++ (-std=c++20, the wheel's headers)
-compiles each original formula and rejects each mutated one, in the scope derivls assumes.
+compiles each original formula and rejects each mutated one, in the scope derivls assumes and where the
+generated code puts its value (copy_range of a backward formula's, the std::optional of a forward one's).
 
 One translation unit holds every case (a function per formula, parameters = the scope's locals with
 their C++ types, inside torch::autograd::generated with Functions.cpp's using-declarations), so the
@@ -50,6 +51,29 @@ def _params(scope, inputs: int) -> str:
     return ", ".join(params)
 
 
+def _in_context(scope, formula: str) -> list[str]:
+    """The formula where the generated code puts its value (derivatives/formulas/returns.py): copy_range of a
+    backward formula's value (std::get<k> of it for several inputs), the std::optional a forward formula's
+    value is assigned to; a foreach formula's (an element) is only evaluated."""
+    names = scope.targets
+    if scope.foreach:
+        return [f"  (void)({formula});"]
+    if scope.backward:
+        lines = ["  variable_list grad_inputs(16);", f"  auto grad_result = {formula};"]
+        if len(names) == 1:
+            return [*lines, "  copy_range(grad_inputs, IndexRange{0, 1}, grad_result);"]
+        return lines + [f"  copy_range(grad_inputs, IndexRange{{{k}, {k + 1}}}, std::get<{k}>(grad_result));"
+                        for k in range(len(names))]  # fmt: skip
+    value = "_".join(names) + "_new_fw_grad_opt"  # (the kernel's name for it)
+    if len(names) == 1:
+        output = scope.get(names[0])
+        if output is None or output.cpp_type != "at::Tensor":
+            return [f"  auto {value} = {formula};", f"  (void){value};"]
+        return [f"  std::optional<at::Tensor> {value} = std::nullopt;", f"  {value} = {formula};"]
+    tensors = ", ".join(["at::Tensor"] * len(names))
+    return [f"  std::optional<std::tuple<{tensors}>> {value} = std::nullopt;", f"  {value} = {formula};"]
+
+
 @pytest.fixture(scope="module")
 def cases(real_files):
     index = NativeIndex.load(str(real_files.native), str(real_files.tags))
@@ -85,8 +109,8 @@ def test_gxx_compiles_every_original_formula_and_rejects_every_seeded_mistake(ca
     for n, (name, scope, inputs, good, bad) in enumerate(cases):
         for label, formula in (("ok", good), ("bad", bad)):
             start = len(lines) + 1
-            lines.append(f"auto case_{n}_{label}({_params(scope, inputs)}) {{")
-            lines.append(f"  return {formula};")
+            lines.append(f"void case_{n}_{label}({_params(scope, inputs)}) {{")
+            lines.extend(_in_context(scope, formula))
             lines.append("}")
             for line in range(start, len(lines) + 1):
                 owner[line] = (name, label)

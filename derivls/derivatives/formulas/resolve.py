@@ -18,6 +18,8 @@ diagnostic. Codes:
   formula-conditional-types  `c ? a : b` where `a` and `b` are typed and neither converts to the other
   formula-operand-type       `a op b` (arithmetic, comparison) that no operator takes: a c10::Scalar beside
                              anything but a Tensor, a std::optional or a list in arithmetic (see operators.py)
+  formula-result-type        the formula's value where the generated code cannot take it: a tuple for one
+                             input, a Tensor for several, a number for a Tensor output (see returns.py)
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
                              `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
@@ -36,7 +38,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from derivls.derivatives.formulas import argtypes, operators
+from derivls.derivatives.formulas import argtypes, operators, returns
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
     CMATH_ARITY,
@@ -245,6 +247,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if headers.has_tensor_methods and headers.has_helpers:
             findings.extend(_argument_types(calls))
         findings.extend(_operand_types(calls))
+        if headers.has_helpers and scope.targets and not scope.foreach:
+            findings.extend(_result_type(calls))
         if any(f.code == "formula-adl-no-tensor" for f in findings):
             findings = _certain_adl(calls, findings)
         if "?" in formula:
@@ -332,6 +336,65 @@ def _operand_types(c: _Calls) -> list[Finding]:
             )
         )
     return findings
+
+
+def _result_type(c: _Calls) -> list[Finding]:
+    """The whole formula's value where the generated code cannot put it (derivatives/formulas/returns.py): a tuple
+    for one input, a Tensor for several, a number for a Tensor output…"""
+    tokens, n = c.tokens, len(c.tokens)
+    if n == 0 or any(t.text == "?" for t in tokens):
+        return []  # (a conditional's branches: formula-conditional-types)
+    callee, shape = _whole_call(c)
+    if shape is None and callee is None:
+        kind = _argument_kind(c, 0, n)
+        if kind is None or kind[2]:
+            return []  # not typed, or the literal 0
+        shape = returns.of_family(kind[0], kind[1])
+    if shape is None:
+        return []
+    output = c.scope.get(c.scope.targets[0])
+    output_is_tensor = output is not None and argtypes.category(output.cpp_type) == argtypes.TENSOR
+    why = returns.problem(shape, c.scope.backward, c.scope.targets, output_is_tensor)
+    if why is None:
+        return []
+    start, end = (tokens[callee].start, tokens[callee].end) if callee is not None else (tokens[0].start, tokens[-1].end)
+    return [Finding("formula-result-type", 1, start, end, why)]
+
+
+def _whole_call(c: _Calls) -> tuple[int | None, returns.Shape | None]:
+    """(index of the callee, the shape of what it returns) when the whole formula is one call of a FunctionsManual
+    helper (every declaration that takes that many arguments returns one type) or of an ATen operator (`at::f(…)`,
+    `f(…)` found by argument-dependent lookup, `x.f(…)` on a local Tensor; every C++ overload that takes that many
+    arguments returns the same); (None, None) when it is no such call."""
+    tokens, n = c.tokens, len(c.tokens)
+    for i in (0, 2):
+        if n < i + 3 or tokens[i].kind != "ident" or tokens[i + 1].text != "(" or c.pairs.get(i + 1) != n - 1:
+            continue
+        count = _argument_count(tokens, i + 1, n - 1)
+        if count is None:
+            return i, None
+        name = tokens[i].text
+        shapes: set[returns.Shape | None] = set()
+        if i == 0 and (helpers := c.headers.only_helper(name)):
+            for d in helpers:
+                low, high = d.arity
+                if low <= count <= high:
+                    shapes.add(returns.of_type(d.text[: d.text.find(name + "(")].strip()))
+        else:
+            method = next((m for j, m in c.sites if j == i), None)
+            if method is None or (i == 0 and method):
+                return i, None
+            if i == 2 and not method and (tokens[0].text, tokens[1].text) != ("at", "::"):
+                return i, None
+            if i == 2 and method:
+                receiver = _known_receiver(tokens, i, c.scope, c.headers, c.declared)
+                if tokens[1].text != "." or receiver is None or receiver.holds != TENSOR:
+                    return i, None
+            for low, high, sig in c.headers.aten_overloads(name, method):
+                if low <= count <= high:
+                    shapes.add(returns.of_returns(tuple(sig.func.returns)))
+        return i, (shapes.pop() if len(shapes) == 1 else None)
+    return None, None
 
 
 _HAS_VALUE = frozenset({argtypes.OPTIONAL_NUMBER, argtypes.OPTIONAL_VALUE})

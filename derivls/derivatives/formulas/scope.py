@@ -75,6 +75,7 @@ class Scope:
     differentiable_inputs: tuple[str, ...]
     multi_input: bool  # a backward formula for several inputs (grad_input_mask exists)
     foreach: bool
+    targets: tuple[str, ...] = ()  # the formula's key: its inputs (backward) or outputs (forward)
 
     def get(self, name: str) -> Local | None:
         return self.locals.get(name)
@@ -149,7 +150,7 @@ def build_scope(
         add("original_self_t", "tangent", "at::Tensor")
     if foreach:
         add("i", "generated", "size_t")
-    return Scope(backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach)
+    return Scope(backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach, tuple(var_names))
 
 
 def _holds(argument: object) -> str:

@@ -1,0 +1,118 @@
+"""What a formula's value must be, by where the generated code puts it (formula-result-type).
+
+Backward formulas (gen_autograd_functions.py):
+- for one input, DERIVATIVE_SINGLE: `auto grad_result = <formula>; copy_range(grad_inputs, x_ix, grad_result);`,
+  and copy_range takes a `const at::Tensor&` or an `at::ArrayRef<at::Tensor>`: a Tensor or a list of them;
+- for several, DERIVATIVE_MULTI: `auto grad_result = <formula>;` then `std::get<k>(grad_result)` for the k-th
+  name: a std::tuple with at least that many elements.
+Forward formulas (gen_variable_type.py, FW_DERIVATIVE_TEMPLATE): `r_new_fw_grad_opt = <formula>;` where that is a
+`std::optional<at::Tensor>` for one Tensor output, a `std::optional<std::tuple<at::Tensor, …>>` of exactly as
+many Tensors for several outputs.
+
+A `_foreach_` entry's formulas (an element of a list) and a forward formula for a list output are not judged;
+nor is a value whose shape derivls does not know (see `Shape`), nor the literal 0.
+"""
+
+from __future__ import annotations
+
+from derivls.derivatives.formulas import argtypes
+from derivls.frozen import frozen_dataclass
+
+TENSOR, LIST, TUPLE, VALUE = "a Tensor", "a list of Tensors", "a std::tuple", "not a Tensor"
+
+
+@frozen_dataclass
+class Shape:
+    kind: str  # TENSOR, LIST, TUPLE, VALUE
+    cpp_type: str  # as derivls names it in a message
+    size: int = 0  # a tuple's elements
+
+
+# argtypes families that are one value, neither a Tensor nor a list of Tensors nor a tuple
+_VALUES = frozenset(
+    {
+        argtypes.NUMBER,
+        argtypes.SYMINT,
+        argtypes.SCALAR,
+        argtypes.SCALAR_TYPE,
+        argtypes.INT_LIST,
+        argtypes.SYMINT_LIST,
+        argtypes.STRING,
+        argtypes.BOOL_ARRAY,
+        argtypes.TENSOR_OPTIONS,
+        argtypes.OPTIONAL_NUMBER,
+        argtypes.OPTIONAL_STRING,
+        argtypes.OPTIONAL_VALUE,
+    }
+)
+
+
+def of_family(family: str, cpp_type: str) -> Shape | None:
+    """The shape of a value of an argtypes family (None: not known; a std::optional<Tensor> is not judged)."""
+    if family == argtypes.TENSOR:
+        return Shape(TENSOR, cpp_type)
+    if family == argtypes.TENSOR_LIST:
+        return Shape(LIST, cpp_type)
+    return Shape(VALUE, cpp_type) if family in _VALUES else None
+
+
+def of_type(cpp_type: str) -> Shape | None:
+    """The shape of a C++ return type as a declaration writes it (`std::tuple<Tensor, Tensor>`, `at::Tensor`)."""
+    t = cpp_type.replace(" ", "")
+    if t.startswith("std::tuple<") and t.endswith(">"):
+        inner = t[len("std::tuple<") : -1]
+        if "<" in inner:
+            return None  # a tuple of templates (std::vector<Tensor>…): not counted
+        elements = inner.split(",")
+        if all(argtypes.category(e) == argtypes.TENSOR for e in elements):
+            return Shape(TUPLE, cpp_type, len(elements))
+        return None
+    return of_family(argtypes.category(cpp_type), cpp_type)
+
+
+def of_returns(returns: tuple[object, ...]) -> Shape | None:
+    """The shape of what an ATen operator's C++ signature returns, from its schema's returns."""
+    types = [str(getattr(r, "type", "")) for r in returns]
+    if types and all(t == "Tensor" for t in types):
+        if len(types) == 1:
+            return Shape(TENSOR, "at::Tensor")
+        return Shape(TUPLE, f"std::tuple<{', '.join(['at::Tensor'] * len(types))}>", len(types))
+    if types == ["Tensor[]"]:
+        return Shape(LIST, "std::vector<at::Tensor>")
+    return None
+
+
+def problem(shape: Shape, backward: bool, names: tuple[str, ...], output_is_tensor: bool) -> str | None:
+    """Why a formula of this shape does not compile where the generated code puts it; None if it may.
+    `names`: the key's (inputs for a backward formula, outputs for a forward one); `output_is_tensor`: a forward
+    formula's one output is an at::Tensor (not a list)."""
+    what = f"'{shape.cpp_type}' ({shape.kind}{f' of {shape.size}' if shape.kind == TUPLE else ''})"
+    listed = ", ".join(names)
+    if backward and len(names) == 1:
+        if shape.kind in (TUPLE, VALUE):
+            return (
+                f"The formula for one input ({listed}) is {what}: Functions.cpp passes it to "
+                f"copy_range(grad_inputs, {names[0]}_ix, grad_result), which takes a Tensor or a list of Tensors."
+            )
+        return None
+    if backward:
+        if shape.kind != TUPLE or shape.size < len(names):
+            return (
+                f"The formula for {len(names)} inputs ({listed}) is {what}: Functions.cpp takes "
+                f"std::get<0>…std::get<{len(names) - 1}>(grad_result), which needs a std::tuple of at least "
+                f"{len(names)} Tensors."
+            )
+        return None
+    if len(names) == 1:
+        if output_is_tensor and shape.kind != TENSOR:
+            return (
+                f"The forward formula for {listed} is {what}: the VariableType kernel assigns it to a "
+                "std::optional<at::Tensor>."
+            )
+        return None
+    if shape.kind != TUPLE or shape.size != len(names):
+        return (
+            f"The forward formula for {len(names)} outputs ({listed}) is {what}: the VariableType kernel assigns it "
+            f"to a std::optional<std::tuple<…>> of exactly {len(names)} Tensors."
+        )
+    return None
