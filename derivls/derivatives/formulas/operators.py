@@ -60,6 +60,9 @@ _OPTIONALS = frozenset(
     }
 )
 
+# the families an operand of an unmatched operation has (one side at least)
+CULPRITS = _NO_ARITHMETIC | {argtypes.SCALAR}
+
 Kind = tuple[str, str, bool]  # (argtypes family, the C++ type to name, whether it is the literal 0)
 
 

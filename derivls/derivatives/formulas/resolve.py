@@ -247,8 +247,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if headers.has_tensor_methods and headers.has_helpers:
             findings.extend(_argument_types(calls))
         findings.extend(_operand_types(calls))
-        if headers.has_helpers and scope.targets and not scope.foreach:
-            findings.extend(_result_type(calls))
+        if headers.has_helpers and scope.targets and not scope.foreach and "?" not in formula:
+            findings.extend(_result_type(calls))  # (a conditional's branches: formula-conditional-types)
         if any(f.code == "formula-adl-no-tensor" for f in findings):
             findings = _certain_adl(calls, findings)
         if "?" in formula:
@@ -313,6 +313,8 @@ def _operand_types(c: _Calls) -> list[Finding]:
     types arguments)."""
     findings: list[Finding] = []
     tokens = c.tokens
+    if not _may_hold_a_culprit(c):
+        return findings
     for o in operators.unmatched_operations(tokens, c.pairs, lambda start, end: _argument_kind(c, start, end)):
         sides = [_source(tokens[start:end]) for start, end in (o.left, o.right)]
         (first, second), culprit = o.kinds, o.kinds[o.culprit]
@@ -340,10 +342,10 @@ def _operand_types(c: _Calls) -> list[Finding]:
 
 def _result_type(c: _Calls) -> list[Finding]:
     """The whole formula's value where the generated code cannot put it (derivatives/formulas/returns.py): a tuple
-    for one input, a Tensor for several, a number for a Tensor output…"""
+    for one input, a Tensor for several, a number for a Tensor output… (Not called for a conditional.)"""
     tokens, n = c.tokens, len(c.tokens)
-    if n == 0 or any(t.text == "?" for t in tokens):
-        return []  # (a conditional's branches: formula-conditional-types)
+    if n == 0:
+        return []
     callee, shape = _whole_call(c)
     if shape is None and callee is None:
         kind = _argument_kind(c, 0, n)
@@ -374,27 +376,79 @@ def _whole_call(c: _Calls) -> tuple[int | None, returns.Shape | None]:
         if count is None:
             return i, None
         name = tokens[i].text
-        shapes: set[returns.Shape | None] = set()
-        if i == 0 and (helpers := c.headers.only_helper(name)):
-            for d in helpers:
-                low, high = d.arity
-                if low <= count <= high:
-                    shapes.add(returns.of_type(d.text[: d.text.find(name + "(")].strip()))
-        else:
-            method = next((m for j, m in c.sites if j == i), None)
-            if method is None or (i == 0 and method):
+        if i == 0 and c.headers.only_helper(name):
+            return i, _call_shape(c.headers, name, None, count)
+        method = next((m for j, m in c.sites if j == i), None)
+        if method is None or (i == 0 and method):
+            return i, None
+        if i == 2 and not method and (tokens[0].text, tokens[1].text) != ("at", "::"):
+            return i, None
+        if i == 2 and method:
+            receiver = _known_receiver(tokens, i, c.scope, c.headers, c.declared)
+            if tokens[1].text != "." or receiver is None or receiver.holds != TENSOR:
                 return i, None
-            if i == 2 and not method and (tokens[0].text, tokens[1].text) != ("at", "::"):
-                return i, None
-            if i == 2 and method:
-                receiver = _known_receiver(tokens, i, c.scope, c.headers, c.declared)
-                if tokens[1].text != "." or receiver is None or receiver.holds != TENSOR:
-                    return i, None
-            for low, high, sig in c.headers.aten_overloads(name, method):
-                if low <= count <= high:
-                    shapes.add(returns.of_returns(tuple(sig.func.returns)))
-        return i, (shapes.pop() if len(shapes) == 1 else None)
+        return i, _call_shape(c.headers, name, method, count)
     return None, None
+
+
+_shapes: dict[tuple[int, str, bool | None, int], tuple[HeaderIndex, returns.Shape | None]] = {}
+
+
+def _call_shape(headers: HeaderIndex, name: str, method: bool | None, count: int) -> returns.Shape | None:
+    """What a call of `name` with `count` arguments returns, when every overload that takes them returns the same
+    shape: a FunctionsManual helper's (`method` None: its declared return type) or an ATen operator's (a Tensor
+    method or an at:: function: its schema's returns). Memoised per header index."""
+    key = (id(headers), name, method, count)
+    hit = _shapes.get(key)
+    if hit is not None and hit[0] is headers:
+        return hit[1]
+    shapes: set[returns.Shape | None] = set()
+    if method is None:
+        for d in headers.only_helper(name):
+            low, high = d.arity
+            if low <= count <= high:
+                shapes.add(returns.of_type(d.text[: d.text.find(name + "(")].strip()))
+    else:
+        for low, high, sig in headers.aten_overloads(name, method):
+            if low <= count <= high:
+                shapes.add(returns.of_returns(tuple(sig.func.returns)))
+    shape = shapes.pop() if len(shapes) == 1 else None
+    if len(_shapes) > 20_000:
+        _shapes.clear()
+    _shapes[key] = (headers, shape)
+    return shape
+
+
+def _may_hold_a_culprit(c: _Calls) -> bool:
+    """Whether the formula names something _argument_kind may type as an operand no operator takes (operators.CULPRITS):
+    a local of such a type (a list's elements too), a hand-written Tensor member returning one; else no operation
+    of it is unmatched (a cheap test: most formulas have none)."""
+    locals_, members, culprits = c.scope.locals, _culprit_members(c.headers), operators.CULPRITS
+    for t in c.tokens:
+        if t.kind == "ident":
+            local = locals_.get(t.text)
+            if t.text in members or (local is not None and argtypes.category(local.cpp_type) in culprits):
+                return True
+    return False
+
+
+_members_memo: dict[int, tuple[HeaderIndex, frozenset[str]]] = {}
+
+
+def _culprit_members(headers: HeaderIndex) -> frozenset[str]:
+    """The members at::Tensor / at::TensorBase write by hand that return an operators.CULPRITS type (`sizes`)."""
+    hit = _members_memo.get(id(headers))
+    if hit is not None and hit[0] is headers:
+        return hit[1]
+    found = frozenset(
+        name
+        for table in (headers.tensor_members, headers.base_members)
+        for name, members in table.items()
+        if any(argtypes.category(m.returns) in operators.CULPRITS for m in members)
+    )
+    _members_memo.clear()
+    _members_memo[id(headers)] = (headers, found)
+    return found
 
 
 _HAS_VALUE = frozenset({argtypes.OPTIONAL_NUMBER, argtypes.OPTIONAL_VALUE})

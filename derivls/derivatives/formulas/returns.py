@@ -86,33 +86,35 @@ def problem(shape: Shape, backward: bool, names: tuple[str, ...], output_is_tens
     """Why a formula of this shape does not compile where the generated code puts it; None if it may.
     `names`: the key's (inputs for a backward formula, outputs for a forward one); `output_is_tensor`: a forward
     formula's one output is an at::Tensor (not a list)."""
-    what = f"'{shape.cpp_type}' ({shape.kind}{f' of {shape.size}' if shape.kind == TUPLE else ''})"
-    listed = ", ".join(names)
-    if backward and len(names) == 1:
-        if shape.kind in (TUPLE, VALUE):
-            return (
-                f"The formula for one input ({listed}) is {what}: Functions.cpp passes it to "
-                f"copy_range(grad_inputs, {names[0]}_ix, grad_result), which takes a Tensor or a list of Tensors."
-            )
-        return None
-    if backward:
-        if shape.kind != TUPLE or shape.size < len(names):
-            return (
-                f"The formula for {len(names)} inputs ({listed}) is {what}: Functions.cpp takes "
-                f"std::get<0>…std::get<{len(names) - 1}>(grad_result), which needs a std::tuple of at least "
-                f"{len(names)} Tensors."
-            )
-        return None
-    if len(names) == 1:
-        if output_is_tensor and shape.kind != TENSOR:
-            return (
-                f"The forward formula for {listed} is {what}: the VariableType kernel assigns it to a "
-                "std::optional<at::Tensor>."
-            )
-        return None
-    if shape.kind != TUPLE or shape.size != len(names):
+    n = len(names)
+    if backward and n == 1:
+        if shape.kind not in (TUPLE, VALUE):
+            return None
         return (
-            f"The forward formula for {len(names)} outputs ({listed}) is {what}: the VariableType kernel assigns it "
-            f"to a std::optional<std::tuple<…>> of exactly {len(names)} Tensors."
+            f"The formula for one input ({names[0]}) is {_what(shape)}: Functions.cpp passes it to "
+            f"copy_range(grad_inputs, {names[0]}_ix, grad_result), which takes a Tensor or a list of Tensors."
         )
-    return None
+    if backward:
+        if shape.kind == TUPLE and shape.size >= n:
+            return None
+        return (
+            f"The formula for {n} inputs ({', '.join(names)}) is {_what(shape)}: Functions.cpp takes "
+            f"std::get<0>…std::get<{n - 1}>(grad_result), which needs a std::tuple of at least {n} Tensors."
+        )
+    if n == 1:
+        if not output_is_tensor or shape.kind == TENSOR:
+            return None
+        return (
+            f"The forward formula for {names[0]} is {_what(shape)}: the VariableType kernel assigns it to a "
+            "std::optional<at::Tensor>."
+        )
+    if shape.kind == TUPLE and shape.size == n:
+        return None
+    return (
+        f"The forward formula for {n} outputs ({', '.join(names)}) is {_what(shape)}: the VariableType kernel "
+        f"assigns it to a std::optional<std::tuple<…>> of exactly {n} Tensors."
+    )
+
+
+def _what(shape: Shape) -> str:
+    return f"'{shape.cpp_type}' ({shape.kind}{f' of {shape.size}' if shape.kind == TUPLE else ''})"
