@@ -24,13 +24,21 @@ number, a std::optional as if it held its value):
     drop-conversion                                               other.toDouble() > 0. -> other > 0.
                                                                   eps.value()           -> eps
 
+and, with `--python`, Python written for C++:
+
+    python-attribute    a method called like a property               self.numel()     -> self.numel
+    python-namespace    a namespace's member named with `.`           at::zeros_like(  -> torch.zeros_like(
+    python-floor        `/` written as Python's floor division        a / b            -> a // b
+    python-power        `x.pow(e)` written as Python's power          self.pow(2)      -> self ** 2
+    python-conditional  `c ? a : b` written as Python's conditional   c ? a : b        -> a if c else b
+
 `judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
 check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
 headers) about each mutation. The compiler is the truth: derivls must never report an error on a
 mutation the compiler accepts (tests/compile/test_mutations.py), and the share of the compiler's
 rejections derivls reports is its recall.
 
-    python -m tests.formulas.mutations [--more | --conversions] [SEED ...]   # the table of verdicts per kind
+    python -m tests.formulas.mutations [--more | --conversions | --python] [SEED ...]   # the table of verdicts per kind
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ KINDS = (
 )
 MORE_KINDS = ("drop-namespace", "add-namespace", "drop-symint")
 CONVERSION_KINDS = ("drop-conversion",)
+PYTHON_KINDS = ("python-attribute", "python-namespace", "python-floor", "python-power", "python-conditional")
 # members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
 _CONVERSIONS = frozenset(
     "toDouble toComplexDouble toLong toBool toSymInt toSymFloat value expect_int guard_int".split()
@@ -196,6 +205,19 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
                 sites["drop-symint"].append((t.start, t.end, lambda w, _r: _INT_TWINS[w]))
             if member and t.text in _CONVERSIONS and i + 1 in pairs and before == ".":
                 sites["drop-conversion"].append((tokens[i - 1].start, tokens[pairs[i + 1]].end, lambda _w, _r: ""))
+            if before == "." and pairs.get(i + 1) == i + 2:  # x.f() -> x.f
+                sites["python-attribute"].append((tokens[i + 1].start, tokens[i + 2].end, lambda _w, _r: ""))
+            if before == "::" and i >= 2 and tokens[i - 2].text == "at" and (i < 3 or tokens[i - 3].text != "::"):
+                sites["python-namespace"].append((tokens[i - 2].start, t.start, lambda _w, _r: "torch."))
+            if (
+                t.text == "pow"
+                and before == "."
+                and i >= 2
+                and tokens[i - 2].kind == "ident"
+                and pairs.get(i + 1) == i + 3
+            ):
+                power = f"{tokens[i - 2].text} ** {tokens[i + 2].text}"  # x.pow(e) -> x ** e
+                sites["python-power"].append((tokens[i - 2].start, tokens[i + 3].end, lambda _w, _r, p=power: p))
             continue
         if member and t.text == "to" and after == "<" and before == ".":  # x.to<double>()
             close = next((j for j in range(i + 2, len(tokens)) if tokens[j].text == ">"), None)
@@ -210,12 +232,41 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
         others = [a for a in arguments if a != t.text]
         if t.text in arguments and others:
             sites["swap-argument"].append((t.start, t.end, lambda _w, r, o=others: r.choice(o)))
+    for j, t in enumerate(tokens):
+        if (
+            t.kind == "punct"
+            and t.text == "/"
+            and j
+            and (tokens[j - 1].kind in ("ident", "number") or tokens[j - 1].text == ")")
+        ):
+            sites["python-floor"].append((t.start, t.end, lambda _w, _r: "//"))
+    top = _top_level(tokens)
+    marks = [j for j in top if tokens[j].text in ("?", ":")]
+    if [tokens[j].text for j in marks] == ["?", ":"] and 0 < marks[0] < marks[1] - 1 < len(tokens) - 2:
+        q, colon, v = marks[0], marks[1], formula.value
+        condition = v[tokens[0].start : tokens[q - 1].end]
+        a, b = v[tokens[q + 1].start : tokens[colon - 1].end], v[tokens[colon + 1].start : tokens[-1].end]
+        text = f"{a} if {condition} else {b}"
+        sites["python-conditional"].append((tokens[0].start, tokens[-1].end, lambda _w, _r, x=text: x))
     for open_, close, args in _calls(tokens):
         if args:
             start = args[-2][1] if len(args) >= 2 else open_ + 1
             sites["drop-last-arg"].append((start, close, lambda _w, _r: ""))
             sites["extra-arg"].append((close, close, lambda _w, _r: ", 1"))
     return sites
+
+
+def _top_level(tokens: list[Token]) -> list[int]:
+    """Indexes of the tokens outside any bracket."""
+    out, depth = [], 0
+    for j, t in enumerate(tokens):
+        if t.text in ("(", "[", "{"):
+            depth += 1
+        elif t.text in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0:
+            out.append(j)
+    return out
 
 
 def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> tuple[str, list[Mutation]]:
@@ -228,7 +279,7 @@ def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> 
     for start, end, schema, formulas in entries:
         if len(mutations) >= count:
             break
-        if kinds == CONVERSION_KINDS:  # (rare sites: a formula that has one, where the entry has any)
+        if kinds in (CONVERSION_KINDS, PYTHON_KINDS):  # (rarer sites: a formula that has one, where the entry has any)
             formulas = [f for f in formulas if any(_sites(f, schema).get(k) for k in kinds)] or formulas
         formula = rng.choice(formulas)
         sites = _sites(formula, schema)
@@ -293,7 +344,7 @@ def table(verdicts: list[Verdict]) -> str:
             c["derivls only" if v.derivls_rejects else "neither"] += 1
     columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
     rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
-    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS:
+    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS:
         if kind in counts:
             rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
     return "\n".join(rows)
@@ -307,7 +358,9 @@ def main(argv: list[str]) -> None:
     assert torch and torch.submodule_search_locations and torchgen and torchgen.submodule_search_locations
     packaged = Path(list(torchgen.submodule_search_locations)[0]) / "packaged"
     include = str(Path(list(torch.submodule_search_locations)[0]) / "include")
-    kinds = MORE_KINDS if "--more" in argv else CONVERSION_KINDS if "--conversions" in argv else KINDS
+    kinds = {"--more": MORE_KINDS, "--conversions": CONVERSION_KINDS, "--python": PYTHON_KINDS}.get(
+        next((a for a in argv if a.startswith("--")), ""), KINDS
+    )
     verdicts = []
     for seed in [int(a) for a in argv if not a.startswith("--")] or [1]:
         verdicts += judge(

@@ -19,6 +19,7 @@ class Seeded:
 
 
 ABS = "- name: abs(Tensor self) -> Tensor"
+PUT = "- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"
 MATMUL = "- name: matmul(Tensor self, Tensor other) -> Tensor"
 LINALG_EIGH = (
     '- name: _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)'
@@ -389,5 +390,32 @@ SEEDED = {
         "grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
         "_euclidean_dist_backward(grads[1], input, weight, grad_out)",
         "_euclidean_dist_backward",
+    ),
+    "python-power": Seeded(  # invalid type argument of unary '*' (have 'int')
+        "formula-python-syntax", ABS, "grad * self.sgn()", "grad * self.sgn() ** 2", "**"
+    ),
+    "python-floor-division": Seeded(  # the comment takes the ';': expected ';' before 'copy_range'
+        "formula-python-syntax",
+        PUT,
+        "grad.take(index).reshape_as(source)",
+        "grad.take(index).reshape_as(source) // 2",
+        "//",
+    ),
+    "python-conditional": Seeded(  # expected ';' before 'if'
+        "formula-python-syntax",
+        PUT,
+        "accumulate ? grad : grad.put(index, zeros_like(source), false)",
+        "grad if accumulate else grad.put(index, zeros_like(source), false)",
+        "if",
+    ),
+    "python-namespace-dot": Seeded(  # expected primary-expression before '.' token
+        "formula-python-syntax",
+        PUT,
+        "self_t.put(index, source_t, accumulate)",
+        "torch.put(self_t, index, source_t, accumulate)",
+        "torch",
+    ),
+    "member-not-called": Seeded(  # invalid use of non-static member function 'at::Tensor at::Tensor::sgn() const'
+        "formula-member-not-called", ABS, "grad * self.sgn()", "grad * self.sgn", "sgn"
     ),
 }

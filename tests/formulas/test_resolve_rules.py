@@ -303,6 +303,57 @@ def test_a_forward_formula_is_a_tensor_for_one_output_and_a_tuple_of_as_many_for
     assert where("0", scope_of(ABS, "self"), headers) == []
 
 
+def test_cpp_alternative_tokens_are_keywords(scope_of, headers):
+    # `not`, `and`, `or` are C++ (ISO 646): g++ reads them as `!`, `&&`, `||`
+    assert codes("not keepdim and grad.defined() or keepdim ? grad : grad", scope_of(MAX_DIM, "self"), headers) == []
+
+
+def rewrites(formula, scope, headers):
+    return [(f.code, formula[f.start : f.end], [r.text for r in f.rewrites]) for f in resolve(formula, scope, headers)]
+
+
+def test_python_power_floor_division_conditional_and_namespace_dot_are_reported_with_their_cpp_spelling(
+    scope_of, headers
+):
+    scope = scope_of(MAX_DIM, "self")
+    assert rewrites("grad ** 2", scope, headers) == [("formula-python-syntax", "**", ["grad.pow(2)"])]
+    assert rewrites("2 ** 3 * grad", scope, headers) == [("formula-python-syntax", "**", ["std::pow(2, 3)"])]
+    assert rewrites("grad * 2 // 3", scope, headers) == [("formula-python-syntax", "//", ["/"])]
+    assert rewrites("grad if keepdim else grad.neg()", scope, headers) == [
+        ("formula-python-syntax", "if", ["keepdim ? grad : grad.neg()"])
+    ]
+    assert rewrites("torch.zeros_like(grad) + at.ones_like(grad)", scope, headers) == [
+        ("formula-python-syntax", "torch", ["at::"]),
+        ("formula-python-syntax", "at", ["at::"]),
+    ]
+    # C++ that looks alike: a comment the formula's own line break ends, a block comment, `if` in a lambda's body,
+    # a dereference of what derivls does not type, a local named like a namespace's member
+    assert where("grad // a comment\n * 2", scope, headers) == []
+    assert where("grad * /*keepdim=*/2", scope, headers) == []
+    assert where("fmap(grad, [&](const Tensor& t) { if (keepdim) { return t; } return t * 2; })", scope, headers) == []
+    assert where("grad ** x", scope, headers) == [("formula-unknown-name", "x")]
+    assert where("grad.std.sum()", scope, headers) == [("formula-member-not-called", "std")]  # a member, not std::
+
+
+def test_a_member_function_named_without_a_call(scope_of, headers):
+    scope = scope_of(MAX_DIM, "self")
+    found = resolve("grad * self.numel", scope, headers)
+    assert [(f.code, "grad * self.numel"[f.start : f.end]) for f in found] == [("formula-member-not-called", "numel")]
+    assert found[0].message.startswith("'numel' is a member function of an at::Tensor ('self'): C++ has no properties")
+    assert [r.text for r in found[0].rewrites] == ["numel()"]
+    assert where("grad.to(self.dtype)", scope, headers) == [("formula-member-not-called", "dtype")]
+    assert where("grad.to(self.dtype()) + grad.to<double>()", scope, headers) == []
+
+
+def test_python_tensor_attributes_suggest_their_cpp_spelling(scope_of, headers):
+    assert codes("grad * self.shape[0]", scope_of(MAX_DIM, "self"), headers) == [
+        ("formula-unknown-method", "shape", ("sym_sizes()",))
+    ]
+    assert codes("grad / self.ndim", scope_of(MAX_DIM, "self"), headers) == [
+        ("formula-unknown-method", "ndim", ("dim()",))
+    ]
+
+
 def test_a_math_constant_is_a_double(scope_of, headers):
     assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
     assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []

@@ -89,7 +89,8 @@ KEYWORDS = frozenset(
     "auto const constexpr return true false nullptr static_cast dynamic_cast reinterpret_cast const_cast sizeof "
     "decltype template typename if else for while do this new delete int int64_t int32_t uint64_t uint8_t int8_t "
     "double float bool void char long short unsigned signed size_t mutable operator using namespace struct class "
-    "noexcept static inline volatile switch case default break continue".split()
+    "noexcept static inline volatile switch case default break continue "
+    "and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq".split()  # (alternative tokens: `not x` is `!x`)
 )
 # std::optional's members (a forward formula's `Tensor?` argument is a `const std::optional<at::Tensor>&`).
 OPTIONAL_METHODS = frozenset("has_value value value_or reset emplace swap".split())

@@ -85,7 +85,7 @@ def unmatched_operations(
     """The judged binary operations of a formula's tokens that no operator takes (see the module's doc);
     `pairs`: tokens.matching_brackets."""
     found: list[Operation] = []
-    b = _Brackets(pairs)
+    b = Brackets(pairs)
     for j, t in enumerate(tokens):
         if t.kind != "punct" or (t.text not in ARITHMETIC and t.text not in COMPARISON) or not _binary(tokens, j):
             continue
@@ -104,7 +104,7 @@ def unmatched_operations(
     return found
 
 
-class _Brackets:
+class Brackets:
     """Balanced bracket pairs both ways (unbalanced ones have no entry: what they hold is not judged)."""
 
     def __init__(self, pairs: dict[int, int]) -> None:
@@ -135,9 +135,9 @@ def _binary(tokens: list[Token], j: int) -> bool:
     return (before.kind in _ENDS_AN_OPERAND and before.text != "return") or before.text in (")", "]")
 
 
-def _left_operand(tokens: list[Token], b: _Brackets, j: int, precedence: int) -> tuple[int, int] | None:
+def _left_operand(tokens: list[Token], b: Brackets, j: int, precedence: int) -> tuple[int, int] | None:
     """The range of the operand before tokens[j] when it is all of the left side; None when unsure."""
-    start = _postfix_start(tokens, b, j - 1)
+    start = postfix_start(tokens, b, j - 1)
     if start is None:
         return None
     if start > 0 and tokens[start - 1].text == "-" and not _binary(tokens, start - 1):
@@ -153,12 +153,12 @@ def _left_operand(tokens: list[Token], b: _Brackets, j: int, precedence: int) ->
     return None
 
 
-def _right_operand(tokens: list[Token], b: _Brackets, j: int, precedence: int) -> tuple[int, int] | None:
+def _right_operand(tokens: list[Token], b: Brackets, j: int, precedence: int) -> tuple[int, int] | None:
     """The range of the operand after tokens[j] when it is all of the right side; None when unsure."""
     start = j + 1
     if tokens[start].text == "-" and tokens[start].kind == "punct":
         start += 1  # negated
-    end = _postfix_end(tokens, b, start)
+    end = postfix_end(tokens, b, start)
     if end is None or end == start:
         return None
     if end == len(tokens):
@@ -172,7 +172,7 @@ def _right_operand(tokens: list[Token], b: _Brackets, j: int, precedence: int) -
     return None
 
 
-def _postfix_start(tokens: list[Token], b: _Brackets, last: int) -> int | None:
+def postfix_start(tokens: list[Token], b: Brackets, last: int) -> int | None:
     """Where the postfix expression (`a`, `a.b(c)[d]`, `(…)`, `at::f(x)`) ending at tokens[last] starts."""
     k = last
     while k >= 0:
@@ -193,7 +193,7 @@ def _postfix_start(tokens: list[Token], b: _Brackets, last: int) -> int | None:
     return None
 
 
-def _postfix_end(tokens: list[Token], b: _Brackets, first: int) -> int | None:
+def postfix_end(tokens: list[Token], b: Brackets, first: int) -> int | None:
     """Where (exclusive) the postfix expression starting at tokens[first] ends."""
     k = first
     if k >= len(tokens):
@@ -223,7 +223,7 @@ def _postfix_end(tokens: list[Token], b: _Brackets, first: int) -> int | None:
 
 
 def _typed(
-    tokens: list[Token], b: _Brackets, span: tuple[int, int], kind: Callable[[int, int], Kind | None]
+    tokens: list[Token], b: Brackets, span: tuple[int, int], kind: Callable[[int, int], Kind | None]
 ) -> Kind | None:
     start, end = span
     if tokens[start].text == "-" and tokens[start].kind == "punct":

@@ -20,6 +20,8 @@ diagnostic. Codes:
                              anything but a Tensor, a std::optional or a list in arithmetic (see operators.py)
   formula-result-type        the formula's value where the generated code cannot take it: a tuple for one
                              input, a Tensor for several, a number for a Tensor output (see returns.py)
+  formula-python-syntax      `a ** b`, `a // b`, `a if c else b`, `torch.f` (see syntax.py)
+  formula-member-not-called  `x.name` without a call where `name` is a member function of what `x` holds
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
                              `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
@@ -38,7 +40,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from derivls.derivatives.formulas import argtypes, operators, returns
+from derivls.derivatives.formulas import argtypes, operators, returns, syntax
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
     CMATH_ARITY,
@@ -186,6 +188,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                 findings.append(finding)
             continue
         if prev == ".":
+            if i >= 2 and syntax.names_a_namespace(tokens, i - 2, declared, scope.locals):
+                continue  # `torch.f`: formula-python-syntax (f is the namespace's, not a method)
             if (
                 headers is not None
                 and headers.has_tensor_methods
@@ -193,6 +197,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                 and not headers.is_method(t.text)
             ):
                 cands = headers.tensor_method_names()
+                python = PYTHON_ATTRIBUTES.get(t.text)
                 findings.append(
                     Finding(
                         "formula-unknown-method",
@@ -200,8 +205,9 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                         t.start,
                         t.end,
                         f"No Tensor method (nor method of std::optional, c10::Scalar, ArrayRef, "
-                        f"SymInt) is named '{t.text}'.",
-                        _closest(t.text, cands),
+                        f"SymInt) is named '{t.text}'."
+                        + (f" (Python's '.{t.text}' is '.{python}' in C++.)" if python else ""),
+                        (python,) if python else _closest(t.text, cands),
                     )
                 )
             elif headers is not None:
@@ -229,6 +235,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         finding = _unqualified(tokens, i, pairs, scope, headers, declared)
         if finding is not None:
             findings.append(finding)
+    calls: _Calls | None = None
     if headers is not None and headers.native_complete:
         calls = _Calls(
             tokens,
@@ -253,7 +260,31 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings = _certain_adl(calls, findings)
         if "?" in formula:
             findings.extend(_conditional_types(calls))
+    if any(mark in formula for mark in _PYTHON_MARKS):
+        findings.extend(_python_syntax(formula, tokens, pairs, scope, declared, calls))
     return findings
+
+
+_PYTHON_MARKS = ("**", "//", "if", "torch.", "at.", "std.", "c10.")  # (a superset: syntax.py judges)
+
+
+def _python_syntax(
+    formula: str, tokens: list[Token], pairs: dict[int, int], scope: Scope, declared: set[str], calls: _Calls | None
+) -> list[Finding]:
+    """Python written where C++ is compiled (derivatives/formulas/syntax.py): `**`, `//`, `a if c else b`, `torch.f`."""
+    kind = (lambda start, end: _argument_kind(calls, start, end)) if calls is not None else (lambda start, end: None)
+    own = declared | set(scope.locals)
+    return [
+        Finding(
+            "formula-python-syntax",
+            1,
+            s.start,
+            s.end,
+            s.message,
+            rewrites=(Rewrite(*s.fix),) if s.fix is not None else (),
+        )
+        for s in syntax.python_slips(formula, tokens, pairs, kind, own)
+    ]
 
 
 _ENDS_A_BRANCH = frozenset({",", ")", "]", "}", ";"})
@@ -1172,13 +1203,16 @@ def _receiver_method(
     in a forward formula.)"""
     local = _known_receiver(tokens, i, scope, headers, declared)
     if local is None:
-        return None
+        return _uncalled_method(tokens, i, headers)
     receiver, t = local.name, tokens[i]
     if local.holds == TENSOR:
         if headers.is_tensor_method(t.text, scope.backward):
-            return None
+            return _not_called(tokens, i, local)
         cands = headers.tensor_method_names()
         message = f"'{receiver}' is a Tensor here, and Tensor has no method '{t.text}'."
+        if t.text in PYTHON_ATTRIBUTES:
+            message += f" (Python's '.{t.text}' is '.{PYTHON_ATTRIBUTES[t.text]}' in C++.)"
+            return Finding("formula-unknown-method", 1, t.start, t.end, message, (PYTHON_ATTRIBUTES[t.text],))
         if scope.backward and t.text in OPTIONAL_METHODS and local.kind != "result":
             message += (
                 " In a backward formula an optional Tensor (Tensor?) is the saved Tensor, unpacked: undefined"
@@ -1199,11 +1233,11 @@ def _receiver_method(
         # (`x.sym_sizes()` of a list is saved by the codegen too, but computed by the kernel on its
         # ArrayRef, which has no such member either)
         if t.text in members:
-            return None
+            return _not_called(tokens, i, local)
         message = f"'{receiver}' is {_described(local)}, which has no member '{t.text}'."
         return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, members))
     if t.text in OPTIONAL_METHODS:
-        return None
+        return _not_called(tokens, i, local)
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"
     message = (
         f"'{receiver}' is an optional Tensor (Tensor?) in a forward formula: a std::optional<at::Tensor>, "
@@ -1212,6 +1246,56 @@ def _receiver_method(
     )
     arrow = Rewrite(f"Use '{receiver}->{t.text}'", tokens[i - 1].start, t.end, f"->{t.text}")
     return Finding("formula-unknown-method", 1, t.start, t.end, message, (), (arrow,) if what == "a method" else ())
+
+
+# Python's Tensor attributes that C++ spells otherwise (a method call)
+PYTHON_ATTRIBUTES = {"shape": "sym_sizes()", "ndim": "dim()"}
+
+
+def _not_called(tokens: list[Token], i: int, local: Local) -> Finding | None:
+    """`x.name` not followed by a call, where `name` is a member function of what `x` holds: C++ has no
+    properties (`self.numel`, `grad.dtype`); every member of the receivers derivls knows is a function."""
+    if i + 1 < len(tokens) and tokens[i + 1].text in ("(", "<"):
+        return None
+    t = tokens[i]
+    what = {TENSOR: "an at::Tensor", OPTIONAL_TENSOR: "a std::optional<at::Tensor>"}.get(local.holds) or _described(
+        local
+    )
+    return Finding(
+        "formula-member-not-called",
+        1,
+        t.start,
+        t.end,
+        f"'{t.text}' is a member function of {what} ('{local.name}'): C++ has no properties; call it, "
+        f"'{local.name}.{t.text}()'.",
+        rewrites=(Rewrite(f"Call '{t.text}()'", t.start, t.end, f"{t.text}()"),),
+    )
+
+
+# data members of a type a formula meets (std::pair's): `x.first` is no method named without a call
+DATA_MEMBERS = frozenset({"first", "second"})
+
+
+def _uncalled_method(tokens: list[Token], i: int, headers: HeaderIndex) -> Finding | None:
+    """`(…).name` or `f(…).name` not followed by a call, on a receiver derivls does not type, where `name` is a
+    method (headers.is_method: a Tensor's or a listed type's) and no data member: whatever the receiver is, C++
+    has no properties."""
+    if not headers.has_tensor_methods or not headers.native_complete:
+        return None
+    if i + 1 < len(tokens) and tokens[i + 1].text in ("(", "<"):
+        return None
+    t = tokens[i]
+    if t.text in DATA_MEMBERS or not headers.is_method(t.text):
+        return None
+    return Finding(
+        "formula-member-not-called",
+        1,
+        t.start,
+        t.end,
+        f"'{t.text}' is a method (at::Tensor has it, or a type a formula meets): C++ has no properties; "
+        f"call it, '.{t.text}()'.",
+        rewrites=(Rewrite(f"Call '{t.text}()'", t.start, t.end, f"{t.text}()"),),
+    )
 
 
 def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list[Finding]:
