@@ -326,6 +326,10 @@ def test_python_power_floor_division_conditional_and_namespace_dot_are_reported_
         ("formula-python-syntax", "torch", ["at::"]),
         ("formula-python-syntax", "at", ["at::"]),
     ]
+    assert rewrites("math.pi * grad + math.sqrt(2.) * grad", scope, headers) == [
+        ("formula-python-syntax", "math", ["M_PI"]),
+        ("formula-python-syntax", "math", ["std::"]),
+    ]
     # C++ that looks alike: a comment the formula's own line break ends, a block comment, `if` in a lambda's body,
     # a dereference of what derivls does not type, a local named like a namespace's member
     assert where("grad // a comment\n * 2", scope, headers) == []
@@ -343,6 +347,13 @@ def test_a_member_function_named_without_a_call(scope_of, headers):
     assert [r.text for r in found[0].rewrites] == ["numel()"]
     assert where("grad.to(self.dtype)", scope, headers) == [("formula-member-not-called", "dtype")]
     assert where("grad.to(self.dtype()) + grad.to<double>()", scope, headers) == []
+
+
+def test_python_names_suggest_their_cpp_spelling(scope_of, headers):
+    scope = scope_of(MAX_DIM, "self")
+    assert codes("grad.sum(dim, True)", scope, headers) == [("formula-unknown-name", "True", ("true",))]
+    found = resolve("keepdim ? grad : None", scope, headers)
+    assert [(f.code, f.suggestions) for f in found] == [("formula-unknown-name", ("Tensor()", "std::nullopt"))]
 
 
 def test_python_tensor_attributes_suggest_their_cpp_spelling(scope_of, headers):

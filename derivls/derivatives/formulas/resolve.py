@@ -232,6 +232,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             continue  # a namespace or class qualifier
         if t.text in declared:
             continue
+        if nxt == "." and syntax.names_a_namespace(tokens, i, declared, scope.locals):
+            continue  # `math.pi`: formula-python-syntax
         finding = _unqualified(tokens, i, pairs, scope, headers, declared)
         if finding is not None:
             findings.append(finding)
@@ -265,7 +267,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
     return findings
 
 
-_PYTHON_MARKS = ("**", "//", "if", "torch.", "at.", "std.", "c10.")  # (a superset: syntax.py judges)
+_PYTHON_MARKS = ("**", "//", "if", "torch.", "at.", "std.", "c10.", "math.")  # (a superset: syntax.py judges)
 
 
 def _python_syntax(
@@ -1436,15 +1438,25 @@ def _unqualified(
     candidates = set(scope.locals) | set(headers.helpers) | headers.using
     if not scope.backward:
         candidates -= {"grad", "grads"}
+    python = PYTHON_NAMES.get(name)
     return Finding(
         "formula-unknown-name",
         1,
         t.start,
         t.end,
         f"'{name}' is not declared: it is neither a local of this formula "
-        f"({'backward' if scope.backward else 'forward'}), a FunctionsManual helper, nor an ATen function.",
-        _closest(name, candidates),
+        f"({'backward' if scope.backward else 'forward'}), a FunctionsManual helper, nor an ATen function."
+        + (f" (Python's '{name}' is {' or '.join(repr(p) for p in python)} in C++.)" if python else ""),
+        python or _closest(name, candidates),
     )
+
+
+# Python's names that C++ spells otherwise (the suggestions of formula-unknown-name)
+PYTHON_NAMES = {
+    "True": ("true",),
+    "False": ("false",),
+    "None": ("Tensor()", "std::nullopt"),  # an undefined Tensor, an empty optional
+}
 
 
 # Names whose `<` opens template arguments (besides capitalised names and members: `x.item<double>()`).

@@ -7,7 +7,8 @@ another — or not at all — fails the build, often far from the formula:
 - `a // b`: `//` starts a C++ comment that runs to the end of the line, so the generated code loses the rest
   of the formula and the `;` the template writes after it (only where no line break follows in the formula);
 - `a if c else b`: C++ writes `c ? a : b` (`if` in an expression is only valid inside a lambda's body);
-- `torch.f(…)`, `at.f`, `std.f`, `c10.f`: namespaces' members are named with `::`.
+- `torch.f(…)`, `at.f`, `std.f`, `c10.f`, `math.f`: namespaces' members are named with `::` (`math.pi` is
+  `M_PI`).
 
 Each finding carries the fix where it is mechanical. Operand typing is the caller's (`kind`, as for
 operators.py): `**` is judged only when what follows it is typed and is no pointer.
@@ -23,7 +24,9 @@ from derivls.derivatives.formulas.operators import Brackets, Kind, postfix_end, 
 from derivls.derivatives.formulas.tokens import Token
 from derivls.frozen import frozen_dataclass
 
-_NAMESPACES = {"torch": "at::", "at": "at::", "std": "std::", "c10": "c10::"}
+_NAMESPACES = {"torch": "at::", "at": "at::", "std": "std::", "c10": "c10::", "math": "std::"}
+# Python's math constants, as C++ (<cmath>'s macros, <limits>)
+_MATH_CONSTANTS = {"pi": "M_PI", "e": "M_E", "inf": "std::numeric_limits<double>::infinity()"}
 _LINE_COMMENT = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
 
 
@@ -59,16 +62,18 @@ def python_slips(
         if t.text == "if" and depth == 0:
             slips.append(_conditional(formula, tokens, j))
         elif j + 2 < len(tokens) and tokens[j + 1].text == "." and names_a_namespace(tokens, j, local):
-            qualifier = _NAMESPACES[t.text]
-            slips.append(
-                Slip(
-                    t.start,
-                    t.end,
+            qualifier, member = _NAMESPACES[t.text], tokens[j + 2]
+            constant = _MATH_CONSTANTS.get(member.text) if t.text == "math" else None
+            if constant is not None:
+                message = f"'math.{member.text}' is Python: C++ writes '{constant}'."
+                fix = (f"Use '{constant}'", t.start, member.end, constant)
+            else:
+                message = (
                     f"'{t.text}.' is Python: C++ names a namespace's members with '::' (write "
-                    f"'{qualifier}{tokens[j + 2].text}').",
-                    (f"Use '{qualifier}'", t.start, tokens[j + 1].end, qualifier),
+                    f"'{qualifier}{member.text}')."
                 )
-            )
+                fix = (f"Use '{qualifier}'", t.start, tokens[j + 1].end, qualifier)
+            slips.append(Slip(t.start, t.end, message, fix))
     return slips
 
 
