@@ -1212,9 +1212,6 @@ def _receiver_method(
             return _not_called(tokens, i, local)
         cands = headers.tensor_method_names()
         message = f"'{receiver}' is a Tensor here, and Tensor has no method '{t.text}'."
-        if t.text in PYTHON_ATTRIBUTES:
-            message += f" (Python's '.{t.text}' is '.{PYTHON_ATTRIBUTES[t.text]}' in C++.)"
-            return Finding("formula-unknown-method", 1, t.start, t.end, message, (PYTHON_ATTRIBUTES[t.text],))
         if scope.backward and t.text in OPTIONAL_METHODS and local.kind != "result":
             message += (
                 " In a backward formula an optional Tensor (Tensor?) is the saved Tensor, unpacked: undefined"
@@ -1257,21 +1254,8 @@ PYTHON_ATTRIBUTES = {"shape": "sym_sizes()", "ndim": "dim()"}
 def _not_called(tokens: list[Token], i: int, local: Local) -> Finding | None:
     """`x.name` not followed by a call, where `name` is a member function of what `x` holds: C++ has no
     properties (`self.numel`, `grad.dtype`); every member of the receivers derivls knows is a function."""
-    if i + 1 < len(tokens) and tokens[i + 1].text in ("(", "<"):
-        return None
-    t = tokens[i]
-    what = {TENSOR: "an at::Tensor", OPTIONAL_TENSOR: "a std::optional<at::Tensor>"}.get(local.holds) or _described(
-        local
-    )
-    return Finding(
-        "formula-member-not-called",
-        1,
-        t.start,
-        t.end,
-        f"'{t.text}' is a member function of {what} ('{local.name}'): C++ has no properties; call it, "
-        f"'{local.name}.{t.text}()'.",
-        rewrites=(Rewrite(f"Call '{t.text}()'", t.start, t.end, f"{t.text}()"),),
-    )
+    what = {TENSOR: "an at::Tensor", OPTIONAL_TENSOR: "a std::optional<at::Tensor>"}.get(local.holds)
+    return _uncalled(tokens, i, f"a member function of {what or _described(local)} ('{local.name}')")
 
 
 # data members of a type a formula meets (std::pair's): `x.first` is no method named without a call
@@ -1284,18 +1268,22 @@ def _uncalled_method(tokens: list[Token], i: int, headers: HeaderIndex) -> Findi
     has no properties."""
     if not headers.has_tensor_methods or not headers.native_complete:
         return None
+    if tokens[i].text in DATA_MEMBERS or not headers.is_method(tokens[i].text):
+        return None
+    return _uncalled(tokens, i, "a method (at::Tensor has it, or a type a formula meets)")
+
+
+def _uncalled(tokens: list[Token], i: int, what: str) -> Finding | None:
+    """formula-member-not-called for the member tokens[i] (`what` it is), unless a call or template arguments follow."""
     if i + 1 < len(tokens) and tokens[i + 1].text in ("(", "<"):
         return None
     t = tokens[i]
-    if t.text in DATA_MEMBERS or not headers.is_method(t.text):
-        return None
     return Finding(
         "formula-member-not-called",
         1,
         t.start,
         t.end,
-        f"'{t.text}' is a method (at::Tensor has it, or a type a formula meets): C++ has no properties; "
-        f"call it, '.{t.text}()'.",
+        f"'{t.text}' is {what}: C++ has no properties; call it, '.{t.text}()'.",
         rewrites=(Rewrite(f"Call '{t.text}()'", t.start, t.end, f"{t.text}()"),),
     )
 
