@@ -31,6 +31,7 @@ and, with `--python`, Python written for C++:
     python-floor        `/` written as Python's floor division        a / b            -> a // b
     python-power        `x.pow(e)` written as Python's power          self.pow(2)      -> self ** 2
     python-conditional  `c ? a : b` written as Python's conditional   c ? a : b        -> a if c else b
+    python-list         a braced list written as Python's list        f(x, {0, 1})     -> f(x, [0, 1])
 
 `judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
 check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
@@ -67,7 +68,14 @@ KINDS = (
 )
 MORE_KINDS = ("drop-namespace", "add-namespace", "drop-symint")
 CONVERSION_KINDS = ("drop-conversion",)
-PYTHON_KINDS = ("python-attribute", "python-namespace", "python-floor", "python-power", "python-conditional")
+PYTHON_KINDS = (
+    "python-attribute",
+    "python-namespace",
+    "python-floor",
+    "python-power",
+    "python-conditional",
+    "python-list",
+)
 # members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
 _CONVERSIONS = frozenset(
     "toDouble toComplexDouble toLong toBool toSymInt toSymFloat value expect_int guard_int".split()
@@ -216,7 +224,8 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
                 and tokens[i - 2].kind == "ident"
                 and pairs.get(i + 1) == i + 3
             ):
-                power = f"{tokens[i - 2].text} ** {tokens[i + 2].text}"  # x.pow(e) -> x ** e
+                power = f"{tokens[i - 2].text} ** {tokens[i + 2].text}"  # x.pow(e) -> x ** e, (x ** e).f()
+                power = f"({power})" if i + 4 < len(tokens) and tokens[i + 4].text in (".", "->") else power
                 sites["python-power"].append((tokens[i - 2].start, tokens[i + 3].end, lambda _w, _r, p=power: p))
             continue
         if member and t.text == "to" and after == "<" and before == ".":  # x.to<double>()
@@ -240,6 +249,10 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
             and (tokens[j - 1].kind in ("ident", "number") or tokens[j - 1].text == ")")
         ):
             sites["python-floor"].append((t.start, t.end, lambda _w, _r: "//"))
+    for j, t in enumerate(tokens):  # `(` or `,` then `{a, b}`: an argument that is a braced list
+        if t.text == "{" and j and tokens[j - 1].text in ("(", ",") and pairs.get(j, j + 1) > j + 1:
+            close = pairs[j]
+            sites["python-list"].append((t.start, tokens[close].end, lambda w, _r: "[" + w[1:-1] + "]"))
     top = _top_level(tokens)
     marks = [j for j in top if tokens[j].text in ("?", ":")]
     if [tokens[j].text for j in marks] == ["?", ":"] and 0 < marks[0] < marks[1] - 1 < len(tokens) - 2:

@@ -19,6 +19,7 @@ class Seeded:
 
 
 ABS = "- name: abs(Tensor self) -> Tensor"
+ADDBMM = "- name: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 PUT = "- name: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"
 MATMUL = "- name: matmul(Tensor self, Tensor other) -> Tensor"
 LINALG_EIGH = (
@@ -417,5 +418,12 @@ SEEDED = {
     ),
     "member-not-called": Seeded(  # invalid use of non-static member function 'at::Tensor at::Tensor::sgn() const'
         "formula-member-not-called", ABS, "grad * self.sgn()", "grad * self.sgn", "sgn"
+    ),
+    "python-list": Seeded(  # expected '{' before ')' token (a lambda's introducer)
+        "formula-python-syntax",
+        ADDBMM,
+        "expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) })",
+        "expand_symint([batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2)])",
+        "[",
     ),
 }

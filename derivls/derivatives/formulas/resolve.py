@@ -267,7 +267,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
     return findings
 
 
-_PYTHON_MARKS = ("**", "//", "if", "torch.", "at.", "std.", "c10.", "math.")  # (a superset: syntax.py judges)
+_PYTHON_MARKS = ("**", "//", "if", "torch.", "at.", "std.", "c10.", "math.", "[")  # (a superset: syntax.py judges)
 
 
 def _python_syntax(

@@ -8,7 +8,8 @@ another — or not at all — fails the build, often far from the formula:
   of the formula and the `;` the template writes after it (only where no line break follows in the formula);
 - `a if c else b`: C++ writes `c ? a : b` (`if` in an expression is only valid inside a lambda's body);
 - `torch.f(…)`, `at.f`, `std.f`, `c10.f`, `math.f`: namespaces' members are named with `::` (`math.pi` is
-  `M_PI`).
+  `M_PI`);
+- `f(x, [0, 1])`: a list is braced in C++ (`{0, 1}`); `[` where an expression starts opens a lambda.
 
 Each finding carries the fix where it is mechanical. Operand typing is the caller's (`kind`, as for
 operators.py): `**` is judged only when what follows it is typed and is no pointer.
@@ -56,6 +57,8 @@ def python_slips(
                 depth -= 1
             elif t.text == "*" and j + 1 < len(tokens) and tokens[j + 1].text == "*" and tokens[j + 1].start == t.end:
                 slips.extend(_power(formula, tokens, b, j, kind))
+            elif t.text == "[" and j in pairs and (slip := _list(formula, tokens, pairs, j)) is not None:
+                slips.append(slip)
             continue
         if t.kind != "ident":
             continue
@@ -137,6 +140,28 @@ def _power(
             fix,
         )
     ]
+
+
+# what follows a lambda's introducer `[…]`
+_LAMBDA_AFTER = frozenset({"(", "{", "<", "mutable", "constexpr", "noexcept", "->"})
+
+
+def _list(formula: str, tokens: list[Token], pairs: dict[int, int], j: int) -> Slip | None:
+    """`[a, b]` where an expression starts (not a subscript) and no lambda follows: Python's list literal."""
+    before = tokens[j - 1] if j else None
+    if before is not None and (before.kind in ("ident", "number", "string", "char") or before.text in (")", "]")):
+        return None  # a subscript (`auto [a, b]` too)
+    close = pairs[j]
+    if close + 1 < len(tokens) and tokens[close + 1].text in _LAMBDA_AFTER:
+        return None
+    inner = formula[tokens[j].end : tokens[close].start]
+    return Slip(
+        tokens[j].start,
+        tokens[j].end,
+        f"'[{inner}]' is Python's list: C++ reads '[' here as a lambda's start. A list argument is a braced list, "
+        f"'{{{inner}}}'.",
+        (f"Use '{{{inner}}}'", tokens[j].start, tokens[close].end, f"{{{inner}}}"),
+    )
 
 
 def _conditional(formula: str, tokens: list[Token], j: int) -> Slip:
