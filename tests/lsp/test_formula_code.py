@@ -240,6 +240,21 @@ async def test_a_symint_list_given_to_an_int_array_ref_name_gets_the_symint_name
     await diagnostics(client, doc.uri)
 
 
+async def test_python_power_in_a_formula_gets_pow_as_quick_fix(client: LanguageClient, doc, text):
+    docs = Documents(client)
+    docs.texts[doc.uri], docs.versions[doc.uri] = text, 300
+    line = "  self: grad * self.sgn()\n"
+    at = position_of(text, line, offset=len(line) - 1)
+    docs.edit(doc.uri, at.line, at.character, at.line, at.character, " ** 2")
+    action, edit = await first_quick_fix(client, doc, at.line, "formula-python-syntax")
+    assert action.title == "Use 'self.sgn().pow(2)'"
+    start = at.character - len("self.sgn()")
+    assert edit.new_text == "self.sgn().pow(2)"
+    assert (edit.range.start.character, edit.range.end.character) == (start, at.character + len(" ** 2"))
+    docs.replace_all(doc.uri, text)
+    await diagnostics(client, doc.uri)
+
+
 @pytest_lsp.fixture(config=CONFIG, scope="module")
 async def toy(lsp_client: LanguageClient):
     result = await initialize(lsp_client, CHECKOUT, caps=capabilities())
