@@ -14,7 +14,7 @@ A second campaign draws namespace and SymInt mistakes (`at::` left out or added,
 has `using namespace at;`) but not in a backward one.
 
 A third draws Python written for C++: a method named like a property, `torch.f`, `//`, `**`, `a if c else b`,
-`[0, 1]`.
+`[0, 1]`, `grad ? …` for `grad.defined() ? …`.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ and, with `--python`, Python written for C++:
     python-power        `x.pow(e)` written as Python's power          self.pow(2)      -> self ** 2
     python-conditional  `c ? a : b` written as Python's conditional   c ? a : b        -> a if c else b
     python-list         a braced list written as Python's list        f(x, {0, 1})     -> f(x, [0, 1])
+    python-truthiness   a Tensor tested like Python's truthiness      grad.defined() ? -> grad ?
 
 `judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
 check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
@@ -75,6 +76,7 @@ PYTHON_KINDS = (
     "python-power",
     "python-conditional",
     "python-list",
+    "python-truthiness",
 )
 # members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
 _CONVERSIONS = frozenset(
@@ -213,6 +215,8 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
                 sites["drop-symint"].append((t.start, t.end, lambda w, _r: _INT_TWINS[w]))
             if member and t.text in _CONVERSIONS and i + 1 in pairs and before == ".":
                 sites["drop-conversion"].append((tokens[i - 1].start, tokens[pairs[i + 1]].end, lambda _w, _r: ""))
+            if t.text == "defined" and before == "." and pairs.get(i + 1) == i + 2:  # x.defined() -> x
+                sites["python-truthiness"].append((tokens[i - 1].start, tokens[i + 2].end, lambda _w, _r: ""))
             if before == "." and pairs.get(i + 1) == i + 2:  # x.f() -> x.f
                 sites["python-attribute"].append((tokens[i + 1].start, tokens[i + 2].end, lambda _w, _r: ""))
             if before == "::" and i >= 2 and tokens[i - 2].text == "at" and (i < 3 or tokens[i - 3].text != "::"):

@@ -426,4 +426,11 @@ SEEDED = {
         "expand_symint([batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2)])",
         "[",
     ),
+    "python-truthiness": Seeded(  # could not convert 'grad' from 'const at::Tensor' to 'bool'
+        "formula-not-bool",
+        BATCH_NORM,
+        "grad.defined() ? native_batch_norm_backward(",
+        "grad ? native_batch_norm_backward(",
+        "grad",
+    ),
 }

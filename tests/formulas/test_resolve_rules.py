@@ -370,6 +370,21 @@ def test_python_tensor_attributes_suggest_their_cpp_spelling(scope_of, headers):
     ]
 
 
+def test_a_tensor_scalar_or_list_is_no_condition(scope_of, headers):
+    scope = scope_of(MAX_DIM, "self")
+    found = resolve("grad ? grad * 2 : grad", scope, headers)
+    assert [(f.code, "grad ? grad * 2 : grad"[f.start : f.end], [r.text for r in f.rewrites]) for f in found] == [
+        ("formula-not-bool", "grad", ["grad.defined()"])
+    ]
+    assert where("!self.sym_sizes().empty() && (!grad || keepdim) ? grad : grad", scope, headers) == [
+        ("formula-not-bool", "grad")
+    ]
+    assert where("grad.defined() && !keepdim ? grad : grad", scope, headers) == []
+    assert where("keepdim || self.sizes() ? grad : grad", scope, headers) == [("formula-not-bool", "self.sizes()")]
+    # an operation's result is not judged (`grad > 0` is a Tensor too, but not a name a Python habit writes)
+    assert where("dim > 0 ? grad : grad", scope, headers) == []
+
+
 def test_a_math_constant_is_a_double(scope_of, headers):
     assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
     assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []

@@ -235,3 +235,48 @@ def _typed(
     if end - start >= 3 and tokens[start].text == "(" and b.closing.get(start) == end - 1:
         return _typed(tokens, b, (start + 1, end - 1), kind)
     return kind(start, end)
+
+
+# What does not convert to bool, even contextually (at::Tensor, c10::Scalar, ArrayRef and std::vector have no
+# `operator bool`; std::optional's is explicit, which a condition may use; numbers and pointers convert)
+_NOT_BOOL = frozenset({argtypes.TENSOR, argtypes.SCALAR, argtypes.INT_LIST, argtypes.SYMINT_LIST, argtypes.TENSOR_LIST})
+
+
+@frozen_dataclass
+class Condition:
+    """tokens[span[0]:span[1]] stands where C++ wants a bool (a `?:`'s condition, `!`'s, `&&`'s or `||`'s
+    operand) and its type (`kind`) has no conversion to bool."""
+
+    span: tuple[int, int]
+    kind: Kind
+
+
+def unconvertible_conditions(
+    tokens: list[Token], pairs: dict[int, int], kind: Callable[[int, int], Kind | None]
+) -> list[Condition]:
+    """The operands of a formula that must convert to bool and cannot (Python's truthiness: `grad ? a : b`,
+    `!self`, `grad && x`). Only operands that are all of their side (see the module's doc) are judged."""
+    b = Brackets(pairs)
+    spans: list[tuple[int, int]] = []
+    for j, t in enumerate(tokens):
+        if t.kind != "punct":
+            continue
+        if t.text == "?" and j > 0:
+            start = postfix_start(tokens, b, j - 1)
+            if start is not None and (start == 0 or tokens[start - 1].text in _OPENS):
+                spans.append((start, j))
+        elif t.text == "!" and j + 1 < len(tokens):
+            end = postfix_end(tokens, b, j + 1)
+            if end is not None:
+                spans.append((j + 1, end))
+        elif t.text in ("&&", "||") and _binary(tokens, j):
+            precedence = _PRECEDENCE[t.text]
+            for side in (_left_operand(tokens, b, j, precedence), _right_operand(tokens, b, j, precedence)):
+                if side is not None:
+                    spans.append(side)
+    found = []
+    for span in dict.fromkeys(spans):
+        k = _typed(tokens, b, span, kind)
+        if k is not None and k[0] in _NOT_BOOL:
+            found.append(Condition(span, k))
+    return found

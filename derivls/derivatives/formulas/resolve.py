@@ -22,6 +22,8 @@ diagnostic. Codes:
                              input, a Tensor for several, a number for a Tensor output (see returns.py)
   formula-python-syntax      `a ** b`, `a // b`, `a if c else b`, `torch.f` (see syntax.py)
   formula-member-not-called  `x.name` without a call where `name` is a member function of what `x` holds
+  formula-not-bool           `grad ? a : b`, `!self`, `grad && x`: a Tensor, a c10::Scalar or a list where C++
+                             wants a bool (see operators.py)
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
                              `zeros_like(self)` leaves `at::self_info.zeros()`
   formula-argument-count     a call of a FunctionsManual helper (and nothing else), or of an ATen operator
@@ -262,6 +264,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings = _certain_adl(calls, findings)
         if "?" in formula:
             findings.extend(_conditional_types(calls))
+        if "?" in formula or "!" in formula or "&&" in formula or "||" in formula:
+            findings.extend(_not_bool(calls))
     if any(mark in formula for mark in _PYTHON_MARKS):
         findings.extend(_python_syntax(formula, tokens, pairs, scope, declared, calls))
     return findings
@@ -367,6 +371,35 @@ def _operand_types(c: _Calls) -> list[Finding]:
                 tokens[o.op].end,
                 f"No operator '{tokens[o.op].text}' takes '{sides[0]}' ({first[1]}) and '{sides[1]}' ({second[1]}): "
                 f"{o.reason}.",
+                rewrites=rewrites,
+            )
+        )
+    return findings
+
+
+def _not_bool(c: _Calls) -> list[Finding]:
+    """A `?:` condition, `!`'s or `&&`/`||`'s operand whose type has no conversion to bool (operators.py):
+    Python's truthiness (`grad ? a : b` for `grad.defined() ? a : b`)."""
+    findings = []
+    tokens = c.tokens
+    for cond in operators.unconvertible_conditions(tokens, c.pairs, lambda start, end: _argument_kind(c, start, end)):
+        start, end = cond.span
+        text = _source(tokens[start:end])
+        rewrites: tuple[Rewrite, ...] = ()
+        hint = ""
+        if cond.kind[0] == argtypes.TENSOR:
+            hint = f" Test whether it holds a Tensor with '{text}.defined()'."
+            rewrites = (
+                Rewrite(f"Use '{text}.defined()'", tokens[start].start, tokens[end - 1].end, f"{text}.defined()"),
+            )
+        findings.append(
+            Finding(
+                "formula-not-bool",
+                1,
+                tokens[start].start,
+                tokens[end - 1].end,
+                f"'{text}' ({cond.kind[1]}) stands where C++ wants a bool, and it has no conversion to bool (C++ has no "
+                f"Python truthiness).{hint}",
                 rewrites=rewrites,
             )
         )
