@@ -37,6 +37,24 @@ STRING = "string"
 BOOL_ARRAY = "std::array<bool, N>"
 TENSOR_OPTIONS = "TensorOptions"  # as a parameter (made from a ScalarType, Layout, Device, MemoryFormat)
 
+# Families of values that are no Tensor and hold none, whose types are c10's, std's or builtins (not a std::optional of
+# a single value, which may hold an at::Generator).
+NO_TENSOR = frozenset(
+    {
+        NUMBER,
+        SYMINT,
+        SCALAR,
+        SCALAR_TYPE,
+        INT_LIST,
+        SYMINT_LIST,
+        STRING,
+        BOOL_ARRAY,
+        TENSOR_OPTIONS,
+        OPTIONAL_NUMBER,
+        OPTIONAL_STRING,
+    }
+)
+
 _NAMESPACES = re.compile(r"\b(?:at|c10|std|torch::autograd)::|\bconst\b|[&\s]|^::")
 _NUMBERS = frozenset({"int64_t", "int", "double", "bool", "size_t", "float", "long", "int32_t", "uint64_t"})
 _INT_LISTS = frozenset(

@@ -521,22 +521,7 @@ _HAS_VALUE = frozenset({argtypes.OPTIONAL_NUMBER, argtypes.OPTIONAL_VALUE})
 _BRACED = "braced"  # a braced-init-list argument: argument-dependent lookup ignores it
 # Argument types none of whose associated namespaces is at:: (c10::, std::, none): an unqualified call with only
 # such arguments finds no ATen function by argument-dependent lookup. (A std::optional may hold an at::Generator.)
-_NO_AT_FAMILIES = frozenset(
-    {
-        argtypes.NUMBER,
-        argtypes.SYMINT,
-        argtypes.SCALAR,
-        argtypes.SCALAR_TYPE,
-        argtypes.INT_LIST,
-        argtypes.SYMINT_LIST,
-        argtypes.STRING,
-        argtypes.BOOL_ARRAY,
-        argtypes.TENSOR_OPTIONS,
-        argtypes.OPTIONAL_NUMBER,
-        argtypes.OPTIONAL_STRING,
-        _BRACED,
-    }
-)
+_NO_AT_FAMILIES = argtypes.NO_TENSOR | {_BRACED}
 
 
 def _certain_adl(c: _Calls, findings: list[Finding]) -> list[Finding]:

@@ -29,22 +29,7 @@ class Shape:
 
 
 # argtypes families that are one value, neither a Tensor nor a list of Tensors nor a tuple
-_VALUES = frozenset(
-    {
-        argtypes.NUMBER,
-        argtypes.SYMINT,
-        argtypes.SCALAR,
-        argtypes.SCALAR_TYPE,
-        argtypes.INT_LIST,
-        argtypes.SYMINT_LIST,
-        argtypes.STRING,
-        argtypes.BOOL_ARRAY,
-        argtypes.TENSOR_OPTIONS,
-        argtypes.OPTIONAL_NUMBER,
-        argtypes.OPTIONAL_STRING,
-        argtypes.OPTIONAL_VALUE,
-    }
-)
+_VALUES = argtypes.NO_TENSOR | {argtypes.OPTIONAL_VALUE}
 
 
 def of_family(family: str, cpp_type: str) -> Shape | None:
