@@ -28,7 +28,7 @@ from derivls.frozen import frozen_dataclass
 _NAMESPACES = {"torch": "at::", "at": "at::", "std": "std::", "c10": "c10::", "math": "std::"}
 # Python's math constants, as C++ (<cmath>'s macros, <limits>)
 _MATH_CONSTANTS = {"pi": "M_PI", "e": "M_E", "inf": "std::numeric_limits<double>::infinity()"}
-_LINE_COMMENT = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+_COMMENTS_AND_LITERALS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
 
 
 @frozen_dataclass
@@ -81,7 +81,7 @@ def python_slips(
 
 
 def names_a_namespace(tokens: list[Token], j: int, *own: Container[str]) -> bool:
-    """Whether tokens[j] is a namespace's name (torch, at, std, c10) followed by `.` and a name: not a member
+    """Whether tokens[j] is a namespace's name (torch, at, std, c10, math) followed by `.` and a name: not a member
     (`x.std`), not a name the formula has (`own`: its locals, its declarations)."""
     t = tokens[j]
     return (
@@ -99,7 +99,7 @@ def _line_comments(formula: str) -> list[Slip]:
     if "//" not in formula:
         return []
     slips = []
-    for m in _LINE_COMMENT.finditer(formula):
+    for m in _COMMENTS_AND_LITERALS.finditer(formula):
         if m.group().startswith("//") and "\n" not in formula[m.end() :]:
             slips.append(
                 Slip(
