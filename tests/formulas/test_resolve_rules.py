@@ -385,6 +385,16 @@ def test_a_tensor_scalar_or_list_is_no_condition(scope_of, headers):
     assert where("dim > 0 ? grad : grad", scope, headers) == []
 
 
+def test_a_literal_index_past_grad_input_mask_or_grads_is_a_warning(scope_of, headers):
+    scope = scope_of(LAYER_NORM, "input, weight, bias")
+    formula = "f(grads[3], {grad_input_mask[0], grad_input_mask[2], grad_input_mask[3]})"
+    found = [f for f in resolve(formula, scope, headers) if f.code == "formula-index-out-of-range"]
+    assert [(f.severity, formula[f.start : f.end]) for f in found] == [(2, "3"), (2, "3")]
+    assert found[0].message.startswith("'grads' has 3 element(s), one gradient per output (result0, result1, result2)")
+    assert found[1].message.startswith("'grad_input_mask' has 3 element(s), one flag per input of this formula (input")
+    assert [f.code for f in resolve("grads[2] * grad_input_mask[2]", scope, headers)] == []
+
+
 def test_a_math_constant_is_a_double(scope_of, headers):
     assert where("at::sqrt(M_PI) * grad", scope_of(ABS, "self"), headers) == [("formula-argument-type", "M_PI")]
     assert codes("grad * std::sqrt(M_PI)", scope_of(ABS, "self"), headers) == []

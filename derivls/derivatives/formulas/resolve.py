@@ -22,6 +22,7 @@ diagnostic. Codes:
                              input, a Tensor for several, a number for a Tensor output (see returns.py)
   formula-python-syntax      `a ** b`, `a // b`, `a if c else b`, `torch.f` (see syntax.py)
   formula-member-not-called  `x.name` without a call where `name` is a member function of what `x` holds
+  formula-index-out-of-range `grad_input_mask[k]` / `grads[k]` past the inputs / outputs (a warning)
   formula-not-bool           `grad ? a : b`, `!self`, `grad && x`: a Tensor, a c10::Scalar or a list where C++
                              wants a bool (see operators.py)
   formula-saved-call-qualified `at::zeros_like(self)` and the like: load_derivatives' substitution of
@@ -266,6 +267,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.extend(_conditional_types(calls))
         if "?" in formula or "!" in formula or "&&" in formula or "||" in formula:
             findings.extend(_not_bool(calls))
+    if scope.backward and not scope.foreach and "[" in formula:
+        findings.extend(_out_of_range(tokens, scope, declared))
     if any(mark in formula for mark in _PYTHON_MARKS):
         findings.extend(_python_syntax(formula, tokens, pairs, scope, declared, calls))
     return findings
@@ -403,6 +406,48 @@ def _not_bool(c: _Calls) -> list[Finding]:
                 rewrites=rewrites,
             )
         )
+    return findings
+
+
+def _out_of_range(tokens: list[Token], scope: Scope, declared: set[str]) -> list[Finding]:
+    """`grad_input_mask[k]` past the formula's inputs (a std::array<bool, N>, one flag per name of its key) and
+    `grads[k]` past the function's outputs (one gradient per output; not judged with a list output), k a literal:
+    an out-of-range read the compiler does not stop (a warning: the build passes, the formula reads garbage)."""
+    outputs = [scope.get(name) for name in scope.outputs]
+    sizes = {"grad_input_mask": len(scope.targets) if scope.multi_input else None}
+    if outputs and all(o is not None and argtypes.category(o.cpp_type) == argtypes.TENSOR for o in outputs):
+        sizes["grads"] = len(outputs)
+    findings = []
+    for i, t in enumerate(tokens[:-3]):
+        size = sizes.get(t.text) if t.kind == "ident" and t.text not in declared else None
+        if (
+            size is None
+            or tokens[i + 1].text != "["
+            or tokens[i + 3].text != "]"
+            or (i and tokens[i - 1].text in (".", "->"))
+        ):
+            continue
+        index = tokens[i + 2]
+        if (
+            index.kind == "number"
+            and argtypes.is_integer_literal(index.text)
+            and int(index.text.rstrip("uUlL")) >= size
+        ):
+            what = (
+                f"one flag per input of this formula ({', '.join(scope.targets)})"
+                if t.text == "grad_input_mask"
+                else f"one gradient per output ({', '.join(scope.outputs)})"
+            )
+            findings.append(
+                Finding(
+                    "formula-index-out-of-range",
+                    2,
+                    index.start,
+                    index.end,
+                    f"'{t.text}' has {size} element(s), {what}: index {index.text} is past its end (the build passes; "
+                    "the formula reads past the end at run time).",
+                )
+            )
     return findings
 
 
