@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from derivls.derivatives.formulas.resolve import _arguments
-from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
+from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize, top_level
 
 KINDS = (
     "typo-function",
@@ -257,7 +257,7 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
         if t.text == "{" and j and tokens[j - 1].text in ("(", ",") and pairs.get(j, j + 1) > j + 1:
             close = pairs[j]
             sites["python-list"].append((t.start, tokens[close].end, lambda w, _r: "[" + w[1:-1] + "]"))
-    top = _top_level(tokens)
+    top = top_level(tokens)
     marks = [j for j in top if tokens[j].text in ("?", ":")]
     if [tokens[j].text for j in marks] == ["?", ":"] and 0 < marks[0] < marks[1] - 1 < len(tokens) - 2:
         q, colon, v = marks[0], marks[1], formula.value
@@ -271,19 +271,6 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
             sites["drop-last-arg"].append((start, close, lambda _w, _r: ""))
             sites["extra-arg"].append((close, close, lambda _w, _r: ", 1"))
     return sites
-
-
-def _top_level(tokens: list[Token]) -> list[int]:
-    """Indexes of the tokens outside any bracket."""
-    out, depth = [], 0
-    for j, t in enumerate(tokens):
-        if t.text in ("(", "[", "{"):
-            depth += 1
-        elif t.text in (")", "]", "}"):
-            depth -= 1
-        elif depth == 0:
-            out.append(j)
-    return out
 
 
 def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> tuple[str, list[Mutation]]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Container
 
 from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.operators import Brackets, Kind, postfix_end, postfix_start
-from derivls.derivatives.formulas.tokens import Token
+from derivls.derivatives.formulas.tokens import Token, top_level
 from derivls.frozen import frozen_dataclass
 
 _NAMESPACES = {"torch": "at::", "at": "at::", "std": "std::", "c10": "c10::", "math": "std::"}
@@ -167,16 +167,9 @@ def _list(formula: str, tokens: list[Token], pairs: dict[int, int], j: int) -> S
 def _conditional(formula: str, tokens: list[Token], j: int) -> Slip:
     """`a if c else b` (tokens[j] is `if`, outside any braces); the fix rewrites it when it is the whole formula."""
     fix = None
-    depth = [0] * len(tokens)
-    level = 0
-    for k, t in enumerate(tokens):
-        if t.text in ("(", "[", "{"):
-            level += 1
-        elif t.text in (")", "]", "}"):
-            level -= 1
-        depth[k] = level
-    elses = [k for k, t in enumerate(tokens) if t.text == "else" and depth[k] == 0]
-    ifs = [k for k, t in enumerate(tokens) if t.text == "if" and depth[k] == 0]
+    top = top_level(tokens)
+    elses = [k for k in top if tokens[k].text == "else"]
+    ifs = [k for k in top if tokens[k].text == "if"]
     if ifs == [j] and len(elses) == 1 and 0 < j < elses[0] - 1 < len(tokens) - 2:
         e = elses[0]
         a = formula[tokens[0].start : tokens[j - 1].end]

@@ -150,3 +150,17 @@ def matching_brackets(tokens: list[Token]) -> dict[int, int]:
         elif t.text in _CLOSE and stack and tokens[stack[-1]].text == _CLOSE[t.text]:
             pairs[stack.pop()] = i
     return pairs
+
+
+def top_level(tokens: list[Token]) -> list[int]:
+    """Indexes of the tokens outside any bracket (brackets themselves left out)."""
+    out: list[int] = []
+    depth = 0
+    for j, t in enumerate(tokens):
+        if t.kind == "punct" and t.text in _OPEN:
+            depth += 1
+        elif t.kind == "punct" and t.text in _CLOSE:
+            depth -= 1
+        elif depth == 0:
+            out.append(j)
+    return out
