@@ -38,18 +38,6 @@ _OPENS = frozenset({"(", "[", "{", ",", "?", ":", ";", "=", "return"})
 # What may follow an operand that is all of the right side (besides a binary operator of lower precedence).
 _CLOSES = frozenset({")", "]", "}", ",", "?", ":", ";"})
 _ENDS_AN_OPERAND = frozenset({"ident", "number", "string", "char"})
-_NO_ARITHMETIC = frozenset(
-    {
-        argtypes.OPTIONAL,
-        argtypes.OPTIONAL_NUMBER,
-        argtypes.OPTIONAL_STRING,
-        argtypes.OPTIONAL_VALUE,
-        argtypes.OPTIONAL_TENSOR,
-        argtypes.INT_LIST,
-        argtypes.SYMINT_LIST,
-        argtypes.TENSOR_LIST,
-    }
-)
 _OPTIONALS = frozenset(
     {
         argtypes.OPTIONAL,
@@ -59,6 +47,8 @@ _OPTIONALS = frozenset(
         argtypes.OPTIONAL_TENSOR,
     }
 )
+# no arithmetic operators at all: a std::optional, a list
+_NO_ARITHMETIC = _OPTIONALS | {argtypes.INT_LIST, argtypes.SYMINT_LIST, argtypes.TENSOR_LIST}
 
 # the families an operand of an unmatched operation has (one side at least)
 CULPRITS = _NO_ARITHMETIC | {argtypes.SCALAR}

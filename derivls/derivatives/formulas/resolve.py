@@ -282,7 +282,6 @@ def _python_syntax(
 ) -> list[Finding]:
     """Python written where C++ is compiled (derivatives/formulas/syntax.py): `**`, `//`, `a if c else b`, `torch.f`."""
     kind = (lambda start, end: _argument_kind(calls, start, end)) if calls is not None else (lambda start, end: None)
-    own = declared | set(scope.locals)
     return [
         Finding(
             "formula-python-syntax",
@@ -292,7 +291,7 @@ def _python_syntax(
             s.message,
             rewrites=(Rewrite(*s.fix),) if s.fix is not None else (),
         )
-        for s in syntax.python_slips(formula, tokens, pairs, kind, own)
+        for s in syntax.python_slips(formula, tokens, pairs, kind, declared, scope.locals)
     ]
 
 
@@ -465,7 +464,7 @@ def _result_type(c: _Calls) -> list[Finding]:
         shape = returns.of_family(kind[0], kind[1])
     if shape is None:
         return []
-    output = c.scope.get(c.scope.targets[0])
+    output = None if c.scope.backward else c.scope.get(c.scope.targets[0])  # (a forward formula's one output)
     output_is_tensor = output is not None and argtypes.category(output.cpp_type) == argtypes.TENSOR
     why = returns.problem(shape, c.scope.backward, c.scope.targets, output_is_tensor)
     if why is None:

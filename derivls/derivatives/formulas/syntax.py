@@ -42,10 +42,14 @@ class Slip:
 
 
 def python_slips(
-    formula: str, tokens: list[Token], pairs: dict[int, int], kind: Callable[[int, int], Kind | None], local: set[str]
+    formula: str,
+    tokens: list[Token],
+    pairs: dict[int, int],
+    kind: Callable[[int, int], Kind | None],
+    *own: Container[str],
 ) -> list[Slip]:
-    """The Python constructs of a formula (see the module's doc). `local`: names that are the formula's own (a
-    local or a declared name named `std` is no namespace)."""
+    """The Python constructs of a formula (see the module's doc). `own`: the names that are the formula's (its
+    locals, its declarations: one named `std` is no namespace)."""
     slips = _line_comments(formula)
     b = Brackets(pairs)
     depth = 0  # of braces: a lambda's body holds statements
@@ -64,7 +68,7 @@ def python_slips(
             continue
         if t.text == "if" and depth == 0:
             slips.append(_conditional(formula, tokens, j))
-        elif j + 2 < len(tokens) and tokens[j + 1].text == "." and names_a_namespace(tokens, j, local):
+        elif j + 2 < len(tokens) and tokens[j + 1].text == "." and names_a_namespace(tokens, j, *own):
             qualifier, member = _NAMESPACES[t.text], tokens[j + 2]
             constant = _MATH_CONSTANTS.get(member.text) if t.text == "math" else None
             if constant is not None:
