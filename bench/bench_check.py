@@ -29,23 +29,24 @@ import tempfile
 import time
 from pathlib import Path
 
-# Each child reports its own peak RSS (ru_maxrss, KiB on Linux) on its last stderr line.
-DERIVLS = """
-import resource, sys
-from derivls.cli import main
-code = main(["check", sys.argv[1], "--native", sys.argv[2], "--tags", sys.argv[3]])
-sys.stdout.flush()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
-sys.exit(code)
-"""
+
+# derivls runs as its executable runs (`python -m derivls` is the `derivls` command: it ends the process
+# itself once its answer is written, derivls.cli.exit_now); torchgen's loader as build_variables would call it.
+# Each child's peak RSS is read from its own resource usage (os.wait4).
+def derivls_command(files: list[str]) -> list[str]:
+    return ["-m", "derivls", "check", files[0], "--native", files[1], "--tags", files[2]]
+
 
 TORCHGEN = """
-import resource, sys
+import sys
 from torchgen.packaged.autograd.load_derivatives import load_derivatives
 infos, keys = load_derivatives(sys.argv[1], sys.argv[2], sys.argv[3])
 assert sum(len(v) for v in infos.values()) > 0
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 """
+
+
+def torchgen_command(files: list[str]) -> list[str]:
+    return ["-c", TORCHGEN, *files]
 
 
 def packaged_dir() -> Path:
@@ -70,8 +71,7 @@ def child_environment(tree: Path | None = None, cache: Path | None = None) -> di
 
 
 def run(
-    script: str,
-    files: list[str],
+    command: list[str],
     tree: Path | None = None,
     cache: Path | None = None,
     written: list[float] | None = None,
@@ -79,23 +79,26 @@ def run(
     """(wall time to the command's exit, its peak RSS in KiB). derivls leaves its cache writes to a detached
     child (derivls/writebehind.py): the next run starts only once that child is done, and `written` gets
     the time until then (the command's answer came earlier)."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", script, *files],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=child_environment(tree, cache),
-        cwd=tree,  # `python -c` puts the working directory first on sys.path
-    )
-    elapsed = time.perf_counter() - start
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, *command],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env=child_environment(tree, cache),
+            cwd=tree,  # `python -m` / `-c` put the working directory first on sys.path
+        )
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - start
+        child.returncode = code = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        if code not in (0, 1):
+            errors.seek(0)
+            sys.exit(f"benchmark child failed ({code}):\n{errors.read().decode(errors='replace')}")
     if cache is not None:
         wait_for_writer(cache)
         if written is not None:
             written.append(time.perf_counter() - start)
-    if done.returncode not in (0, 1):
-        sys.exit(f"benchmark child failed ({done.returncode}):\n{done.stderr}")
-    return elapsed, int(done.stderr.strip().splitlines()[-1])
+    return elapsed, usage.ru_maxrss
 
 
 def wait_for_writer(cache: Path) -> None:
@@ -136,18 +139,18 @@ COLD_TARGET, WARM_TARGET = 0.15, 0.08
 
 def compare(files: list[str], runs: int, scratch: Path, as_json: bool) -> None:
     warm_cache = scratch / "warm"
-    run(DERIVLS, files, cache=warm_cache)  # warm the page cache and .pyc files for both sides (and the cache)
-    run(TORCHGEN, files)
+    run(derivls_command(files), cache=warm_cache)  # warm the page cache and .pyc files for both sides (and the cache)
+    run(torchgen_command(files))
     cold: list[tuple[float, int]] = []
     warm: list[tuple[float, int]] = []
     theirs: list[tuple[float, int]] = []
     cached: list[float] = []  # cold runs: until their cache was written
     for i in range(runs):
         empty = scratch / f"cold-{i}"  # a fresh, empty cache folder per cold run
-        cold.append(run(DERIVLS, files, cache=empty, written=cached))
+        cold.append(run(derivls_command(files), cache=empty, written=cached))
         shutil.rmtree(empty, ignore_errors=True)
-        warm.append(run(DERIVLS, files, cache=warm_cache))
-        theirs.append(run(TORCHGEN, files))
+        warm.append(run(derivls_command(files), cache=warm_cache))
+        theirs.append(run(torchgen_command(files)))
     cold_ratios = [c[0] / t[0] for c, t in zip(cold, theirs)]
     warm_ratios = [w[0] / t[0] for w, t in zip(warm, theirs)]
     result = {
@@ -188,13 +191,13 @@ def compare(files: list[str], runs: int, scratch: Path, as_json: bool) -> None:
 def against(other: Path, files: list[str], runs: int, scratch: Path) -> None:
     """A/B with an empty cache folder per run (the cold check)."""
     here = Path(__file__).resolve().parent.parent
-    run(DERIVLS, files, here, scratch / "warm-up-here")
-    run(DERIVLS, files, other, scratch / "warm-up-other")
+    run(derivls_command(files), here, scratch / "warm-up-here")
+    run(derivls_command(files), other, scratch / "warm-up-other")
     ours: list[float] = []
     theirs: list[float] = []
     for i in range(runs):
-        ours.append(run(DERIVLS, files, here, scratch / f"here-{i}")[0])
-        theirs.append(run(DERIVLS, files, other, scratch / f"other-{i}")[0])
+        ours.append(run(derivls_command(files), here, scratch / f"here-{i}")[0])
+        theirs.append(run(derivls_command(files), other, scratch / f"other-{i}")[0])
     ratios = [a / b for a, b in zip(ours, theirs)]
     print(f"this tree       median {statistics.median(ours) * 1000:7.0f} ms   ({here})")
     print(f"other tree      median {statistics.median(theirs) * 1000:7.0f} ms   ({other})")

@@ -31,7 +31,7 @@ def main() -> int:
     sys.path[:] = drop_working_directory(sys.path, cwd)
     from derivls.cli import main as cli_main
 
-    return cli_main()
+    return cli_main(fast_exit=True)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,60 @@ def test_clean_file_exits_zero(checkout):
     assert (run.returncode, run.stderr) == (0, "")
 
 
+# 2,000 entries for abs, each naming an input abs does not have: 2,000 errors (and 1,999 duplicate warnings)
+# Python's own buffering of standard output (which PYTHONUNBUFFERED, set in some sandboxes, turns off)
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+MANY_ERRORS = "".join(f"- name: abs(Tensor self) -> Tensor\n  othr{i}: grad\n" for i in range(2000))
+
+
+def test_the_executable_ends_itself_only_after_its_whole_answer_is_written(checkout, tmp_path):
+    # `derivls` ends its process with os._exit once the answer is flushed (cli.exit_now): an answer of
+    # many block-buffered writes to a file must arrive whole, the summary line last
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(MANY_ERRORS)  # ~0.8 MB of answer
+    answer = tmp_path / "answer.txt"
+    with answer.open("w") as out:
+        code = subprocess.run(
+            [sys.executable, "-m", "derivls", "check", "tools/autograd/derivatives.yaml"],
+            stdout=out,
+            cwd=checkout,
+            env=BUFFERED,
+        ).returncode
+    lines = answer.read_text().splitlines()
+    assert code == 1
+    assert sum(line.endswith("[unknown-name]") for line in lines) == 2000
+    assert lines[-1] == "checked tools/autograd/derivatives.yaml: 2000 error(s), 1999 warning(s)"
+
+
+def test_the_executable_ends_itself_only_after_a_dump_is_written_whole(checkout, tmp_path):
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
+    answer = tmp_path / "dump.json"
+    with answer.open("w") as out:  # a file: block-buffered, nothing written until a flush
+        code = subprocess.run(
+            [sys.executable, "-m", "derivls", "dump", "tools/autograd/derivatives.yaml"],
+            stdout=out,
+            cwd=checkout,
+            env=BUFFERED,
+        ).returncode
+    assert code == 0
+    assert json.loads(answer.read_text())
+
+
+def test_a_reader_that_stops_early_costs_no_traceback(checkout):
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(MANY_ERRORS)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "derivls", "check", "tools/autograd/derivatives.yaml"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=checkout,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.readline()
+    child.stdout.close()  # like `derivls check | head -1`
+    errors = child.stderr.read().decode()
+    assert child.wait(timeout=60) in (0, 1)
+    assert "Traceback" not in errors and "Exception ignored" not in errors
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
