@@ -34,13 +34,19 @@ and, with `--python`, Python written for C++:
     python-list         a braced list written as Python's list        f(x, {0, 1})     -> f(x, [0, 1])
     python-truthiness   a Tensor tested like Python's truthiness      grad.defined() ? -> grad ?
 
+and, with `--saved-calls`, the calls load_derivatives evaluates in VariableType.cpp and saves
+(`to_args_sizes(x)`, `to_args_scalartypes(x)`, `TensorGeometry(x)`, `zeros_like(x)` of an argument):
+
+    saved-call-argument  another argument of the signature      to_args_sizes(tensors) -> to_args_sizes(dim)
+    saved-call-count     the argument left out, or one more     TensorGeometry(self)   -> TensorGeometry(self, 1)
+
 `judge()` asks derivls (its diagnostics, as `derivls check` reports them) and the compiler (`derivls
 check --compile`: torchgen's generated code for the mutated entries, compiled against the torch wheel's
 headers) about each mutation. The compiler is the truth: derivls must never report an error on a
 mutation the compiler accepts (tests/compile/test_mutations.py), and the share of the compiler's
 rejections derivls reports is its recall.
 
-    python -m tests.formulas.mutations [--more | --conversions | --python] [SEED ...]   # the table of verdicts per kind
+    python -m tests.formulas.mutations [--more | --conversions | --python | --saved-calls] [SEED ...]   # the table of verdicts per kind
 """
 
 from __future__ import annotations
@@ -69,6 +75,12 @@ KINDS = (
 )
 MORE_KINDS = ("drop-namespace", "add-namespace", "drop-symint")
 CONVERSION_KINDS = ("drop-conversion",)
+# load_derivatives' calls of an argument it evaluates in VariableType.cpp and saves (saved.py's `f\({}\)` rules):
+# `to_args_sizes(tensors)` of another argument, or with an argument too few or too many
+SAVED_CALL_KINDS = ("saved-call-argument", "saved-call-count")
+_SAVED_CALLS = frozenset(
+    {"to_args_sizes", "to_args_sizes_symint", "to_args_scalartypes", "TensorGeometry", "zeros_like"}
+)
 PYTHON_KINDS = (
     "python-attribute",
     "python-namespace",
@@ -213,6 +225,14 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
                 sites["drop-symint"].append((t.start, t.end, lambda w, _r: w.removesuffix("_symint")))
             elif member and t.text in _INT_TWINS:
                 sites["drop-symint"].append((t.start, t.end, lambda w, _r: _INT_TWINS[w]))
+            if t.text in _SAVED_CALLS and not member and before != "::" and pairs.get(i + 1) == i + 3:
+                argument = tokens[i + 2]  # `f(x)`: another argument, none, or one more
+                others = [a for a in arguments if a != argument.text]
+                if argument.kind == "ident" and others:
+                    sites["saved-call-argument"].append(
+                        (argument.start, argument.end, lambda _w, r, o=others: r.choice(o))
+                    )
+                sites["saved-call-count"].append((argument.start, argument.end, lambda w, r: r.choice(("", w + ", 1"))))
             if member and t.text in _CONVERSIONS and i + 1 in pairs and before == ".":
                 sites["drop-conversion"].append((tokens[i - 1].start, tokens[pairs[i + 1]].end, lambda _w, _r: ""))
             if t.text == "defined" and before == "." and pairs.get(i + 1) == i + 2:  # x.defined() -> x
@@ -283,7 +303,11 @@ def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> 
     for start, end, schema, formulas in entries:
         if len(mutations) >= count:
             break
-        if kinds in (CONVERSION_KINDS, PYTHON_KINDS):  # (rarer sites: a formula that has one, where the entry has any)
+        if kinds in (
+            CONVERSION_KINDS,
+            PYTHON_KINDS,
+            SAVED_CALL_KINDS,
+        ):  # (rarer sites: a formula that has one, where the entry has any)
             formulas = [f for f in formulas if any(_sites(f, schema).get(k) for k in kinds)] or formulas
         formula = rng.choice(formulas)
         sites = _sites(formula, schema)
@@ -348,7 +372,7 @@ def table(verdicts: list[Verdict]) -> str:
             c["derivls only" if v.derivls_rejects else "neither"] += 1
     columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
     rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
-    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS:
+    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS + SAVED_CALL_KINDS:
         if kind in counts:
             rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
     return "\n".join(rows)
@@ -362,9 +386,12 @@ def main(argv: list[str]) -> None:
     assert torch and torch.submodule_search_locations and torchgen and torchgen.submodule_search_locations
     packaged = Path(list(torchgen.submodule_search_locations)[0]) / "packaged"
     include = str(Path(list(torch.submodule_search_locations)[0]) / "include")
-    kinds = {"--more": MORE_KINDS, "--conversions": CONVERSION_KINDS, "--python": PYTHON_KINDS}.get(
-        next((a for a in argv if a.startswith("--")), ""), KINDS
-    )
+    kinds = {
+        "--more": MORE_KINDS,
+        "--conversions": CONVERSION_KINDS,
+        "--python": PYTHON_KINDS,
+        "--saved-calls": SAVED_CALL_KINDS,
+    }.get(next((a for a in argv if a.startswith("--")), ""), KINDS)
     verdicts = []
     for seed in [int(a) for a in argv if not a.startswith("--")] or [1]:
         verdicts += judge(

@@ -135,6 +135,53 @@ def test_an_aten_utility_is_found_by_argument_dependent_lookup_on_a_tensor(scope
     )  # fmt: skip
 
 
+CAT = "cat(Tensor[] tensors, int dim=0) -> Tensor"
+AS_STRIDED = "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"
+
+
+def test_a_saved_call_of_an_argument_is_judged_on_the_kernels_type_of_it(scope_of, headers):
+    # load_derivatives saves `to_args_scalartypes(tensors)`: VariableType.cpp computes it from its own `tensors`
+    backward = scope_of(CAT, "tensors")
+    assert codes("cat_tensors_backward(grad, to_args_sizes_symint(tensors), to_args_scalartypes(tensors), dim)",
+                 backward, headers) == []  # fmt: skip
+    assert where("to_args_scalartypes(dim)", backward, headers) == [("formula-argument-type", "dim")]
+    geometry = scope_of(AS_STRIDED, "self")
+    assert where("TensorGeometry(size)", geometry, headers) == []  # explicit TensorGeometry(c10::SymIntArrayRef)
+    found = resolve("TensorGeometry(storage_offset)", geometry, headers)
+    assert [f.code for f in found] == ["formula-argument-type"]
+    assert found[0].message.startswith(
+        "load_derivatives saves 'TensorGeometry(storage_offset)' for the backward pass, computed in VariableType.cpp "
+        "on the kernel's 'storage_offset' (::std::optional<c10::SymInt>): TensorGeometry takes a Tensor, a SymInt[] "
+        "or a SymInt"
+    )
+    # a `Tensor?` is a Tensor in the node, a std::optional in the kernel
+    assert where("TensorGeometry(weight)", scope_of(LAYER_NORM, "input, weight, bias"), headers) == [
+        ("formula-argument-type", "weight")
+    ]
+    # a forward formula calls it in VariableType.cpp itself
+    assert where("to_args_sizes(dim)", scope_of(CAT, "result"), headers) == [("formula-argument-type", "dim")]
+    # zeros_like(x) is saved as a TypeAndSize of the kernel's x (and is no ATen call, so no ADL warning)
+    layer_norm = scope_of(LAYER_NORM, "input, weight, bias")
+    assert where("zeros_like(weight)", layer_norm, headers) == [("formula-argument-type", "weight")]
+    assert where("zeros_like(eps)", layer_norm, headers) == [("formula-argument-type", "eps")]
+    assert where("zeros_like(input)", layer_norm, headers) == []
+
+
+def test_a_saved_call_the_substitution_leaves_in_the_formula_is_reported(scope_of, headers):
+    backward = scope_of(CAT, "tensors")
+    assert where("to_args_sizes()", backward, headers) == [("formula-argument-count", "to_args_sizes")]
+    assert where("to_args_scalartypes(tensors, 1)", backward, headers) == [
+        ("formula-argument-count", "to_args_scalartypes")
+    ]
+    # one argument that is no argument or output: Functions.cpp has no to_args_sizes
+    assert where("to_args_sizes(grads)", backward, headers) == [("formula-unknown-name", "to_args_sizes")]
+    # TensorGeometry is a type Functions.cpp has: its constructors take 0, 1 or 3 arguments
+    geometry = scope_of(AS_STRIDED, "self")
+    assert where("TensorGeometry(self, 1)", geometry, headers) == [("formula-argument-count", "TensorGeometry")]
+    assert where("TensorGeometry(grad)", geometry, headers) == []
+    assert where("at::TensorGeometry()", geometry, headers) == []
+
+
 def test_a_qualified_call_the_saved_variable_substitution_rewrites_is_reported(scope_of, headers):
     scope = scope_of(ABS, "self")
     assert codes("at::zeros_like(self)", scope, headers) == [

@@ -33,6 +33,9 @@ diagnostic. Codes:
   formula-symint-to-int      a SymInt list (`x.sym_sizes()`, a `SymInt[]` argument) passed to an ATen
                              function or method under its plain name, which takes IntArrayRef there
                              (the `_symint` name takes SymIntArrayRef)
+  formula-argument-type, formula-argument-count, formula-unknown-name also for the calls load_derivatives
+                             evaluates in VariableType.cpp and saves (`to_args_sizes(x)`, `TensorGeometry(x)`:
+                             see savedcalls.py)
   formula-int-to-symint      an int list (an `int[]` argument) passed to a `_symint` name
                              where every overload that fits the call takes SymIntArrayRef
 """
@@ -43,7 +46,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from derivls.derivatives.formulas import argtypes, operators, returns, syntax
+from derivls.derivatives.formulas import argtypes, operators, returns, savedcalls, syntax
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
     CMATH_ARITY,
@@ -269,6 +272,11 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
             findings.extend(_not_bool(calls))
     if scope.backward and not scope.foreach and "[" in formula:
         findings.extend(_out_of_range(tokens, scope, declared))
+    if "to_args_" in formula or "TensorGeometry" in formula or (scope.backward and "zeros_like(" in formula):
+        findings.extend(
+            Finding(s.code, 1, s.start, s.end, s.message)
+            for s in savedcalls.saved_call_slips(formula, tokens, pairs, scope, _arguments)
+        )
     if any(mark in formula for mark in _PYTHON_MARKS):
         findings.extend(_python_syntax(formula, tokens, pairs, scope, declared, calls))
     return findings
@@ -703,6 +711,8 @@ def _aten_callee(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex
         return True if not headers.hand_written(t.text) and t.text in headers.method_schemas else None
     if t.text in declared or scope.get(t.text) is not None or headers.is_unqualified(t.text):
         return None
+    if t.text in SAVED_CALLS_OF_ARGUMENTS and savedcalls.replaced_argument(tokens, i, scope) is not None:
+        return None  # `zeros_like(self)`: load_derivatives' to replace (savedcalls.py judges it)
     if t.text in KNOWN_C10 or t.text in KNOWN_STD:
         return None
     return False if t.text in headers.at_functions else None
@@ -1456,6 +1466,8 @@ def _unqualified(
             return _math_arity(tokens, i, pairs[i + 1], headers, qualified=False)
     if headers.is_unqualified(name):
         return None
+    if name in SAVED_CALLS_OF_ARGUMENTS and savedcalls.replaced_argument(tokens, i, scope) is not None:
+        return None  # `zeros_like(self)`: load_derivatives' to replace (savedcalls.py judges it)
     if name in headers.at_functions or (nxt == "(" and name in KNOWN_AT):
         if not scope.backward and "at" in headers.forward_namespaces:
             return None  # VariableType.cpp's `using namespace at;`: ordinary lookup finds it

@@ -13,6 +13,7 @@ foreach `i`. Not in scope: `grad`/`grads` in a forward formula, `<arg>_t`/`<arg>
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from derivls.aten.native import NativeFunction
@@ -75,6 +76,9 @@ class Scope:
     differentiable_inputs: tuple[str, ...]
     multi_input: bool  # a backward formula for several inputs (grad_input_mask exists)
     foreach: bool
+    # the arguments and outputs as the VariableType kernel declares them (in a forward formula: `locals`'
+    # own; a backward one's are the node's saved types), for what load_derivatives evaluates there
+    kernel: Mapping[str, Local]
     targets: tuple[str, ...] = ()  # the formula's key: its inputs (backward) or outputs (forward)
 
     def get(self, name: str) -> Local | None:
@@ -150,7 +154,9 @@ def build_scope(
         add("original_self_t", "tangent", "at::Tensor")
     if foreach:
         add("i", "generated", "size_t")
-    return Scope(backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach, tuple(var_names))
+    return Scope(
+        backward, locals_, arg_names, outputs, differentiable, len(var_names) > 1, foreach, base, tuple(var_names)
+    )
 
 
 def _holds(argument: object) -> str:
