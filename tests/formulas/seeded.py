@@ -57,6 +57,8 @@ MPS_CONV_BACKWARD = (
 CONSTANT_PAD = "- name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 XLOGY_SCALAR = "- name: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
 PRELU_BACKWARD = "- name: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
+COMPLEX = "- name: complex(Tensor real, Tensor imag) -> Tensor"
+CLAMP = "- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"
 FOREACH_MINIMUM = "- name: _foreach_minimum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]"
 SUM = "- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
 IM2COL = "- name: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
@@ -425,6 +427,23 @@ SEEDED = {
         "expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) })",
         "expand_symint([batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2)])",
         "[",
+    ),
+    "local-called": Seeded(  # no match for call to '(const at::Tensor) (const at::Tensor&)'
+        "formula-local-called", COMPLEX, "at::real(grad)", "real(grad)", "real"
+    ),
+    "local-called-for-std-max": Seeded(  # no match for call to '(const std::optional<c10::Scalar>) (…)'
+        "formula-local-called",
+        CLAMP,
+        "clamp_backward(grad, self, min, max)",
+        "clamp_backward(grad, self, min, max(min, 1))",
+        "max",
+    ),
+    "local-called-in-forward": Seeded(  # an output is a local of the VariableType kernel too
+        "formula-local-called",
+        MAX_DIM,
+        "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+        "gather_with_keepdimed_indices(self_t, dim, indices(dim), keepdim)",
+        "indices",
     ),
     "python-truthiness": Seeded(  # could not convert 'grad' from 'const at::Tensor' to 'bool'
         "formula-not-bool",

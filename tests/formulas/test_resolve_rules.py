@@ -182,6 +182,19 @@ def test_a_saved_call_the_substitution_leaves_in_the_formula_is_reported(scope_o
     assert where("at::TensorGeometry()", geometry, headers) == []
 
 
+def test_a_call_of_a_local_is_reported_with_the_function_it_hides(scope_of, headers):
+    backward = scope_of("complex(Tensor real, Tensor imag) -> Tensor", "real")
+    assert codes("real(grad)", backward, headers) == [("formula-local-called", "real", ("at::real",))]
+    assert codes("at::real(grad) + grad(0)", backward, headers)[0][:2] == ("formula-local-called", "grad")
+    clamp = scope_of("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", "self")
+    found = resolve("clamp_backward(grad, self, min, max(min, 1))", clamp, headers)
+    assert [(f.code, f.suggestions) for f in found] == [("formula-local-called", ("at::max", "std::max"))]
+    # a forward formula's differentiable input by its base name is load_derivatives' error (forward-uses-base-name)
+    forward = scope_of("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", "result")
+    assert codes("where(self_p >= min_p, self_t, min(min_t, self_t))", forward, headers) == []
+    assert codes("where(self_p >= min_p, self_t, min_t)", forward, headers) == []
+
+
 def test_a_qualified_call_the_saved_variable_substitution_rewrites_is_reported(scope_of, headers):
     scope = scope_of(ABS, "self")
     assert codes("at::zeros_like(self)", scope, headers) == [

@@ -22,6 +22,8 @@ diagnostic. Codes:
                              input, a Tensor for several, a number for a Tensor output (see returns.py)
   formula-python-syntax      `a ** b`, `a // b`, `a if c else b`, `torch.f` (see syntax.py)
   formula-member-not-called  `x.name` without a call where `name` is a member function of what `x` holds
+  formula-local-called       `real(grad)` where `real` is a local (an argument of complex(Tensor real, …)):
+                             it hides the function, and no local can be called
   formula-index-out-of-range `grad_input_mask[k]` / `grads[k]` past the inputs / outputs (a warning)
   formula-not-bool           `grad ? a : b`, `!self`, `grad && x`: a Tensor, a c10::Scalar or a list where C++
                              wants a bool (see operators.py)
@@ -1395,6 +1397,31 @@ def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list
     ]
 
 
+def _local_called(tokens: list[Token], i: int, local: Local, headers: HeaderIndex | None) -> Finding:
+    """`real(grad)` in the formula for complex(Tensor real, Tensor imag): the local `real` (an argument, output,
+    gradient… of the generated code) hides every function of that name, and no local's type can be called."""
+    name = tokens[i].text
+    what = f"the {local.kind} '{name}'" + (f" ({local.cpp_type})" if local.cpp_type else "")
+    suggestions = tuple(
+        f"{namespace}::{name}"
+        for namespace, has in (
+            ("at", headers is not None and name in headers.at_functions),
+            ("std", name in CMATH_ARITY or name in ("min", "max")),
+        )
+        if has
+    )
+    return Finding(
+        "formula-local-called",
+        1,
+        tokens[i].start,
+        tokens[i].end,
+        f"'{name}' here is {what}, a local of the generated code: it hides any function named '{name}', and "
+        "cannot be called."
+        + (" For the function, write " + " or ".join(f"'{s}'" for s in suggestions) + "." if suggestions else ""),
+        suggestions,
+    )
+
+
 def _unqualified(
     tokens: list[Token], i: int, pairs: dict[int, int], scope: Scope, headers: HeaderIndex | None, declared: set[str]
 ) -> Finding | None:
@@ -1434,6 +1461,10 @@ def _unqualified(
                 f"(<input>_t) and primals (<input>_p).",
             )
     if local is not None:
+        if i + 1 in pairs and tokens[i + 1].text == "(" and name not in declared:
+            if scope.backward or name not in scope.differentiable_inputs:  # (else: forward-uses-base-name)
+                return _local_called(tokens, i, local, headers)
+            return None
         if local.holds in (SCALAR, PRIMITIVE) and i + 1 < len(tokens) and tokens[i + 1].text == "[":
             what = "a c10::Scalar" if local.holds == SCALAR else f"a {local.cpp_type or 'number'}"
             return Finding(
