@@ -195,6 +195,17 @@ def test_a_call_of_a_local_is_reported_with_the_function_it_hides(scope_of, head
     assert codes("where(self_p >= min_p, self_t, min_t)", forward, headers) == []
 
 
+def test_an_aten_name_variable_type_finds_twice_is_ambiguous_in_a_forward_formula_only(scope_of, headers):
+    complex_ = "complex(Tensor real, Tensor imag) -> Tensor"
+    forward = scope_of(complex_, "result")
+    assert codes("complex(real_t, imag_t)", forward, headers) == [
+        ("formula-ambiguous-name", "complex", ("at::complex",))
+    ]
+    assert codes("at::complex(real_t, imag_t)", forward, headers) == []
+    # Functions.cpp has no `using namespace at;`: argument-dependent lookup finds at::complex alone
+    assert codes("at::imag(complex(grad, grad))", scope_of(complex_, "imag"), headers) == []
+
+
 def test_a_qualified_call_the_saved_variable_substitution_rewrites_is_reported(scope_of, headers):
     scope = scope_of(ABS, "self")
     assert codes("at::zeros_like(self)", scope, headers) == [

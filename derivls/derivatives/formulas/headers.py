@@ -322,6 +322,15 @@ def method_names(text: str) -> set[str]:
 # `using namespace …;` of 2.x's VariableType.cpp template (2.1 to 2.15 alike), when it cannot be read
 _FORWARD_NAMESPACES = frozenset({"at", "torch::autograd::generated", "torch::autograd::generated::details"})
 
+# ATen functions whose unqualified name VariableType.cpp's lookup finds twice: through `using namespace at;`
+# and, from torch::autograd, as something c10 declares — g++: "reference to 'complex' is ambiguous"
+# (every ATen function name of 2.13 tried there: tests/compile/test_variable_type_lookup.py).
+FORWARD_AMBIGUOUS = {
+    "complex": "the class template c10::complex",
+    "is_complex": "the type trait c10::is_complex",
+    "std": "the namespace std",
+}
+
 
 def using_names(text: str) -> tuple[set[str], set[str]]:
     """(names of `using ns::Name;`, namespaces of `using namespace ns;`) in a source file."""

@@ -22,6 +22,8 @@ diagnostic. Codes:
                              input, a Tensor for several, a number for a Tensor output (see returns.py)
   formula-python-syntax      `a ** b`, `a // b`, `a if c else b`, `torch.f` (see syntax.py)
   formula-member-not-called  `x.name` without a call where `name` is a member function of what `x` holds
+  formula-ambiguous-name     `complex(real_t, imag_t)` in a forward formula: VariableType.cpp finds at::complex
+                             and c10::complex (headers.FORWARD_AMBIGUOUS)
   formula-local-called       `real(grad)` where `real` is a local (an argument of complex(Tensor real, …)):
                              it hides the function, and no local can be called
   formula-index-out-of-range `grad_input_mask[k]` / `grads[k]` past the inputs / outputs (a warning)
@@ -52,6 +54,7 @@ from derivls.derivatives.formulas import argtypes, operators, returns, savedcall
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
     CMATH_ARITY,
+    FORWARD_AMBIGUOUS,
     KEYWORDS,
     KNOWN_AT,
     KNOWN_C10,
@@ -1501,6 +1504,16 @@ def _unqualified(
         return None  # `zeros_like(self)`: load_derivatives' to replace (savedcalls.py judges it)
     if name in headers.at_functions or (nxt == "(" and name in KNOWN_AT):
         if not scope.backward and "at" in headers.forward_namespaces:
+            if nxt == "(" and name in FORWARD_AMBIGUOUS:
+                return Finding(
+                    "formula-ambiguous-name",
+                    1,
+                    t.start,
+                    t.end,
+                    f"'{name}' is ambiguous in a forward formula: VariableType.cpp finds both at::{name} (the ATen "
+                    f"function, through its 'using namespace at;') and {FORWARD_AMBIGUOUS[name]}. Write 'at::{name}'.",
+                    (f"at::{name}",),
+                )
             return None  # VariableType.cpp's `using namespace at;`: ordinary lookup finds it
         if nxt == "(" and (i + 1) in pairs and not _may_hold_tensor(tokens[i + 2 : pairs[i + 1]], scope, declared):
             return Finding(
