@@ -206,6 +206,16 @@ def test_an_aten_name_variable_type_finds_twice_is_ambiguous_in_a_forward_formul
     assert codes("at::imag(complex(grad, grad))", scope_of(complex_, "imag"), headers) == []
 
 
+def test_fmap_without_template_arguments_takes_an_input_and_a_function(scope_of, headers):
+    scope = scope_of(ABS, "self")
+    negate = "[](c10::SymInt i){ return -i; }"
+    assert where(f"grad.flip(fmap(self.sym_sizes(), {negate}))", scope, headers) == []
+    assert where(f"grad.flip(fmap(self.sym_sizes(), {negate}, 1))", scope, headers) == [
+        ("formula-argument-count", "fmap")
+    ]
+    assert where("grad.flip(fmap<int64_t>(self.sym_sizes()))", scope, headers) == []  # fmap<R>(inputs)
+
+
 def test_a_qualified_call_the_saved_variable_substitution_rewrites_is_reported(scope_of, headers):
     scope = scope_of(ABS, "self")
     assert codes("at::zeros_like(self)", scope, headers) == [

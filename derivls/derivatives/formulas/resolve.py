@@ -1498,6 +1498,8 @@ def _unqualified(
             return _helper_arity(tokens, i, pairs[i + 1], overloads)
         if name in CMATH_ARITY:
             return _math_arity(tokens, i, pairs[i + 1], headers, qualified=False)
+        if name == "fmap" and name in headers.using:
+            return _fmap_arity(tokens, i, pairs[i + 1])
     if headers.is_unqualified(name):
         return None
     if name in SAVED_CALLS_OF_ARGUMENTS and savedcalls.replaced_argument(tokens, i, scope) is not None:
@@ -1622,6 +1624,23 @@ def _math_arity(
         t.end,
         f"'{name}' is called with {count} argument{'s' if count != 1 else ''}, but {what} takes {takes}.",
         (),
+    )
+
+
+def _fmap_arity(tokens: list[Token], i: int, close: int) -> Finding | None:
+    """`fmap(xs, fn)` (ATen/core/functional.h, a using-declaration of Functions.cpp): called without template
+    arguments it takes exactly two (its other overloads, `fmap<R>(xs)`, need the result type written)."""
+    count = _argument_count(tokens, i + 1, close)
+    if count is None or count == 2:
+        return None
+    return Finding(
+        "formula-argument-count",
+        1,
+        tokens[i].start,
+        tokens[i].end,
+        f"'fmap' is called with {count} argument{'s' if count != 1 else ''}, but fmap(inputs, fn) takes 2 "
+        "(ATen/core/functional.h: template<class F, class T> auto fmap(const T& inputs, const F& fn); "
+        "fmap<R>(inputs) names its result type R).",
     )
 
 
