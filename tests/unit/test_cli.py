@@ -97,19 +97,25 @@ BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 MANY_ERRORS = "".join(f"- name: abs(Tensor self) -> Tensor\n  othr{i}: grad\n" for i in range(2000))
 
 
-def test_the_executable_ends_itself_only_after_its_whole_answer_is_written(checkout, tmp_path):
-    # `derivls` ends its process with os._exit once the answer is flushed (cli.exit_now): an answer of
-    # many block-buffered writes to a file must arrive whole, the summary line last
-    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(MANY_ERRORS)  # ~0.8 MB of answer
-    answer = tmp_path / "answer.txt"
+def answer_in_a_file(command: str, checkout: Path, answer: Path) -> tuple[int, str]:
+    """`derivls COMMAND tools/autograd/derivatives.yaml` with its standard output a file (block-buffered:
+    nothing is written before a flush): its exit status and what the file holds."""
     with answer.open("w") as out:
         code = subprocess.run(
-            [sys.executable, "-m", "derivls", "check", "tools/autograd/derivatives.yaml"],
+            [sys.executable, "-m", "derivls", command, "tools/autograd/derivatives.yaml"],
             stdout=out,
             cwd=checkout,
             env=BUFFERED,
         ).returncode
-    lines = answer.read_text().splitlines()
+    return code, answer.read_text()
+
+
+def test_the_executable_ends_itself_only_after_its_whole_answer_is_written(checkout, tmp_path):
+    # `derivls` ends its process with os._exit once the answer is flushed (cli.exit_now): an answer of
+    # many block-buffered writes to a file must arrive whole, the summary line last
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(MANY_ERRORS)  # ~0.8 MB of answer
+    code, text = answer_in_a_file("check", checkout, tmp_path / "answer.txt")
+    lines = text.splitlines()
     assert code == 1
     assert sum(line.endswith("[unknown-name]") for line in lines) == 2000
     assert lines[-1] == "checked tools/autograd/derivatives.yaml: 2000 error(s), 1999 warning(s)"
@@ -117,16 +123,9 @@ def test_the_executable_ends_itself_only_after_its_whole_answer_is_written(check
 
 def test_the_executable_ends_itself_only_after_a_dump_is_written_whole(checkout, tmp_path):
     (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
-    answer = tmp_path / "dump.json"
-    with answer.open("w") as out:  # a file: block-buffered, nothing written until a flush
-        code = subprocess.run(
-            [sys.executable, "-m", "derivls", "dump", "tools/autograd/derivatives.yaml"],
-            stdout=out,
-            cwd=checkout,
-            env=BUFFERED,
-        ).returncode
+    code, text = answer_in_a_file("dump", checkout, tmp_path / "dump.json")
     assert code == 0
-    assert json.loads(answer.read_text())
+    assert json.loads(text)
 
 
 def test_a_reader_that_stops_early_costs_no_traceback(checkout):
