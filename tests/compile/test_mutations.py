@@ -111,10 +111,10 @@ def test_derivls_reports_every_at_qualification_the_compiler_rejects(namespace_v
 def test_derivls_reports_most_dropped_namespaces_and_symint_names_the_compiler_rejects(namespace_verdicts):
     rejected = [v for v in namespace_verdicts if v.judged and v.mutation.kind != "add-namespace" and v.compiler_rejects]
     seen = [v for v in rejected if v.derivls_rejects]
-    # measured: 33 of 35 (seed 1); the misses: `complex(…)` ambiguous in a forward formula, a template's explicit
-    # construction (`at::OptionalArrayRef<c10::SymInt>(…)`)
+    # measured: 34 of 35 (seed 1; 33 before `complex(…)` in a forward formula was formula-ambiguous-name); the
+    # miss: a template's explicit construction (`at::OptionalArrayRef<c10::SymInt>(…)`)
     assert len(rejected) >= 20
-    assert len(seen) >= 0.85 * len(rejected), table(namespace_verdicts)
+    assert len(seen) >= 0.9 * len(rejected), table(namespace_verdicts)
 
 
 def test_python_written_for_cpp_gives_no_derivls_error_where_the_compiler_has_none(python_verdicts):
