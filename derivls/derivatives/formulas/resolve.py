@@ -37,11 +37,11 @@ diagnostic. Codes:
   formula-symint-to-int      a SymInt list (`x.sym_sizes()`, a `SymInt[]` argument) passed to an ATen
                              function or method under its plain name, which takes IntArrayRef there
                              (the `_symint` name takes SymIntArrayRef)
-  formula-argument-type, formula-argument-count, formula-unknown-name also for the calls load_derivatives
-                             evaluates in VariableType.cpp and saves (`to_args_sizes(x)`, `TensorGeometry(x)`:
-                             see savedcalls.py)
   formula-int-to-symint      an int list (an `int[]` argument) passed to a `_symint` name
                              where every overload that fits the call takes SymIntArrayRef
+  formula-argument-type, formula-argument-count, formula-unknown-name also for the calls load_derivatives
+                             evaluates in VariableType.cpp and saves (`to_args_sizes(x)`, `TensorGeometry(x)`,
+                             `zeros_like(x)`: see savedcalls.py)
 """
 
 from __future__ import annotations
@@ -1464,7 +1464,7 @@ def _unqualified(
                 f"(<input>_t) and primals (<input>_p).",
             )
     if local is not None:
-        if i + 1 in pairs and tokens[i + 1].text == "(" and name not in declared:
+        if i + 1 in pairs and tokens[i + 1].text == "(":  # (a name the formula declares is not judged here)
             if scope.backward or name not in scope.differentiable_inputs:  # (else: forward-uses-base-name)
                 return _local_called(tokens, i, local, headers)
             return None
