@@ -90,6 +90,7 @@ PYTHON_KINDS = (
     "python-list",
     "python-truthiness",
 )
+_RARE_KINDS = (CONVERSION_KINDS, PYTHON_KINDS, SAVED_CALL_KINDS)  # drawn where a formula has the site
 # members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
 _CONVERSIONS = frozenset(
     "toDouble toComplexDouble toLong toBool toSymInt toSymFloat value expect_int guard_int".split()
@@ -303,11 +304,7 @@ def mutate(text: str, seed: int, count: int, kinds: tuple[str, ...] = KINDS) -> 
     for start, end, schema, formulas in entries:
         if len(mutations) >= count:
             break
-        if kinds in (
-            CONVERSION_KINDS,
-            PYTHON_KINDS,
-            SAVED_CALL_KINDS,
-        ):  # (rarer sites: a formula that has one, where the entry has any)
+        if kinds in _RARE_KINDS:  # a formula that has such a site, where the entry has any
             formulas = [f for f in formulas if any(_sites(f, schema).get(k) for k in kinds)] or formulas
         formula = rng.choice(formulas)
         sites = _sites(formula, schema)
