@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from derivls.derivatives.formulas import savedcalls
 from derivls.derivatives.formulas.resolve import _arguments
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize, top_level
 
@@ -78,9 +79,7 @@ CONVERSION_KINDS = ("drop-conversion",)
 # load_derivatives' calls of an argument it evaluates in VariableType.cpp and saves (saved.py's `f\({}\)` rules):
 # `to_args_sizes(tensors)` of another argument, or with an argument too few or too many
 SAVED_CALL_KINDS = ("saved-call-argument", "saved-call-count")
-_SAVED_CALLS = frozenset(
-    {"to_args_sizes", "to_args_sizes_symint", "to_args_scalartypes", "TensorGeometry", "zeros_like"}
-)
+_SAVED_CALLS = frozenset(savedcalls.CALLS)
 PYTHON_KINDS = (
     "python-attribute",
     "python-namespace",

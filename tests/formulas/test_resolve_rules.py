@@ -139,6 +139,13 @@ CAT = "cat(Tensor[] tensors, int dim=0) -> Tensor"
 AS_STRIDED = "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"
 
 
+def test_every_call_saved_py_replaces_by_an_argument_has_its_types_in_savedcalls():
+    from derivls.derivatives.formulas.resolve import SAVED_CALLS_OF_ARGUMENTS
+    from derivls.derivatives.formulas.savedcalls import CALLS
+
+    assert set(CALLS) == set(SAVED_CALLS_OF_ARGUMENTS)
+
+
 def test_a_saved_call_of_an_argument_is_judged_on_the_kernels_type_of_it(scope_of, headers):
     # load_derivatives saves `to_args_scalartypes(tensors)`: VariableType.cpp computes it from its own `tensors`
     backward = scope_of(CAT, "tensors")

@@ -621,12 +621,8 @@ def _qualified_saved_call(formula: str, tokens: list[Token], i: int, scope: Scop
     """`at::zeros_like(self)`: load_derivatives' substitution matches `zeros_like(self)` after the qualifier too,
     so the generated code reads `at::self_info.zeros()`, which does not compile."""
     t = tokens[i]
-    if i + 3 >= len(tokens) or tokens[i + 1].text != "(" or tokens[i + 3].text != ")":
-        return None
-    name = tokens[i + 2].text
-    if formula[t.start : tokens[i + 3].end] != f"{t.text}({name})" or not (
-        name in scope.arguments or name in scope.outputs
-    ):
+    name = savedcalls.replaced_argument(tokens, i, scope)
+    if name is None:
         return None  # the pattern is that exact text, of an argument or output (saved.py's rules)
     first = i - 2 if i >= 2 and tokens[i - 2].kind == "ident" else i - 1
     qualifier = formula[tokens[first].start : tokens[i - 1].end]
