@@ -18,7 +18,7 @@ with the ratio open→diagnostics / torchgen (target <= 0.2).
 with a warm cache (DERIVLS_CACHE_DIR filled by one earlier session: the boot phase answers,
 server/boot.py), with an empty cache (a fresh folder per run), torchgen's whole-process
 `load_derivatives`, and the time to import the server's entry module and the full server
-(`python -c "import derivls.server.main"` / `"import derivls.server.handlers"`). Target (issue 13):
+(`python -c "import derivls.server.runtime.main"` / `"import derivls.server.runtime.handlers"`). Target (issue 13):
 warm spawn → first diagnostics <= 0.15 × torchgen.
 
 Targets (issue 3): edit → diagnostics median <= 10 ms and p99 <= 40 ms; hover median <= 5 ms;
@@ -250,8 +250,8 @@ async def measure_spawn(runs: int) -> dict[str, Any]:
     tags = packaged / "ATen" / "native" / "tags.yaml"
     text = derivatives.read_text(encoding="utf-8")
     torchgen = [sys.executable, "-c", TORCHGEN, str(derivatives), str(native), str(tags)]
-    entry = [sys.executable, "-c", "import derivls.server.main"]
-    full = [sys.executable, "-c", "import derivls.server.handlers"]
+    entry = [sys.executable, "-c", "import derivls.server.runtime.main"]
+    full = [sys.executable, "-c", "import derivls.server.runtime.handlers"]
     warm_s: list[float] = []
     cold_s: list[float] = []
     torchgen_s: list[float] = []
@@ -288,8 +288,8 @@ def report_spawn(results: dict[str, Any]) -> None:
         ("spawn → first diagnostics, warm cache", "warm_spawn_to_diagnostics_ms"),
         ("spawn → first diagnostics, empty cache", "cold_spawn_to_diagnostics_ms"),
         ("torchgen load_derivatives (process)", "torchgen_load_derivatives_ms"),
-        ("python -c 'import derivls.server.main'", "import_server_entry_ms"),
-        ("python -c 'import derivls.server.handlers'", "import_full_server_ms"),
+        ("python -c 'import derivls.server.runtime.main'", "import_server_entry_ms"),
+        ("python -c 'import derivls.server.runtime.handlers'", "import_full_server_ms"),
     ):
         r = results[key]
         print(f"{label:44} {r['median']:9.1f}ms {r['min']:9.1f}ms {r['n']:5d}")

@@ -162,7 +162,7 @@ def run_dump(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from derivls.server.main import serve
+    from derivls.server.runtime.main import serve
 
     return serve(args)
 

@@ -2,7 +2,7 @@
 
 `check_key(...)` names everything a check's diagnostics (and its "using torch X rules (...)" line)
 depend on; `load`/`store` read and write the value under it. The same key serves `derivls check` and
-the server's boot phase (derivls/server/boot.py), which publishes the cached diagnostics of a
+the server's boot phase (derivls/server/runtime/boot.py), which publishes the cached diagnostics of a
 derivatives.yaml buffer before pygls is even imported.
 
 This module is on the fast path: it imports nothing but the standard library, derivls.diskcache,

@@ -1,6 +1,6 @@
 """compileOnSave: a save compiles the edited entries in the background; the errors land on the formula.
 
-Drives the LSP wiring (derivls.server.compile_on_save) with a stand-in for the server object:
+Drives the LSP wiring (derivls.server.documents.compile_on_save) with a stand-in for the server object:
 its two hooks, the progress it reports, and the diagnostics it merges into a publish.
 """
 
@@ -112,7 +112,7 @@ class _Server:
         return self.docs.get(uri)
 
     def publish(self, doc: _Doc) -> None:
-        from derivls.server import compile_on_save
+        from derivls.server.documents import compile_on_save
 
         self.published.append(compile_on_save.lsp_diagnostics(self, doc))
 
@@ -121,8 +121,8 @@ class _Server:
 
 
 async def test_the_server_wiring_reports_progress_and_publishes_the_compiler_diagnostic(real_files, analyzer):
-    from derivls.server import compile_on_save
-    from derivls.server.positions import LineIndex
+    from derivls.server.documents import compile_on_save
+    from derivls.server.documents.positions import LineIndex
 
     original = real_files.derivatives.read_text(encoding="utf-8")
     seeded = original.replace(SHIPPED, MISTAKEN, 1)

@@ -14,7 +14,7 @@ from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
-from derivls.server.positions import LineIndex, apply_change
+from derivls.server.documents.positions import LineIndex, apply_change
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lsp"
 CHECKOUT = FIXTURES / "checkout"

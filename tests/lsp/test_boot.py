@@ -1,4 +1,4 @@
-"""The server's boot phase (derivls/server/boot.py): with a warm cache a server answers `initialize`
+"""The server's boot phase (derivls/server/runtime/boot.py): with a warm cache a server answers `initialize`
 and publishes a derivatives.yaml's diagnostics before importing pygls, exactly as the full server
 does, then hands every message over to the full server."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from derivls.server import boot
+from derivls.server.runtime import boot
 from tests.lsp.conftest import (
     FIXTURES,
     SERVER,
@@ -246,7 +246,7 @@ async def test_exit_statuses_and_framing_resync_hold_during_the_boot(tmp_path: P
     ],
 )
 def test_the_boot_reads_initialization_options_as_the_settings_do(raw: Any, tmp_path: Path) -> None:
-    from derivls.server.settings import Settings
+    from derivls.server.documents.settings import Settings
 
     params = {"rootUri": uri(tmp_path), "initializationOptions": raw}
     settings = Settings().merged(raw, tmp_path)
@@ -264,7 +264,7 @@ def test_settings_the_boot_is_unsure_of_make_it_hand_over(raw: Any, tmp_path: Pa
 def test_the_boots_profiles_and_uri_paths_are_the_servers(tmp_path: Path) -> None:
     from pygls.uris import from_fs_path, to_fs_path
 
-    from derivls.server.settings import PROFILES
+    from derivls.server.documents.settings import PROFILES
 
     assert boot.PROFILES == tuple(PROFILES)
     for path in (tmp_path / "a b" / "derivatives.yaml", tmp_path / "ü%20" / "x.yaml"):
@@ -276,7 +276,7 @@ def test_importing_the_server_entry_point_imports_no_lsp_library() -> None:
     import subprocess
 
     probe = (
-        "import sys, derivls.__main__, derivls.cli, derivls.server.main, derivls.server.boot, derivls.server.framing\n"
+        "import sys, derivls.__main__, derivls.cli, derivls.server.runtime.main, derivls.server.runtime.boot, derivls.server.runtime.framing\n"
         "print(sorted(m for m in ('pygls', 'lsprotocol', 'derivls.aten.native', 'derivls.derivatives.loader') "
         "if m in sys.modules))"
     )

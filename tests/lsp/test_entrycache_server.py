@@ -18,7 +18,7 @@ from derivls import project
 from derivls.derivatives.entrycache import EntryCache
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.diskcache import DiskCache
-from derivls.server.state import build_analyzer, build_index, discover, resolve_key
+from derivls.server.documents.state import build_analyzer, build_index, discover, resolve_key
 from tests.lsp.conftest import SERVER, Documents, diagnostics, initialize, make_client, uri
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -21,7 +21,7 @@ from lsprotocol import types
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalyzer
-from derivls.server.positions import to_client_column
+from derivls.server.documents.positions import to_client_column
 from tests.lsp.conftest import (
     SERVER,
     Documents,

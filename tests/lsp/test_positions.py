@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from derivls.server.positions import (
+from derivls.server.documents.positions import (
     EditedText,
     LineIndex,
     apply_change,

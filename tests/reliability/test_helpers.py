@@ -12,7 +12,7 @@ from derivls.diagnostics import Span, warning
 from derivls.limits import MAX_DIAGNOSTICS, bound_diagnostics
 from derivls.linebreaks import CompactLines, count_line_breaks
 from derivls.safeyaml import alias_refused_class, refuse_aliases, safe_load, short_repr, short_str
-from derivls.server.positions import split_lines
+from derivls.server.documents.positions import split_lines
 from tests.reliability import inputs
 
 

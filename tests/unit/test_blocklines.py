@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from derivls.server import blocklines
-from derivls.server.blocklines import BlockLines
+from derivls.server.documents import blocklines
+from derivls.server.documents.blocklines import BlockLines
 
 line_text = st.text(alphabet="ab é", max_size=5)
 

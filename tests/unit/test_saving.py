@@ -1,4 +1,4 @@
-"""The server runs the entry cache's background saves on its event loop (derivls/server/saving.py):
+"""The server runs the entry cache's background saves on its event loop (derivls/server/documents/saving.py):
 not before SAVE_DELAY, only once no document changed for QUIET seconds, in slices of at most SLICE."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from derivls.derivatives import entrycache
-from derivls.server import saving
+from derivls.server.documents import saving
 
 
 class FakeCache:

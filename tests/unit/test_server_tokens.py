@@ -9,10 +9,10 @@ import random
 import pytest
 
 from derivls.ide import tokens as ide_tokens
-from derivls.server.positions import UTF8, UTF16, LineIndex
-from derivls.server.state import DerivDocument
-from derivls.server.tokens import delta_edit as semantic_delta_edit
-from derivls.server.tokens import encode, full_data
+from derivls.server.documents.positions import UTF8, UTF16, LineIndex
+from derivls.server.documents.state import DerivDocument
+from derivls.server.features.tokens import delta_edit as semantic_delta_edit
+from derivls.server.features.tokens import encode, full_data
 from tests.unit.ide_support import analyse, real_analysis, real_text
 
 

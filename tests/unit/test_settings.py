@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls.server.settings import Settings
+from derivls.server.documents.settings import Settings
 
 
 def test_defaults_follow_the_files():
@@ -27,7 +27,7 @@ def test_torch_version_auto_or_empty_means_found_from_the_files(value: str | Non
 
 @pytest.mark.parametrize("value", ["latest", "two.four", "2", 2.4, ["2.4"], {"v": "2.4"}])
 def test_a_bad_torch_version_is_a_warning_and_keeps_the_value_before(value: object, caplog):
-    with caplog.at_level(logging.WARNING, logger="derivls.server.settings"):
+    with caplog.at_level(logging.WARNING, logger="derivls.server.documents.settings"):
         merged = Settings(torch_version="2.6").merged({"torchVersion": value}, None)
     assert merged.torch_version == "2.6"
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
@@ -61,7 +61,7 @@ def test_settings_nested_under_the_section_or_flat_read_the_same():
 
 
 def test_an_unknown_profile_is_a_warning_and_ignored(caplog):
-    with caplog.at_level(logging.WARNING, logger="derivls.server.settings"):
+    with caplog.at_level(logging.WARNING, logger="derivls.server.documents.settings"):
         assert Settings().merged({"profile": "torchgen-1.0"}, None).profile == "auto"
     assert "profile" in caplog.text
 

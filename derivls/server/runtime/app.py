@@ -17,9 +17,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from derivls import __version__
-from derivls.server.protocol import DerivlsProtocol, position_encoding
-from derivls.server.settings import Settings
-from derivls.server.state import DerivDocument, IndexKey, LoadedIndex
+from derivls.server.documents.settings import Settings
+from derivls.server.documents.state import DerivDocument, IndexKey, LoadedIndex
+from derivls.server.runtime.protocol import DerivlsProtocol, position_encoding
 
 log = logging.getLogger("derivls.server")
 

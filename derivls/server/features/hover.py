@@ -5,8 +5,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from derivls.ide import hover as ide_hover
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import current
+from derivls.server.documents.pipeline import current
+from derivls.server.runtime.app import DerivlsServer
 
 
 def hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:

@@ -12,11 +12,11 @@ from lsprotocol import types
 
 from derivls.ide import tokens as ide_tokens
 from derivls.ide.formulas import headers_of
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import current
-from derivls.server.positions import LineIndex, to_client_column
-from derivls.server.raw import RawJSON
-from derivls.server.state import DerivDocument
+from derivls.server.documents.pipeline import current
+from derivls.server.documents.positions import LineIndex, to_client_column
+from derivls.server.documents.state import DerivDocument
+from derivls.server.features.raw import RawJSON
+from derivls.server.runtime.app import DerivlsServer
 
 LEGEND = types.SemanticTokensLegend(
     token_types=list(ide_tokens.TOKEN_TYPES), token_modifiers=list(ide_tokens.TOKEN_MODIFIERS)

@@ -19,7 +19,7 @@ from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.derivatives.profiles import AUTO, TORCHGEN, Profile
 from derivls.diagnostics import FIRST_LINE, Diagnostic
 from derivls.discovery import NativeFiles
-from derivls.server.positions import LineIndex
+from derivls.server.documents.positions import LineIndex
 
 log = logging.getLogger(__name__)
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 import argparse
 
 from derivls.gcpolicy import one_malloc_arena
-from derivls.server import transport
+from derivls.server.runtime import transport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from derivls.server.app import DerivlsServer
+    from derivls.server.runtime.app import DerivlsServer
 
 
 def create_server() -> DerivlsServer:
-    from derivls.server import handlers
-    from derivls.server.app import DerivlsServer
+    from derivls.server.runtime import handlers
+    from derivls.server.runtime.app import DerivlsServer
 
     server = DerivlsServer()
     handlers.register(server)

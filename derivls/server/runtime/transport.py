@@ -108,7 +108,7 @@ async def analysed(server: Any, uris: list[str], timeout: float = 20.0) -> None:
 def serve_tcp(make_server: Callable[[], LanguageServer], host: str, port: int) -> None:
     """Serve the first client that connects to host:port, its messages read by framing.py's reader as
     over stdio (it resynchronises after bad framing and answers every request), then stop."""
-    from derivls.server.framing import serve_messages
+    from derivls.server.runtime.framing import serve_messages
 
     server = make_server()
     server._stop_event = threading.Event()  # as pygls's start_tcp sets it (server.shutdown() reads it)
@@ -149,8 +149,8 @@ def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: A
     """Serve over stdio with an event-loop pipe reader: the boot phase (boot.py), then the server
     `make_server()` builds. False if stdin is not a pipe (pygls's reader then)."""
     from derivls.diskcache import DiskCache
-    from derivls.server.boot import Boot, Recorder
-    from derivls.server.framing import Loop
+    from derivls.server.runtime.boot import Boot, Recorder
+    from derivls.server.runtime.framing import Loop
 
     servers: list[LanguageServer] = []
 

@@ -7,11 +7,11 @@ from lsprotocol import types
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.ide import symbols as ide
 from derivls.limits import MAX_RESPONSE_ITEMS
-from derivls.server import indexes
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import analysed_documents, current
-from derivls.server.positions import LineIndex
-from derivls.server.raw import FragmentCache, RawJSON
+from derivls.server.documents import indexes
+from derivls.server.documents.pipeline import analysed_documents, current
+from derivls.server.documents.positions import LineIndex
+from derivls.server.features.raw import FragmentCache, RawJSON
+from derivls.server.runtime.app import DerivlsServer
 
 MAX_WORKSPACE_SYMBOLS = 500
 

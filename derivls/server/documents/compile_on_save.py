@@ -126,7 +126,7 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
     """Hook 2 (publish): the compile diagnostics of the entries unchanged since compiled."""
     if not enabled(ls) or doc.analysis is None or doc.lines is None:
         return []
-    from derivls.server import convert
+    from derivls.server.features import convert
 
     out = convert.to_lsp_all(engine(ls).diagnostics(doc.uri, doc.analysis), doc.lines, doc.uri)
     for d in out:

@@ -15,24 +15,21 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from derivls.limits import MAX_RESPONSE_ITEMS
-from derivls.server import (
+from derivls.server.documents import compile_on_save, indexes, pipeline, saving
+from derivls.server.documents.settings import Settings
+from derivls.server.features import (
     actions,
-    compile_on_save,
     completion,
     definition,
     generated,
     hover,
-    indexes,
     inlay,
-    pipeline,
-    saving,
     signature,
     symbols,
     tokens,
 )
-from derivls.server.app import DerivlsServer, uri_path
-from derivls.server.guard import guarded
-from derivls.server.settings import Settings
+from derivls.server.runtime.app import DerivlsServer, uri_path
+from derivls.server.runtime.guard import guarded
 
 COMPLETION_TRIGGERS = [" ", ",", "_", "[", ".", ">"]  # ">": members after `x->`
 

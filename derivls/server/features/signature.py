@@ -5,9 +5,9 @@ from __future__ import annotations
 from lsprotocol import types
 
 from derivls.ide import signature as ide_signature
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import current
-from derivls.server.positions import to_client_column
+from derivls.server.documents.pipeline import current
+from derivls.server.documents.positions import to_client_column
+from derivls.server.runtime.app import DerivlsServer
 
 TRIGGER_CHARACTERS = ["(", ","]
 

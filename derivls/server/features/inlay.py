@@ -5,8 +5,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from derivls.ide.inlay import inlay_hints as ide_inlay_hints
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import current
+from derivls.server.documents.pipeline import current
+from derivls.server.runtime.app import DerivlsServer
 
 
 def inlay_hints(ls: DerivlsServer, params: types.InlayHintParams) -> list[types.InlayHint]:

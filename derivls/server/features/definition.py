@@ -6,12 +6,12 @@ from lsprotocol import types
 
 from derivls import discovery
 from derivls.ide import navigation
-from derivls.server import indexes
-from derivls.server.app import DerivlsServer, resolved, uri_path
-from derivls.server.convert import file_uri
-from derivls.server.indexes import ClosedAnalysis
-from derivls.server.pipeline import current
-from derivls.server.positions import LineIndex
+from derivls.server.documents import indexes
+from derivls.server.documents.indexes import ClosedAnalysis
+from derivls.server.documents.pipeline import current
+from derivls.server.documents.positions import LineIndex
+from derivls.server.features.convert import file_uri
+from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
 
 
 def _location(ls: DerivlsServer, location: navigation.Location, lines: LineIndex | None = None) -> types.Location:

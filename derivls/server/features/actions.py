@@ -5,9 +5,9 @@ from __future__ import annotations
 from lsprotocol import types
 
 from derivls.ide.actions import quick_fixes
-from derivls.server import convert
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import current
+from derivls.server.documents.pipeline import current
+from derivls.server.features import convert
+from derivls.server.runtime.app import DerivlsServer
 
 
 def code_actions(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:

@@ -7,10 +7,10 @@ from lsprotocol import types
 from derivls.ide import completion as ide
 from derivls.ide.facts import analyzer_profile
 from derivls.ide.manual import function_names
-from derivls.server.app import DerivlsServer
-from derivls.server.indexes import manual_files
-from derivls.server.pipeline import current
-from derivls.server.positions import LineIndex
+from derivls.server.documents.indexes import manual_files
+from derivls.server.documents.pipeline import current
+from derivls.server.documents.positions import LineIndex
+from derivls.server.runtime.app import DerivlsServer
 
 KINDS = {
     ide.FIELD: types.CompletionItemKind.Field,

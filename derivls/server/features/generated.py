@@ -13,9 +13,9 @@ from lsprotocol import types
 
 from derivls.ide import generated as ide
 from derivls.limits import MAX_RESPONSE_ITEMS
-from derivls.server.app import DerivlsServer
-from derivls.server.pipeline import current
-from derivls.server.raw import FragmentCache, RawJSON
+from derivls.server.documents.pipeline import current
+from derivls.server.features.raw import FragmentCache, RawJSON
+from derivls.server.runtime.app import DerivlsServer
 
 SHOW_GENERATED_CODE = "derivls.showGeneratedCode"
 

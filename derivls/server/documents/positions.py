@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from derivls.diagnostics import Span
 from derivls.linebreaks import CompactLines
-from derivls.server.blocklines import BlockLines
+from derivls.server.documents.blocklines import BlockLines
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

@@ -20,10 +20,10 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from derivls.ide.generated import SCHEME as GENERATED_SCHEME
-from derivls.server.blocklines import BlockLines
-from derivls.server.positions import UTF16, EditedText
-from derivls.server.pygls_fixes import ForgetFinishedHandlers
-from derivls.server.raw import RawJSON
+from derivls.server.documents.blocklines import BlockLines
+from derivls.server.documents.positions import UTF16, EditedText
+from derivls.server.features.raw import RawJSON
+from derivls.server.runtime.pygls_fixes import ForgetFinishedHandlers
 
 log = logging.getLogger("derivls.server")
 

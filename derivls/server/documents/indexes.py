@@ -24,11 +24,8 @@ from derivls.discovery import NativeFiles
 from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
 from derivls.ide import manual
 from derivls.limits import read_regular_file
-from derivls.server import convert
-from derivls.server.app import DerivlsServer, resolved, uri_path
-from derivls.server.guard import guarded
-from derivls.server.positions import LineIndex
-from derivls.server.state import (
+from derivls.server.documents.positions import LineIndex
+from derivls.server.documents.state import (
     DerivDocument,
     IndexKey,
     LoadedIndex,
@@ -38,6 +35,9 @@ from derivls.server.state import (
     resolve_key,
     setup_diagnostics,
 )
+from derivls.server.features import convert
+from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
+from derivls.server.runtime.guard import guarded
 
 log = logging.getLogger("derivls.server")
 

@@ -8,7 +8,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from derivls.diagnostics import Diagnostic
-from derivls.server.positions import LineIndex
+from derivls.server.documents.positions import LineIndex
 
 SOURCE = "derivls"
 

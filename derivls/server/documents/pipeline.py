@@ -20,13 +20,14 @@ from lsprotocol import types
 
 from derivls.gcpolicy import collect_when_idle, freeze_heap, paused_gc, reuse_large_blocks
 from derivls.ide.generated import content_for, parse_generated_uri
-from derivls.server import compile_on_save, convert, indexes, saving
-from derivls.server.app import DerivlsServer, uri_path
-from derivls.server.guard import guarded
-from derivls.server.positions import LineIndex
-from derivls.server.protocol import DerivlsProtocol
-from derivls.server.settings import SECTION, Settings
-from derivls.server.state import DerivDocument, IndexKey
+from derivls.server.documents import compile_on_save, indexes, saving
+from derivls.server.documents.positions import LineIndex
+from derivls.server.documents.settings import SECTION, Settings
+from derivls.server.documents.state import DerivDocument, IndexKey
+from derivls.server.features import convert
+from derivls.server.runtime.app import DerivlsServer, uri_path
+from derivls.server.runtime.guard import guarded
+from derivls.server.runtime.protocol import DerivlsProtocol
 
 log = logging.getLogger("derivls.server")
 

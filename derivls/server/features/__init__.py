@@ -1,0 +1,1 @@
+"""One thin adapter per LSP feature: derivls.ide's plain answers → LSP types (hover, completion, ...)."""
