@@ -18,7 +18,7 @@ from derivls import project
 from derivls.derivatives.entrycache import EntryCache
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.diskcache import DiskCache
-from derivls.server.documents.state import build_analyzer, build_index, discover, resolve_key
+from derivls.workspace import build_index, discover, make_analyzer, resolve_key
 from tests.lsp.conftest import SERVER, Documents, diagnostics, initialize, make_client, uri
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -93,5 +93,5 @@ async def test_the_servers_analyzers_have_an_entry_cache_saving_in_the_backgroun
     key = resolve_key(files)
     assert key is not None
     loaded = build_index(key, 1, None, None, False)
-    analyzer = build_analyzer(loaded, files)
+    analyzer = make_analyzer(loaded, files)
     assert analyzer.store is not None and analyzer.store.background

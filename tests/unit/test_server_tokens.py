@@ -17,7 +17,7 @@ from tests.unit.ide_support import analyse, real_analysis, real_text
 
 
 def document(text: str, analysis, encoding: str = UTF16, doc: DerivDocument | None = None) -> DerivDocument:
-    doc = doc or DerivDocument("file:///derivatives.yaml", None)
+    doc = doc or DerivDocument("file:///derivatives.yaml")
     doc.analysis, doc.text, doc.lines = analysis, text, LineIndex(text, encoding)
     return doc
 

@@ -2,9 +2,9 @@
 file changes, overlays of open buffers, file watchers, and analyses of derivatives.yaml files that are
 not open (for references and workspace symbols).
 
-Every call into server/state.py's index loading (discover, resolve_key, build_index, build_analyzer)
-is in this module. When an index is loaded or replaced it tells the pipeline through
-`ls.index_changed(key)`.
+The index table, its versions and the analyzers live in the workspace (derivls.workspace, `ls.host`);
+this module loads into it, off the event loop, and tells the pipeline through `ls.index_changed(key)`
+when an index is loaded or replaced.
 """
 
 from __future__ import annotations
@@ -18,26 +18,16 @@ from lsprotocol import types
 
 from derivls import discovery
 from derivls.aten.native import NativeIndex
-from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
-from derivls.diagnostics import Diagnostic
-from derivls.discovery import NativeFiles
-from derivls.gcpolicy import freeze_heap, mark_replaced, paused_gc
+from derivls.derivatives.loader import DocumentAnalysis
+from derivls.gcpolicy import freeze_heap, paused_gc
 from derivls.ide import manual
 from derivls.limits import read_regular_file
 from derivls.server.documents.positions import LineIndex
-from derivls.server.documents.state import (
-    DerivDocument,
-    IndexKey,
-    LoadedIndex,
-    build_analyzer,
-    build_index,
-    discover,
-    resolve_key,
-    setup_diagnostics,
-)
+from derivls.server.documents.state import DerivDocument
 from derivls.server.features import convert
 from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
 from derivls.server.runtime.guard import guarded
+from derivls.workspace import IndexKey, LoadedIndex, build_index
 
 log = logging.getLogger("derivls.server")
 
@@ -64,32 +54,14 @@ def native_kind(uri: str) -> str | None:
 
 def rediscover(ls: DerivlsServer, doc: DerivDocument) -> None:
     """Find the document's native_functions.yaml / tags.yaml again (after a settings or file change)."""
-    settings = ls.settings
-    doc.files = discover(doc.path, settings.native_functions, settings.tags, settings.profile, settings.torch_version)
-    doc.key = resolve_key(doc.files)
-    doc.analyzer = None  # re-made against the (possibly different) index
-
-
-def make_analyzer(loaded: LoadedIndex | None, files: NativeFiles | None) -> DocumentAnalyzer:
-    return build_analyzer(loaded, files)
-
-
-def setup_problems(doc: DerivDocument, loaded: LoadedIndex | None) -> list[Diagnostic]:
-    """What is wrong with finding or reading the document's native_functions.yaml (shown on line 1)."""
-    return setup_diagnostics(doc.files, loaded)
-
-
-def forget_all(ls: DerivlsServer) -> None:
-    """Drop every index (the profile or torchVersion changed): documents wait for fresh ones."""
-    ls.indexes.clear()
-    mark_replaced()
+    ls.host.locate(doc)
 
 
 # -- loading ----------------------------------------------------------------------------------------
 
 
 async def ensure_index(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
-    loaded = ls.indexes.get(key)
+    loaded = ls.host.index(key)
     if loaded is not None:
         return loaded
     future = ls.loading.get(key)
@@ -102,8 +74,7 @@ async def ensure_index(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
 async def _build(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
     native_overlay = ls.overlays.get(key[0])
     tags_overlay = ls.overlays.get(key[1]) if key[1] else None
-    ls.index_counter += 1
-    version = ls.index_counter
+    version = ls.host.next_version()
 
     def work() -> LoadedIndex:
         with paused_gc():
@@ -139,7 +110,7 @@ async def _load(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
     try:
         token = await _progress_token(ls, key)
         loaded = await build
-        ls.indexes[key] = loaded
+        ls.host.add_index(loaded)
         freeze_heap(collect=False)  # collecting would delay the first diagnostics; later
         if loaded.index is not None:
             message = f"indexed {len(loaded.index.functions)} functions of {key[0]} in {loaded.seconds:.2f} s"
@@ -176,11 +147,11 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
     await asyncio.sleep(delay)
     if ls.reindex_generation.get(path) != generation:
         return  # a newer edit of the same file is on its way
-    keys = {k for k in ls.indexes if path in k} | {d.key for d in ls.docs.values() if d.key and path in d.key}
+    keys = {k for k in ls.host.indexes if path in k} | {d.key for d in ls.docs.values() if d.key and path in d.key}
     for key in keys:
         while key in ls.loading:
             await asyncio.shield(ls.loading[key])
-        old = ls.indexes.get(key)
+        old = ls.host.index(key)
         loaded = await _build(ls, key)
         if ls.reindex_generation.get(path) != generation:
             return
@@ -189,8 +160,7 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
             continue  # an unsaved buffer that does not parse yet: keep checking against the last good index
         if _unchanged(old, loaded):
             continue  # same text as what is indexed: nothing changes
-        ls.indexes[key] = loaded
-        mark_replaced()
+        ls.host.add_index(loaded, replaces=True)
         ls.index_changed(key)
 
 
@@ -243,10 +213,7 @@ def files_changed(ls: DerivlsServer, paths: list[str]) -> None:
         if key.rsplit("/", 1)[-1] in NATIVE_NAMES:
             native_changed = True
             if key not in ls.overlays:
-                # forget indexes that read this file: documents using them wait for a fresh one
-                for index_key in [k for k in ls.indexes if key in k]:
-                    del ls.indexes[index_key]
-                    mark_replaced()
+                ls.host.forget_reading(key)  # documents using its indexes wait for fresh ones
     manual.forget(paths)
     if native_changed:
         ls.index_changed(None)  # a native_functions.yaml may have appeared or gone: find them again
@@ -280,15 +247,14 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
         mtime = Path(key).stat().st_mtime
     except OSError:
         return None
-    settings = ls.settings
-    files = discover(Path(key), settings.native_functions, settings.tags, settings.profile, settings.torch_version)
-    index_key = resolve_key(files)
+    files = ls.host.files_of(Path(key))
+    index_key = ls.host.key_of(files)
     if index_key is None:
         return None
     loaded = await ensure_index(ls, index_key)
     if loaded.index is None:
         return None
-    stamp = (mtime, loaded.version, settings.profile)
+    stamp = (mtime, loaded.version, ls.host.options.profile)
     cached = ls.closed.get(key)
     if cached is not None and cached[0] == stamp:
         return cached[1]  # type: ignore[return-value]
@@ -296,7 +262,7 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
         text = read_regular_file(key, "derivatives.yaml")
     except (OSError, UnicodeDecodeError):
         return None
-    analysis = make_analyzer(loaded, files).analyse(text)
+    analysis = ls.host.analyse_file(files, loaded, text)
     result: ClosedAnalysis = (convert.file_uri(key), analysis, LineIndex(text, ls.encoding), loaded.index)
     ls.closed[key] = (stamp, result)
     return result
@@ -324,8 +290,6 @@ __all__ = [
     "closed_analysis",
     "ensure_index",
     "files_changed",
-    "forget_all",
-    "make_analyzer",
     "manual_files",
     "native_kind",
     "publish_native_problem",
@@ -333,6 +297,5 @@ __all__ = [
     "rediscover",
     "schedule_reindex",
     "set_overlay",
-    "setup_problems",
     "workspace_derivatives",
 ]

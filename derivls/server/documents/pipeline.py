@@ -23,11 +23,12 @@ from derivls.ide.generated import content_for, parse_generated_uri
 from derivls.server.documents import compile_on_save, indexes, saving
 from derivls.server.documents.positions import LineIndex
 from derivls.server.documents.settings import SECTION, Settings
-from derivls.server.documents.state import DerivDocument, IndexKey
+from derivls.server.documents.state import DerivDocument
 from derivls.server.features import convert
 from derivls.server.runtime.app import DerivlsServer, uri_path
 from derivls.server.runtime.guard import guarded
 from derivls.server.runtime.protocol import DerivlsProtocol
+from derivls.workspace import IndexKey, Options
 
 log = logging.getLogger("derivls.server")
 
@@ -48,7 +49,7 @@ def open_document(ls: DerivlsServer, uri: str) -> DerivDocument:
     reuse_large_blocks()  # a keystroke re-makes the text: no fresh pages for it each time
     doc = ls.docs.get(uri)
     if doc is None:
-        doc = DerivDocument(uri, uri_path(uri))
+        doc = DerivDocument(uri=uri, path=uri_path(uri))
         indexes.rediscover(ls, doc)
         ls.docs[uri] = doc
     schedule(ls, uri)
@@ -89,14 +90,17 @@ def index_changed(ls: DerivlsServer, key: IndexKey | None) -> None:
 # -- settings -----------------------------------------------------------------------------------------
 
 
+def options(settings: Settings) -> Options:
+    """What the workspace reads of the settings."""
+    return Options(settings.native_functions, settings.tags, settings.profile, settings.torch_version)
+
+
 def apply_settings(ls: DerivlsServer, settings: Settings) -> None:
     if settings == ls.settings:
         return
     log.info("settings: %s", settings)
-    rules_changed = (settings.profile, settings.torch_version) != (ls.settings.profile, ls.settings.torch_version)
     ls.settings = settings
-    if rules_changed:
-        indexes.forget_all(ls)
+    ls.host.configure(options(settings))  # a new profile or torchVersion: every index is dropped
     for doc in ls.docs.values():
         indexes.rediscover(ls, doc)
         ls.refresh_after.add(doc.uri)
@@ -136,7 +140,7 @@ async def _process(ls: DerivlsServer, uri: str) -> None:
     doc = ls.docs.get(uri)
     if doc is None:
         return
-    if doc.key is not None and doc.key not in ls.indexes:
+    if doc.key is not None and ls.host.waiting(doc):
         ls.refresh_after.add(uri)  # requests answered while indexing were empty
         await indexes.ensure_index(ls, doc.key)
         if ls.docs.get(uri) is not doc:
@@ -203,30 +207,18 @@ def refresh(ls: DerivlsServer, doc: DerivDocument) -> bool:
         text_document = ls.workspace.get_text_document(doc.uri)
     except Exception:
         return False
-    loaded = ls.indexes.get(doc.key) if doc.key is not None else None
-    if doc.key is not None and loaded is None:
+    if ls.host.waiting(doc):
         return False  # still indexing
-    index_version = loaded.version if loaded is not None else 0
-    profile = ls.settings.profile
-    if doc.analyzer is None or doc.index_version != index_version or doc.analyzer_profile != profile:
-        doc.analyzer = indexes.make_analyzer(loaded, doc.files)
-        doc.index_version = index_version
-        doc.analyzer_profile = profile
-        doc.setup = indexes.setup_problems(doc, loaded)
-        doc.text = None
     text = text_document.source
     encoding = ls.encoding
-    if doc.text is not None and text == doc.text and doc.lines is not None and doc.lines.encoding == encoding:
+    if ls.host.is_current(doc, text) and doc.lines is not None and doc.lines.encoding == encoding:
         doc.version = text_document.version
         return True
     edited = ls.protocol.edited.get(doc.uri) if isinstance(ls.protocol, DerivlsProtocol) else None
     if edited is not None and edited.text is not text:
         edited = None
-    edits = edited.take_edits(doc.text) if edited is not None else None  # the analyzer splits only what they touch
-    with paused_gc():  # cold: hundreds of thousands of new objects; warm: the keystroke path
-        doc.analysis = doc.analyzer.analyse(text, edits)
-    ls.analysis_count += 1
-    doc.text = text
+    # the analyzer (made again if the index or the profile changed) splits only what the edits touch
+    ls.host.analyse(doc, text, edited.take_edits if edited is not None else None)
     doc.version = text_document.version
     doc.lines = LineIndex(text, encoding, edited.lines if edited is not None else None)
     return True
@@ -306,6 +298,7 @@ __all__ = [
     "index_changed",
     "is_derivatives",
     "open_document",
+    "options",
     "publish",
     "pull_configuration",
     "refresh",

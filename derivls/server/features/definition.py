@@ -74,7 +74,7 @@ async def _analyses_of(ls: DerivlsServer, native_uri: str) -> list[ClosedAnalysi
     for doc in list(ls.docs.values()):
         if doc.key is None or doc.key[0] != native:
             continue
-        if doc.key not in ls.indexes:
+        if ls.host.waiting(doc):
             await indexes.ensure_index(ls, doc.key)
         now = current(ls, doc.uri)
         if now is None or now.analysis is None or now.lines is None or now.analyzer is None:

@@ -1,7 +1,8 @@
 """The derivls language server object: its state and what it knows about the client.
 
-Behaviour lives beside it: indexes.py (native indexes, overlays, watchers), pipeline.py (edit →
-schedule → analyse → publish), the feature modules (ide data → LSP), handlers.py (registration).
+It holds the workspace (`host`, derivls.workspace: indexes, analyzers, analyses; no LSP). Behaviour
+lives beside it: documents/indexes.py (loading indexes, overlays, watchers), documents/pipeline.py
+(edit → schedule → analyse → publish), features/ (ide data → LSP), runtime/handlers.py (registration).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from pygls.uris import to_fs_path
 
 from derivls import __version__
 from derivls.server.documents.settings import Settings
-from derivls.server.documents.state import DerivDocument, IndexKey, LoadedIndex
+from derivls.server.documents.state import DerivDocument
 from derivls.server.runtime.protocol import DerivlsProtocol, position_encoding
+from derivls.workspace import IndexKey, LoadedIndex, Workspace
 
 log = logging.getLogger("derivls.server")
 
@@ -49,18 +51,17 @@ class DerivlsServer(LanguageServer):
         self.init_settings = Settings()
         self.settings = Settings()
         self.root: Path | None = None
+        # the native indexes, their versions and the documents' analyzers (LSP-free: derivls.workspace)
+        self.host = Workspace()
         self.config_ready: asyncio.Event | None = None
         # documents (pipeline.py)
         self.docs: dict[str, DerivDocument] = {}
         self.pending: set[str] = set()  # URIs with an analysis scheduled
         self.refresh_after: set[str] = set()  # URIs whose next analysis asks the client to refresh views
-        self.analysis_count = 0  # analyses run (tests and the bench read it through derivls/status)
         self.generated_content: dict[str, str] = {}  # derivls-generated: URI → the content last sent
         # native indexes (indexes.py)
-        self.indexes: dict[IndexKey, LoadedIndex] = {}
         self.loading: dict[IndexKey, asyncio.Future[LoadedIndex]] = {}
         self.overlays: dict[str, tuple[str, str]] = {}  # resolved path of an open native/tags buffer → (uri, text)
-        self.index_counter = 0
         self.reindex_generation: dict[str, int] = {}
         self.closed: dict[str, tuple[tuple[Any, ...], tuple[str, Any, Any, Any]]] = {}
         self.watchers_registered = False

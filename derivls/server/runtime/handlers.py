@@ -60,6 +60,7 @@ def _register_lifecycle(server: DerivlsServer) -> None:
         ls.root = root
         ls.init_settings = Settings().merged(params.initialization_options, root)
         ls.settings = ls.init_settings
+        ls.host.options = pipeline.options(ls.settings)
         ls.config_ready = asyncio.Event()
         if not ls.client_supports("workspace.configuration"):
             ls.config_ready.set()
@@ -242,10 +243,10 @@ def _rss_kb() -> int:
 
 def status(ls: DerivlsServer) -> dict[str, Any]:
     return {
-        "analyses": ls.analysis_count,
+        "analyses": ls.host.analyses,
         "indexes": [
             {"native": k[0], "version": v.version, "functions": len(v.index.functions) if v.index else None}
-            for k, v in ls.indexes.items()
+            for k, v in ls.host.indexes.items()
         ],
         "documents": [
             {
