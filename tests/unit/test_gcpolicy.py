@@ -123,3 +123,44 @@ def test_a_text_made_again_after_each_keystroke_reuses_its_memory() -> None:
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     assert faults < 100  # fresh pages for each copy: ~730 faults per 3 MB
     gcpolicy.release_free_memory()
+
+
+def edit_cycles() -> None:
+    """The scenario of the test below, in a fresh interpreter (it freezes the heap)."""
+
+    async def cycles() -> None:
+        loop = asyncio.get_running_loop()
+        gc.enable()
+        with gcpolicy.edit_cycle(loop, first=False, cold_seconds=60) as cycle:
+            assert not gc.isenabled()  # no GC pass between a keystroke and its diagnostics
+        assert gc.isenabled() and not cycle.froze  # nothing analysed: the GC is left as it was
+        assert gcpolicy._idle_handle is None
+
+        with gcpolicy.edit_cycle(loop, first=False, cold_seconds=60) as cycle:
+            cycle.analysed()
+        assert not cycle.froze and gc.get_freeze_count() == 0  # a warm edit: nothing frozen
+        assert not gc.isenabled() and gcpolicy._idle_handle is not None  # collections wait for a pause
+
+        kept = [[] for _ in range(1000)]
+        with gcpolicy.edit_cycle(loop, first=True, cold_seconds=60) as cycle:
+            cycle.analysed()
+        assert cycle.froze and gc.get_freeze_count() > 1000  # a document's first analysis: frozen
+        with gcpolicy.edit_cycle(loop, first=False, cold_seconds=0) as cycle:
+            cycle.analysed()
+        assert cycle.froze  # a cold one: frozen
+        del kept
+        gcpolicy._idle_handle.cancel()
+
+    asyncio.run(cycles())
+
+
+def test_an_edit_cycle_pauses_the_gc_then_freezes_after_a_first_or_cold_analysis() -> None:
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run(
+        [sys.executable, "-c", "from tests.unit.test_gcpolicy import edit_cycles as t; t()"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr

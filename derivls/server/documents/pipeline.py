@@ -18,7 +18,7 @@ import time
 
 from lsprotocol import types
 
-from derivls.gcpolicy import collect_when_idle, freeze_heap, paused_gc, reuse_large_blocks
+from derivls.gcpolicy import edit_cycle, reuse_large_blocks
 from derivls.ide.generated import content_for, parse_generated_uri
 from derivls.server.documents import compile_on_save, indexes, saving
 from derivls.server.documents.positions import LineIndex
@@ -145,32 +145,27 @@ async def _process(ls: DerivlsServer, uri: str) -> None:
         await indexes.ensure_index(ls, doc.key)
         if ls.docs.get(uri) is not doc:
             return
-    started = time.perf_counter()
-    # No GC pass between a keystroke and its diagnostics: collections run once they are out.
-    with paused_gc():
-        refreshed = refresh(ls, doc)
-        analysed = time.perf_counter()
-        if refreshed:
-            publish(ls, doc)
-    if not refreshed:
-        return
+    # No GC pass between a keystroke and its diagnostics; the heap frozen after a first or cold analysis
+    # (its objects are long-lived); collections only once typing pauses (gcpolicy.edit_cycle).
+    loop = asyncio.get_running_loop()
+    with edit_cycle(loop, first=not doc.settled, cold_seconds=COLD_ANALYSIS) as cycle:
+        if not refresh(ls, doc):
+            return
+        cycle.analysed()
+        publish(ls, doc)
     if uri in ls.refresh_after:
         ls.refresh_after.discard(uri)
         request_refresh(ls)
-    if analysed - started > COLD_ANALYSIS or not doc.settled:
-        # after a document's first analysis (computed, or read from the entry cache: fast, but as many
-        # long-lived objects) or a cold one: they need no more GC passes. Not collected first: a load
-        # makes no cyclic garbage, and collecting ~1.5M objects blocked requests for 1-2.5 s at 10x
+    if cycle.froze:
         doc.settled = True
-        freeze_heap(collect=False)
         warm_up_changes(ls)
-    collect_when_idle(asyncio.get_running_loop())  # no GC pass between keystrokes either: once typing pauses
     if log.isEnabledFor(logging.DEBUG):
+        analysed = cycle.analysed_at or cycle.started
         log.debug(
             "%s v%s: analysed in %.1f ms, published in %.1f ms",
             uri,
             doc.version,
-            (analysed - started) * 1000,
+            (analysed - cycle.started) * 1000,
             (time.perf_counter() - analysed) * 1000,
         )
 
