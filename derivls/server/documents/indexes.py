@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
@@ -44,6 +46,19 @@ WATCHED = (
 ClosedAnalysis = tuple[str, DocumentAnalysis, LineIndex, NativeIndex]  # (uri, analysis, lines, native index)
 
 
+@dataclass(eq=False)
+class Natives:
+    """This module's state (the server's `natives`): loads under way, open native buffers, re-index
+    requests, analyses of files that are not open, and whether file watchers are registered. The
+    indexes themselves are the workspace's (`ls.host`)."""
+
+    loading: dict[IndexKey, asyncio.Future[LoadedIndex]] = field(default_factory=dict)
+    overlays: dict[str, tuple[str, str]] = field(default_factory=dict)  # resolved path → (uri, text) of a buffer
+    reindex_generation: dict[str, int] = field(default_factory=dict)  # path → its newest re-index request
+    closed: dict[str, tuple[tuple[Any, ...], ClosedAnalysis]] = field(default_factory=dict)  # path → (stamp, …)
+    watchers_registered: bool = False
+
+
 def native_kind(uri: str) -> str | None:
     name = uri.rstrip("/").rsplit("/", 1)[-1]
     return name if name in NATIVE_NAMES else None
@@ -64,16 +79,16 @@ async def ensure_index(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
     loaded = ls.host.index(key)
     if loaded is not None:
         return loaded
-    future = ls.loading.get(key)
+    future = ls.natives.loading.get(key)
     if future is None:
         future = asyncio.ensure_future(_load(ls, key))
-        ls.loading[key] = future
+        ls.natives.loading[key] = future
     return await asyncio.shield(future)
 
 
 async def _build(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
-    native_overlay = ls.overlays.get(key[0])
-    tags_overlay = ls.overlays.get(key[1]) if key[1] else None
+    native_overlay = ls.natives.overlays.get(key[0])
+    tags_overlay = ls.natives.overlays.get(key[1]) if key[1] else None
     version = ls.host.next_version()
 
     def work() -> LoadedIndex:
@@ -122,13 +137,13 @@ async def _load(ls: DerivlsServer, key: IndexKey) -> LoadedIndex:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
         return loaded
     finally:
-        ls.loading.pop(key, None)
+        ls.natives.loading.pop(key, None)
 
 
 def schedule_reindex(ls: DerivlsServer, path: str, delay: float = REINDEX_DELAY) -> None:
     """Re-index every index that reads `path` (after `delay` of quiet), then re-check its documents."""
-    generation = ls.reindex_generation.get(path, 0) + 1
-    ls.reindex_generation[path] = generation
+    generation = ls.natives.reindex_generation.get(path, 0) + 1
+    ls.natives.reindex_generation[path] = generation
     asyncio.ensure_future(_reindex_later(ls, path, generation, delay))
 
 
@@ -145,15 +160,15 @@ def _unchanged(old: LoadedIndex | None, new: LoadedIndex) -> bool:
 @guarded()
 async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: float) -> None:
     await asyncio.sleep(delay)
-    if ls.reindex_generation.get(path) != generation:
+    if ls.natives.reindex_generation.get(path) != generation:
         return  # a newer edit of the same file is on its way
     keys = {k for k in ls.host.indexes if path in k} | {d.key for d in ls.docs.values() if d.key and path in d.key}
     for key in keys:
-        while key in ls.loading:
-            await asyncio.shield(ls.loading[key])
+        while key in ls.natives.loading:
+            await asyncio.shield(ls.natives.loading[key])
         old = ls.host.index(key)
         loaded = await _build(ls, key)
-        if ls.reindex_generation.get(path) != generation:
+        if ls.natives.reindex_generation.get(path) != generation:
             return
         publish_native_problem(ls, loaded)
         if loaded.index is None and loaded.from_buffer and old is not None and old.index is not None:
@@ -166,7 +181,7 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
 
 def publish_native_problem(ls: DerivlsServer, loaded: LoadedIndex) -> None:
     """Problems of an open native_functions.yaml buffer are shown in that buffer."""
-    overlay = ls.overlays.get(loaded.key[0])
+    overlay = ls.natives.overlays.get(loaded.key[0])
     if overlay is None:
         return
     diagnostics = []
@@ -192,15 +207,15 @@ def set_overlay(ls: DerivlsServer, uri: str, text: str | None) -> None:
     if path is None:
         return
     key = resolved(path)
-    old = ls.overlays.get(key)
+    old = ls.natives.overlays.get(key)
     if text is None:
         if old is None:
             return
-        del ls.overlays[key]
+        del ls.natives.overlays[key]
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         schedule_reindex(ls, key, delay=0)
         return
-    ls.overlays[key] = (uri, text)
+    ls.natives.overlays[key] = (uri, text)
     if old is not None and old[1] == text:
         return
     schedule_reindex(ls, key, delay=0 if old is None else REINDEX_DELAY)
@@ -212,7 +227,7 @@ def files_changed(ls: DerivlsServer, paths: list[str]) -> None:
         key = resolved(path)
         if key.rsplit("/", 1)[-1] in NATIVE_NAMES:
             native_changed = True
-            if key not in ls.overlays:
+            if key not in ls.natives.overlays:
                 ls.host.forget_reading(key)  # documents using its indexes wait for fresh ones
     manual.forget(paths)
     if native_changed:
@@ -220,9 +235,11 @@ def files_changed(ls: DerivlsServer, paths: list[str]) -> None:
 
 
 async def register_watchers(ls: DerivlsServer) -> None:
-    if ls.watchers_registered or not ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
+    if ls.natives.watchers_registered or not ls.client_supports(
+        "workspace.did_change_watched_files.dynamic_registration"
+    ):
         return
-    ls.watchers_registered = True
+    ls.natives.watchers_registered = True
     watchers = [types.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
     registration = types.Registration(
         id=f"derivls-watch-{uuid.uuid4()}",
@@ -255,16 +272,16 @@ async def closed_analysis(ls: DerivlsServer, path: Path) -> ClosedAnalysis | Non
     if loaded.index is None:
         return None
     stamp = (mtime, loaded.version, ls.host.options.profile)
-    cached = ls.closed.get(key)
+    cached = ls.natives.closed.get(key)
     if cached is not None and cached[0] == stamp:
-        return cached[1]  # type: ignore[return-value]
+        return cached[1]
     try:
         text = read_regular_file(key, "derivatives.yaml")
     except (OSError, UnicodeDecodeError):
         return None
     analysis = ls.host.analyse_file(files, loaded, text)
     result: ClosedAnalysis = (convert.file_uri(key), analysis, LineIndex(text, ls.encoding), loaded.index)
-    ls.closed[key] = (stamp, result)
+    ls.natives.closed[key] = (stamp, result)
     return result
 
 
@@ -287,6 +304,7 @@ def manual_files(ls: DerivlsServer, doc: DerivDocument) -> list[Path]:
 
 __all__ = [
     "NATIVE_NAMES",
+    "Natives",
     "closed_analysis",
     "ensure_index",
     "files_changed",

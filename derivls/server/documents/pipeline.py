@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass, field
 
 from lsprotocol import types
 
@@ -34,6 +35,16 @@ log = logging.getLogger("derivls.server")
 
 GENERATED_CHANGED = "derivls/generatedCodeChanged"
 COLD_ANALYSIS = 0.2  # seconds: after an analysis this long, freeze the heap (its objects are long-lived)
+
+
+@dataclass(eq=False)
+class Schedule:
+    """This module's state (the server's `schedule`): analyses scheduled, documents whose next analysis
+    asks the client to refresh its views, and those compile_on_save has seen opened."""
+
+    pending: set[str] = field(default_factory=set)  # URIs with an analysis scheduled
+    refresh_after: set[str] = field(default_factory=set)
+    compile_opened: set[str] = field(default_factory=set)
 
 
 def is_derivatives(uri: str, language_id: str | None = None) -> bool:
@@ -61,8 +72,8 @@ def close_document(ls: DerivlsServer, uri: str) -> bool:
         return False
     if isinstance(ls.protocol, DerivlsProtocol):
         ls.protocol.edited.pop(uri, None)
-    ls.refresh_after.discard(uri)
-    ls.compile_opened.discard(uri)
+    ls.schedule.refresh_after.discard(uri)
+    ls.schedule.compile_opened.discard(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     return True
 
@@ -70,9 +81,9 @@ def close_document(ls: DerivlsServer, uri: str) -> bool:
 def schedule(ls: DerivlsServer, uri: str) -> None:
     """Analyse `uri` soon; requests already scheduled are merged (the newest text is analysed once)."""
     saving.document_changed()
-    if uri in ls.pending:
+    if uri in ls.schedule.pending:
         return
-    ls.pending.add(uri)
+    ls.schedule.pending.add(uri)
     asyncio.ensure_future(_process(ls, uri))
 
 
@@ -83,7 +94,7 @@ def index_changed(ls: DerivlsServer, key: IndexKey | None) -> None:
             indexes.rediscover(ls, doc)
         elif doc.key != key:
             continue
-        ls.refresh_after.add(doc.uri)
+        ls.schedule.refresh_after.add(doc.uri)
         schedule(ls, doc.uri)
 
 
@@ -103,7 +114,7 @@ def apply_settings(ls: DerivlsServer, settings: Settings) -> None:
     ls.host.configure(options(settings))  # a new profile or torchVersion: every index is dropped
     for doc in ls.docs.values():
         indexes.rediscover(ls, doc)
-        ls.refresh_after.add(doc.uri)
+        ls.schedule.refresh_after.add(doc.uri)
         schedule(ls, doc.uri)
 
 
@@ -136,12 +147,12 @@ async def _process(ls: DerivlsServer, uri: str) -> None:
             except asyncio.TimeoutError:
                 pass
     finally:
-        ls.pending.discard(uri)
+        ls.schedule.pending.discard(uri)
     doc = ls.docs.get(uri)
     if doc is None:
         return
     if doc.key is not None and ls.host.waiting(doc):
-        ls.refresh_after.add(uri)  # requests answered while indexing were empty
+        ls.schedule.refresh_after.add(uri)  # requests answered while indexing were empty
         await indexes.ensure_index(ls, doc.key)
         if ls.docs.get(uri) is not doc:
             return
@@ -153,8 +164,8 @@ async def _process(ls: DerivlsServer, uri: str) -> None:
             return
         cycle.analysed()
         publish(ls, doc)
-    if uri in ls.refresh_after:
-        ls.refresh_after.discard(uri)
+    if uri in ls.schedule.refresh_after:
+        ls.schedule.refresh_after.discard(uri)
         request_refresh(ls)
     if cycle.froze:
         doc.settled = True
@@ -239,8 +250,8 @@ def analysed_documents(ls: DerivlsServer) -> list[DerivDocument]:
 def publish(ls: DerivlsServer, doc: DerivDocument) -> None:
     assert doc.lines is not None and doc.analysis is not None
     diagnostics = convert.to_lsp_all((*doc.setup, *doc.analysis.diagnostics), doc.lines, doc.uri)
-    if doc.uri not in ls.compile_opened:  # compileOnSave: the text as opened counts as compiled
-        ls.compile_opened.add(doc.uri)
+    if doc.uri not in ls.schedule.compile_opened:  # compileOnSave: the text as opened counts as compiled
+        ls.schedule.compile_opened.add(doc.uri)
         compile_on_save.on_open(ls, doc.uri, doc)
     diagnostics += compile_on_save.lsp_diagnostics(ls, doc)  # compileOnSave: the compiler's, while valid
     ls.text_document_publish_diagnostics(
@@ -258,9 +269,9 @@ def push_generated(ls: DerivlsServer, doc: DerivDocument) -> None:
         if parsed is None or parsed[0] != doc.uri:
             continue
         content = content_for(doc.analysis, parsed[1])
-        if content is None or content == ls.generated_content.get(uri):
+        if content is None or content == doc.generated_sent.get(uri):
             continue
-        ls.generated_content[uri] = content
+        doc.generated_sent[uri] = content
         ls.protocol.notify(GENERATED_CHANGED, {"uri": uri, "content": content})
         if ls.client_supports("workspace.text_document_content"):
             try:
@@ -292,6 +303,7 @@ __all__ = [
     "current",
     "index_changed",
     "is_derivatives",
+    "Schedule",
     "open_document",
     "options",
     "publish",

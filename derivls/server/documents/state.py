@@ -21,6 +21,7 @@ class DerivDocument(Source):
     version: int | None = None
     lines: LineIndex | None = None
     generated_shown: set[str] = field(default_factory=set)  # derivls-generated: URIs shown for it
+    generated_sent: dict[str, str] = field(default_factory=dict)  # … and the content last sent for each
     fragments: dict[str, object] = field(default_factory=dict)  # answer kind → raw.FragmentCache
     settled: bool = False  # its first analysis is out and the heap was frozen after it (pipeline.py)
 

@@ -16,7 +16,7 @@ from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
 
 def _location(ls: DerivlsServer, location: navigation.Location, lines: LineIndex | None = None) -> types.Location:
     """`lines` converts columns when the file is one the server holds; other files are ASCII code."""
-    overlay = ls.overlays.get(location.path)
+    overlay = ls.natives.overlays.get(location.path)
     uri = overlay[0] if overlay is not None else file_uri(location.path)
     span = location.span
     if lines is not None:

@@ -51,7 +51,7 @@ def show_generated_code(ls: DerivlsServer, args: tuple[Any, ...]) -> dict[str, s
     if view is None:
         return None
     doc.generated_shown.add(view.uri)
-    ls.generated_content[view.uri] = view.content
+    doc.generated_sent[view.uri] = view.content
     return {"uri": view.uri, "content": view.content}
 
 
@@ -95,7 +95,7 @@ def text_document_content(
         content = "// derivls: this entry is no longer in the document (or the document is closed).\n"
     if doc is not None:
         doc.generated_shown.add(params.uri)
-    ls.generated_content[params.uri] = content
+        doc.generated_sent[params.uri] = content
     return types.TextDocumentContentResult(text=content)
 
 

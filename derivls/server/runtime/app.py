@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -21,9 +21,25 @@ from derivls import __version__
 from derivls.server.documents.settings import Settings
 from derivls.server.documents.state import DerivDocument
 from derivls.server.runtime.protocol import DerivlsProtocol, position_encoding
-from derivls.workspace import IndexKey, LoadedIndex, Workspace
+from derivls.workspace import IndexKey, Workspace
 
 log = logging.getLogger("derivls.server")
+
+if TYPE_CHECKING:
+    from derivls.server.documents.indexes import Natives
+    from derivls.server.documents.pipeline import Schedule
+
+
+def pipeline_state() -> Schedule:
+    from derivls.server.documents.pipeline import Schedule  # (it imports this module)
+
+    return Schedule()
+
+
+def indexes_state() -> Natives:
+    from derivls.server.documents.indexes import Natives  # (it imports this module)
+
+    return Natives()
 
 
 def uri_path(uri: str) -> Path | None:
@@ -54,24 +70,17 @@ class DerivlsServer(LanguageServer):
         # the native indexes, their versions and the documents' analyzers (LSP-free: derivls.workspace)
         self.host = Workspace()
         self.config_ready: asyncio.Event | None = None
-        # documents (pipeline.py)
+        # documents (documents/pipeline.py), and what the pipeline keeps of them
         self.docs: dict[str, DerivDocument] = {}
-        self.pending: set[str] = set()  # URIs with an analysis scheduled
-        self.refresh_after: set[str] = set()  # URIs whose next analysis asks the client to refresh views
-        self.generated_content: dict[str, str] = {}  # derivls-generated: URI → the content last sent
-        # native indexes (indexes.py)
-        self.loading: dict[IndexKey, asyncio.Future[LoadedIndex]] = {}
-        self.overlays: dict[str, tuple[str, str]] = {}  # resolved path of an open native/tags buffer → (uri, text)
-        self.reindex_generation: dict[str, int] = {}
-        self.closed: dict[str, tuple[tuple[Any, ...], tuple[str, Any, Any, Any]]] = {}
-        self.watchers_registered = False
+        self.schedule: Schedule = pipeline_state()
+        # native indexes: loads, overlays, watchers (documents/indexes.py; the indexes are the host's)
+        self.natives: Natives = indexes_state()
         # indexes.py tells the pipeline that documents must be analysed again (wired by handlers.py):
         # None = files appeared or went (find them again), a key = that index was loaded or replaced.
         self.index_changed: Callable[[IndexKey | None], None] = lambda key: None
         # the pipeline's, set by handlers.register (for compile_on_save, which runs beside it)
         self.current: Callable[[str], DerivDocument | None] = lambda uri: None
         self.publish: Callable[[DerivDocument], None] = lambda doc: None
-        self.compile_opened: set[str] = set()  # documents compile_on_save has seen opened
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls would show errors outside requests to the user (window/showMessage): log them instead."""
