@@ -8,7 +8,7 @@ shares one index between documents and indexes open buffers; the CLI calls `open
 2. `preset_profile`: the profile set, or shown by the layout (None: native_functions.yaml decides);
 3. `read_texts` + `index_native`: the texts (open-buffer overlays win over the files), the profile
    (profiles.detect), and the index read by that profile's grammar;
-4. `setup_diagnostics` and `make_analyzer`.
+4. `setup_diagnostics` and `make_analyzer` (both at once: `prepare`).
 """
 
 from __future__ import annotations
@@ -204,6 +204,13 @@ def make_analyzer(
     return DocumentAnalyzer(load.index, native_path, load.profile, entry_cache(load, save_in_background))
 
 
+def prepare(
+    files: NativeFiles | None, load: NativeLoad | None, preset: Profile | None, *, save_in_background: bool = False
+) -> tuple[DocumentAnalyzer, list[Diagnostic]]:
+    """Step 4: the analyzer of a derivatives.yaml (`make_analyzer`) and its set-up diagnostics."""
+    return make_analyzer(load, preset, save_in_background=save_in_background), setup_diagnostics(files, load)
+
+
 def entry_cache(load: NativeLoad, background: bool = False) -> EntryCache | None:
     """The persistent entry-result cache of an analyzer of `load` (None: no index, or the cache is off)."""
     cache = default_cache()
@@ -254,8 +261,8 @@ def open_project(
             load = index_native(str(files.native), tags_path, preset, texts, torch_version, derivatives)
         except ValueError as e:  # --torch-version that is not a version
             raise UsageError(str(e)) from None
-    analyzer = make_analyzer(load, preset)
-    setup = tuple(setup_diagnostics(files, load))
+    analyzer, found = prepare(files, load, preset)
+    setup = tuple(found)
     release = load.release if load is not None else None
     return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup, release)
 
@@ -288,6 +295,7 @@ __all__ = [
     "locate",
     "make_analyzer",
     "open_project",
+    "prepare",
     "preset_profile",
     "read_text",
     "read_texts",

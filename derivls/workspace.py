@@ -241,10 +241,12 @@ class Workspace:
             return None
         if self._stale(source):
             loaded = self.index(source.key)
-            source.analyzer = make_analyzer(loaded, source.files)
+            preset = source.files.preset if isinstance(source.files, DocFiles) else None
+            load = loaded.load if loaded is not None else None
+            # the one call into derivls.project for a file's analyzer and its set-up problems
+            source.analyzer, source.setup = project.prepare(source.files, load, preset, save_in_background=True)
             source.index_version = loaded.version if loaded is not None else 0
             source.analyzer_profile = self.options.profile
-            source.setup = project.setup_diagnostics(source.files, loaded.load if loaded is not None else None)
             source.text = None
         assert source.analyzer is not None
         edits = edits_since(source.text) if edits_since is not None else None
