@@ -2,9 +2,11 @@
 
 - Documents: files named derivatives.yaml (or language id `derivatives-yaml`) are analysed; open
   native_functions.yaml / tags.yaml buffers override the files on disk.
-- Layout: app.py (the server object), protocol.py (pygls overrides), transport.py (stdio/TCP),
-  pipeline.py (edit → analyse → publish), indexes.py (native indexes, overlays, watchers),
-  handlers.py (registration), one adapter per feature turning derivls.ide data into LSP.
+- Layout: runtime/ (this module, app.py: the server object, handlers.py: registration, protocol.py:
+  pygls overrides, transport.py: stdio/TCP, boot, framing), documents/ (pipeline.py: edit → analyse
+  → publish, indexes.py: loading native indexes, overlays, watchers, state, settings, saving),
+  features/ (one adapter per feature turning derivls.ide data into LSP). Indexes and analyzers are
+  the LSP-free workspace's (derivls.workspace).
 
 Importing this module is light: pygls and lsprotocol are imported by `create_server()` (over stdio,
 after the boot phase, boot.py), so a server answers from its cache before paying for them.
