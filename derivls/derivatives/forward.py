@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from derivls.aten.cpp import Binding
+from derivls.aten.cpp_types import Binding
 from derivls.aten.native import NativeFunction, Variant
 from derivls.aten.schema import SchemaKind
 from derivls.derivatives.document import FormulaItem
