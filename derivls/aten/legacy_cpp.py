@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from derivls.aten.cpp import Binding, CType, NamedCType
+from derivls.aten.cpp_types import Binding, CType, NamedCType
 from derivls.aten.schema import (
     Argument,
     BaseTy,

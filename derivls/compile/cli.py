@@ -49,7 +49,7 @@ def compile_file(
 ) -> Any:
     """Compile a DocumentAnalysis's entries; a CompileResult. Raises SetupError, LookupError."""
     from derivls.compile.engine import compile_units
-    from derivls.compile.generate import Templates
+    from derivls.compile.file_templates import Templates
     from derivls.compile.toolchain import Toolchain
     from derivls.compile.units import collect_units
 

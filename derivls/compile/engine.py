@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import IO
 
 from derivls.compile import messages
-from derivls.compile.generate import Templates, backward_source, forward_source
+from derivls.compile.backward import backward_source
+from derivls.compile.file_templates import Templates
+from derivls.compile.forward import forward_source
 from derivls.compile.sourcemap import SourceMap
 from derivls.compile.toolchain import Pch, Toolchain, ensure_pch
 from derivls.compile.units import Unit

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from derivls.compile.generate import PCH_NAME
+from derivls.compile.file_templates import PCH_NAME
 
 
 class SetupError(Exception):

@@ -13,10 +13,14 @@ from typing import Any
 from derivls.compile.sourcemap import FormulaOrigin
 from derivls.diagnostics import Span
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.derivatives.model import DifferentiabilityInfo
+
 
 @dataclass(frozen=True)
 class Unit:
-    info: Any  # DifferentiabilityInfo, with its op name
+    info: DifferentiabilityInfo  # with its op name
     entry_line: int  # 0-based line of the entry's `- name:` (which entry this unit belongs to)
     entry_text: str  # the entry's text, to tell which entries changed since the last compile
     name_span: Span  # absolute span of the entry's `name:` value
@@ -100,7 +104,7 @@ def collect_units(analysis: Any, only: Sequence[str] | None = None, lines: Itera
     return units
 
 
-def _matches(info: Any, names: set[str]) -> bool:
+def _matches(info: DifferentiabilityInfo, names: set[str]) -> bool:
     return bool({info.op, info.name, str(info.func.func.name)} & names)
 
 

@@ -17,6 +17,14 @@ from derivls.derivatives.document import Entry, Scalar, Section
 from derivls.derivatives.facts import FunctionFacts, canonical_function, function_facts
 from derivls.derivatives.formulas.hook import entry_diagnostics
 from derivls.derivatives.forward import expand_auto_element_wise, expand_auto_linear
+from derivls.derivatives.loader_checks import (
+    closest,
+    entry_name,
+    guess_has_derivatives,
+    schema_free_checks,
+    schema_not_found,
+    unique,
+)
 from derivls.derivatives.results import (
     AUTOGRAD_KEYS,
     VALID_DISPATCH_KEYS,
@@ -27,14 +35,6 @@ from derivls.derivatives.results import (
     split_name_params,
 )
 from derivls.derivatives.sections import SectionContext, analyse_section
-from derivls.derivatives.shared import (
-    closest,
-    entry_name,
-    guess_has_derivatives,
-    schema_free_checks,
-    schema_not_found,
-    unique,
-)
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, error, warning
 from derivls.safeyaml import short_repr
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from derivls.aten import cpp
-from derivls.aten.cpp import Binding, NamedCType
+from derivls.aten.cpp_types import Binding, NamedCType
 from derivls.aten.native import NativeFunction
 
 

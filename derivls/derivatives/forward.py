@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from derivls.aten.cpp import Binding
+from derivls.aten.cpp_types import Binding
 from derivls.aten.native import NativeFunction, Variant
 from derivls.aten.schema import SchemaKind
 from derivls.derivatives.document import FormulaItem
+from derivls.derivatives.loader_checks import first_ident
 from derivls.derivatives.model import Derivative, ForwardDerivative
 from derivls.derivatives.saved import ident_pattern, uses_ident
-from derivls.derivatives.shared import first_ident
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

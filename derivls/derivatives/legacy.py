@@ -36,6 +36,17 @@ from derivls.aten import legacy_cpp
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
 from derivls.derivatives.legacy_saved import LEGACY_REPLACEMENTS, LegacyFacts, legacy_facts, legacy_saved_variables
+from derivls.derivatives.loader_checks import (
+    dedup_saved,
+    entry_name,
+    first_ident,
+    guess_has_derivatives,
+    ident_spans,
+    literal_spans,
+    name_fixes,
+    schema_not_found,
+    unique,
+)
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo
 from derivls.derivatives.results import (
     EntryResult,
@@ -47,17 +58,6 @@ from derivls.derivatives.results import (
 from derivls.derivatives.saved import (
     SavedVariableError,
     ident_pattern,
-)
-from derivls.derivatives.shared import (
-    dedup_saved,
-    entry_name,
-    first_ident,
-    guess_has_derivatives,
-    ident_spans,
-    literal_spans,
-    name_fixes,
-    schema_not_found,
-    unique,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
 from derivls.safeyaml import short_repr

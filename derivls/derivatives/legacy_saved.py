@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from derivls.aten import legacy_cpp
-from derivls.aten.cpp import Binding, NamedCType
+from derivls.aten.cpp_types import Binding, NamedCType
 from derivls.aten.legacy_cpp import LegacyCType, saved_type
 from derivls.aten.native import NativeFunction
 from derivls.derivatives.model import SavedAttribute

@@ -6,7 +6,7 @@ read derivls objects exactly where torchgen reads its own.
 
 from __future__ import annotations
 
-from derivls.aten.cpp import Binding, NamedCType
+from derivls.aten.cpp_types import Binding, NamedCType
 from derivls.aten.native import NativeFunction
 from derivls.aten.schema import Type
 from derivls.frozen import frozen_dataclass

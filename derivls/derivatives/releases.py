@@ -1,7 +1,7 @@
 """One set of rules per PyTorch release family, and how derivls picks the one a workspace needs.
 
 derivls follows torchgen exactly, and torchgen changes between releases in a few small ways, worked
-out by diffing each release's torchgen against 2.13's (README "Releases" has the table):
+out by diffing each release's torchgen against 2.13's (docs/releases.md has the table):
 
 - native_functions.yaml (`ReleaseRules.native`, an aten-level `NativeRules`): `Dimname` until 2.12,
   `SymBool`/`GraphModule` from 2.5, the DispatchKey names of each release, the tags torchgen adds

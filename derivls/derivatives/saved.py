@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from derivls.aten.cpp import (
+from derivls.aten.cpp_types import (
     BaseCType,
     CType,
     NamedCType,

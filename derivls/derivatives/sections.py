@@ -11,6 +11,14 @@ from derivls.aten.native import NativeFunction
 from derivls.derivatives.document import FormulaItem, Section
 from derivls.derivatives.facts import FunctionFacts
 from derivls.derivatives.forward import postprocess_forward
+from derivls.derivatives.loader_checks import (
+    dedup_saved,
+    first_ident,
+    ident_spans,
+    literal_spans,
+    name_fixes,
+    saved_variable_diagnostic,
+)
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative
 from derivls.derivatives.results import KeyResult, SectionResult, used_gradient_indices
 from derivls.derivatives.saved import (
@@ -21,14 +29,6 @@ from derivls.derivatives.saved import (
     ident_pattern,
     saved_variables,
     uses_ident,
-)
-from derivls.derivatives.shared import (
-    dedup_saved,
-    first_ident,
-    ident_spans,
-    literal_spans,
-    name_fixes,
-    saved_variable_diagnostic,
 )
 from derivls.diagnostics import Diagnostic, Edit, Fix, Span, error
 from derivls.safeyaml import short_repr

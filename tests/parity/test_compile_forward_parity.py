@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from derivls.compile.generate import forward_kernel, save_function
+from derivls.compile.forward import forward_kernel
+from derivls.compile.saving import save_function
 from derivls.compile.units import collect_units
 from derivls.report import analyse_path
 

@@ -5,21 +5,17 @@ from __future__ import annotations
 import pytest
 
 from derivls.aten import cpp
-from derivls.aten.cpp import (
+from derivls.aten.cpp import CppSignatureGroup, cpp_arguments, return_names, return_type, returns_type
+from derivls.aten.cpp_types import (
     BaseCType,
     Binding,
     ConstRefCType,
-    CppSignatureGroup,
     MutRefCType,
     NamedCType,
     OptionalCType,
     SpecialArgName,
     TupleCType,
     VectorCType,
-    cpp_arguments,
-    return_names,
-    return_type,
-    returns_type,
     symIntArrayRefT,
     tensorT,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from derivls.compile import messages
-from derivls.compile.generate import formula_offsets
+from derivls.compile.backward import formula_offsets
 from derivls.compile.sourcemap import FormulaAlignment, FormulaOrigin, SourceMap, fold_offsets, token_at
 from derivls.diagnostics import Span
 
@@ -112,7 +112,9 @@ def test_compiler_output_groups_notes_and_instantiation_context_with_their_error
 
 
 def test_every_formula_of_the_real_file_is_placed_in_the_generated_code(real_files):
-    from derivls.compile.generate import Templates, backward_source, forward_source
+    from derivls.compile.backward import backward_source
+    from derivls.compile.file_templates import Templates
+    from derivls.compile.forward import forward_source
     from derivls.compile.units import collect_units
     from derivls.report import analyse_path
 

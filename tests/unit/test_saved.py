@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from derivls.aten.cpp import BaseCType, NamedCType, OptionalCType, stringT, tensorT
+from derivls.aten.cpp_types import BaseCType, NamedCType, OptionalCType, stringT, tensorT
 from derivls.derivatives.saved import SavedVariableError, saved_variables
 
 SELF = NamedCType("self", BaseCType(tensorT))

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (saves its import on
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
-    from derivls.aten.cpp import Binding
+    from derivls.aten.cpp_types import Binding
     from derivls.aten.native import NativeFunction, NativeIndex
     from derivls.derivatives.document import Entry
     from derivls.derivatives.results import EntryResult

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from derivls.aten.cpp import Binding
+    from derivls.aten.cpp_types import Binding
     from derivls.aten.native import NativeFunction, NativeIndex
     from derivls.derivatives.legacy import LegacyEntryAnalyzer
     from derivls.derivatives.profiles.base import Analysis

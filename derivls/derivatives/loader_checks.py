@@ -1,4 +1,5 @@
-"""What the entry analyzers of every profile share: locating names in a formula, fixes, checks that need no schema."""
+"""The loader checks both loader generations (2021, torchgen) share, and their helpers: locating a name
+in a formula, `schema-not-found` with its fixes, the checks that need no schema, saved-variable errors."""
 
 from __future__ import annotations
 
