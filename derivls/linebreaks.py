@@ -93,8 +93,8 @@ def error_span(e: Any, text: str) -> Span | None:
         context is not None
         and mark is not context
         and getattr(context, "index", None) is not None
-        and getattr(mark, "index", None) is not None
-        and mark.index >= len(text.rstrip())
+        and isinstance(getattr(mark, "index", None), int)
+        and getattr(mark, "index", 0) >= len(text.rstrip())
     ):
         mark = context
     if mark is not None and getattr(mark, "index", None) is not None:

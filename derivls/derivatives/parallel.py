@@ -169,6 +169,8 @@ def _load(data: bytes, refs: IndexRefs) -> list[Any] | None:
 
     try:
         parts = loads(data)
+        if not isinstance(parts, list):
+            return None
         return [None if part is None else refs.loads(part) for part in parts]
     except Exception:  # noqa: BLE001 - a damaged answer: the parent does the child's part
         return None
