@@ -1,7 +1,10 @@
 """A small persistent cache of pickled values, keyed by content hashes and the derivls version.
 
-It lives in the user's cache directory (never in a workspace): `$DERIVLS_CACHE_DIR`, else
-`$XDG_CACHE_HOME/derivls`, else `~/.cache/derivls`. Entries are written atomically (a temporary
+It lives in the user's cache folder (never in a workspace): `$DERIVLS_CACHE_DIR`, else the
+platform's cache folder (cachedir.py: XDG on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on
+Windows). Reading it never runs code: the folder and each file are checked first (owner, mode,
+regular file, size: cachedir.py), and values are unpickled by safepickle.py, which finds only
+derivls's own value types; anything else is a miss. Entries are written atomically (a temporary
 file in the same folder, then `os.replace`), so concurrent processes never read half a file; the
 last writer wins, and both wrote the same value. An entry that cannot be read or unpickled, or that
 was written by another derivls version or Python, is ignored and removed (the caller rebuilds it
@@ -23,7 +26,9 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from derivls import __version__
+from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder, read_file
 from derivls.lazylog import info
+from derivls.safepickle import loads as safe_loads
 from derivls.writebehind import defer, wait_for_writer
 
 try:  # hashlib's own blake2b, without importing OpenSSL's _hashlib (~4 ms of `check`'s start)
@@ -67,13 +72,28 @@ _SALT = (
 )
 
 
-def default_directory() -> Path:
-    explicit = os.environ.get("DERIVLS_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg and os.path.isabs(os.path.expanduser(xdg)) else Path.home() / ".cache"
-    return base / "derivls"
+def default_directory() -> Path | None:
+    """The cache folder (cachedir.cache_directory); None, said once on stderr, when it is refused."""
+    try:
+        return cache_directory()
+    except CacheFolderRefused as e:
+        refused(str(e))
+        return None
+
+
+_said: set[str] = set()
+
+
+def refused(why: str) -> None:
+    """One line on stderr (the server's log) per reason and process: the run goes on without the cache."""
+    if why in _said:
+        return
+    _said.add(why)
+    info(__name__, "cache: %s", why)
+    try:
+        print(f"derivls: {why}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def disabled_by_environment() -> bool:
@@ -99,9 +119,25 @@ class DiskCache:
     def __init__(
         self, directory: Path | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES, enabled: bool = True
     ) -> None:
-        self.directory = directory if directory is not None else default_directory()
+        found = directory if directory is not None else default_directory() if enabled else None
+        self.directory = found if found is not None else Path(os.devnull)
         self.max_bytes = max_bytes
-        self.enabled = enabled and not disabled_by_environment()
+        self.enabled = enabled and found is not None and not disabled_by_environment()
+        self._checked = False  # the folder was found usable (cachedir.check_folder)
+
+    def _usable(self, create: bool) -> bool:
+        """Whether the folder may be read and written (checked once; refused: the cache is off, said once)."""
+        if self._checked:
+            return True
+        try:
+            check_folder(self.directory, create=create)
+        except CacheFolderRefused as e:
+            if create or self.directory.exists():
+                refused(str(e))
+                self.enabled = False
+            return False
+        self._checked = True
+        return True
 
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}{SUFFIX}"
@@ -109,10 +145,11 @@ class DiskCache:
     def get(self, key: str, *, waited: bool = False) -> object | None:
         if not self.enabled:
             return None
+        if not self._usable(create=False):
+            return None
         path = self._path(key)
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_file(path, self.max_bytes)
         except FileNotFoundError:
             if waited or not wait_for_writer(self.directory):  # a detached writer may be writing it (writebehind.py)
                 return None
@@ -120,8 +157,11 @@ class DiskCache:
         except OSError as e:
             info(__name__, "cache: cannot read %s: %r", path, e)
             return None
+        if data is None:  # not a regular file of ours within the bound: a miss, left alone
+            info(__name__, "cache: not reading %s (not a private regular file within %d bytes)", path, self.max_bytes)
+            return None
         try:
-            value = pickle.loads(data)
+            value = safe_loads(data)
         except Exception as e:  # a truncated, corrupted or foreign file: drop it, the caller rebuilds
             info(__name__, "cache: dropping unreadable %s: %r", path, e)
             self._remove(path)
@@ -148,7 +188,7 @@ class DiskCache:
                 pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
                 if f.tell() > self.max_bytes:
                     raise _Oversized
-        except _Oversized:
+        except (_Oversized, CacheFolderRefused):
             return False
         except Exception as e:  # no folder, unpicklable, or the disk is full: nothing is stored
             info(__name__, "cache: cannot store %s: %r", key, e)
@@ -171,6 +211,8 @@ class DiskCache:
             return False
         yield
         try:
+            if not self._usable(create=True):
+                return False
             with self._replacing(key) as f:
                 view = memoryview(data)
                 for start in range(0, len(view), WRITE_STEP):
@@ -188,7 +230,8 @@ class DiskCache:
         normally; removed when it raises (also GeneratorExit: steps of `storing` that were abandoned)."""
         import tempfile  # only when writing
 
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if not self._usable(create=True):
+            raise CacheFolderRefused(f"the cache folder {self.directory} is not used")
         fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=TEMPORARY, dir=self.directory)
         try:
             with os.fdopen(fd, "wb") as f:

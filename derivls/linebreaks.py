@@ -81,9 +81,22 @@ def remap_marks(root: Any, text: str) -> None:
 
 
 def error_span(e: Any, text: str) -> Span | None:
-    """Where a PyYAML error is, on LSP lines (one character); None if it says nowhere."""
+    """Where a PyYAML error is, on LSP lines (one character); None if it says nowhere.
+
+    An error found at the end of the text (an unclosed quote or bracket: "found unexpected end of
+    stream") is placed at its context mark, where the construct left open starts (the opening quote),
+    not at the end, which is the next entry's `- name:` line when the text is one entry's chunk."""
     index = None
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    context = getattr(e, "context_mark", None)
+    if (
+        context is not None
+        and mark is not context
+        and getattr(context, "index", None) is not None
+        and isinstance(getattr(mark, "index", None), int)
+        and getattr(mark, "index", 0) >= len(text.rstrip())
+    ):
+        mark = context
     if mark is not None and getattr(mark, "index", None) is not None:
         index = mark.index
     elif isinstance(getattr(e, "position", None), int):  # yaml.reader.ReaderError

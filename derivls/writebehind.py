@@ -29,7 +29,8 @@ from pathlib import Path
 from derivls.lazylog import info
 
 LOCK_NAME = ".writing"
-WAIT_LIMIT = 10.0  # seconds a reader waits for a writer before reading without it
+WAIT_LIMIT = 10.0  # seconds a reader waits at most for a writer making progress
+STALL_LIMIT = 0.5  # seconds a reader waits for a writer that shows no progress (a held or stopped lock)
 
 _queue: list[tuple[Path, Callable[[], object]]] | None = None  # None: not deferring, writes happen at once
 
@@ -83,6 +84,8 @@ def finish() -> None:
         code = 1
         try:
             os.setsid()  # not in the caller's process group: a Ctrl-C meant for the next command spares it
+            with contextlib.suppress(OSError):
+                os.chdir(directory_of(queued))  # a neutral folder (the cache's), not the caller's workspace
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
@@ -92,6 +95,10 @@ def finish() -> None:
         finally:
             os._exit(code)  # holds the locks until here
     _close(locks)  # the child's copies keep them
+
+
+def directory_of(queued: list[tuple[Path, Callable[[], object]]]) -> Path:
+    return queued[0][0] if queued and queued[0][0].is_absolute() else Path("/")
 
 
 _stuck: set[Path] = set()  # folders whose writer outlasted WAIT_LIMIT once: not waited for again
@@ -105,9 +112,11 @@ def never_wait() -> None:
     _waits = False
 
 
-def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
-    """Wait (at most `limit` seconds, once per folder and process if that runs out) while a detached
-    writer holds the lock of `directory`; True if one was at work (the caller reads again)."""
+def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT, stall: float = STALL_LIMIT) -> bool:
+    """Wait while a detached writer holds the lock of `directory` and makes progress (a file written
+    in the folder within the last `stall` seconds), at most `limit` seconds, once per folder and
+    process if that runs out; True if one was at work (the caller reads again). A lock held by a
+    process that writes nothing (stopped, or holding it on purpose) costs `stall` seconds at most."""
     if directory in _stuck or not _waits:
         return False
     try:
@@ -115,18 +124,24 @@ def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
     except ImportError:
         return False
     try:
-        fd = os.open(directory / LOCK_NAME, os.O_RDONLY)
+        fd = os.open(directory / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return False  # no writer ever wrote here
+        return False  # no writer ever wrote here (or not a file a writer made)
     try:
         waited = False
-        deadline = time.monotonic() + limit
+        started = time.monotonic()
+        last_progress = started
+        seen = _progress(directory)
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 return waited
             except BlockingIOError:
-                if time.monotonic() > deadline:
+                now = time.monotonic()
+                now_seen = _progress(directory)
+                if now_seen != seen:
+                    seen, last_progress = now_seen, now
+                if now - started > limit or now - last_progress > stall:
                     _stuck.add(directory)  # a writer that hangs costs this process one wait, not one per read
                     return waited
                 waited = True
@@ -135,6 +150,20 @@ def wait_for_writer(directory: Path, limit: float = WAIT_LIMIT) -> bool:
                 return waited
     finally:
         os.close(fd)
+
+
+def _progress(directory: Path) -> tuple[int, ...]:
+    """What changes while a writer writes: the folder's mtime (files created, renamed) and the sizes of
+    the temporary files being written."""
+    try:
+        sizes = [directory.stat().st_mtime_ns]
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.endswith(".tmp"):
+                    sizes.append(entry.stat(follow_symlinks=False).st_size)
+        return tuple(sizes)
+    except OSError:
+        return ()
 
 
 def _close_inherited(keep: list[int]) -> None:
@@ -173,12 +202,14 @@ def _close(fds: list[int]) -> None:
 
 def _lock_for_writing(directory: Path) -> int | None:
     """An fd holding the exclusive lock of `directory`, or None (not lockable, or another writer has it)."""
+    from derivls.cachedir import CacheFolderRefused, check_folder
+
     try:
         import fcntl
 
-        directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-    except (ImportError, OSError):
+        check_folder(directory, create=True)
+        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except (ImportError, OSError, CacheFolderRefused):
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -97,7 +97,8 @@ def compile_units(
     stats.batches, stats.units = len(batches), len(units)
     diagnostics: list[Diagnostic] = []
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
-    with tempfile.TemporaryDirectory(prefix="derivls-compile-") as work:
+    remove_stale_work_folders()
+    with tempfile.TemporaryDirectory(prefix=f"{WORK_PREFIX}{os.getpid()}-") as work:
         running: list[tuple[subprocess.Popen[bytes], IO[bytes], Batch, Path, float]] = []
         queue = list(enumerate(batches))
         done = 0
@@ -146,6 +147,35 @@ def compile_units(
     stats.seconds = time.monotonic() - started
     diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return CompileResult(_dedup(diagnostics), stats, by_entry)
+
+
+WORK_PREFIX = "derivls-compile-"  # + the pid of the process that made it
+
+
+def remove_stale_work_folders() -> None:
+    """Remove the temporary folders of compile processes that died without removing theirs (SIGKILL):
+    `derivls-compile-<pid>-*` of the user's own whose process is gone."""
+    import re
+    import shutil
+
+    mine = getattr(os, "geteuid", lambda: None)()
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return
+    for entry in entries:
+        match = re.fullmatch(re.escape(WORK_PREFIX) + r"(\d+)-\w+", entry.name)
+        if match is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            if mine is not None and entry.stat(follow_symlinks=False).st_uid != mine:
+                continue
+            os.kill(int(match.group(1)), 0)
+            continue  # its process is alive
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue
 
 
 def start(command: list[str], errors_path: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:

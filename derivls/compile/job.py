@@ -21,8 +21,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,22 +40,63 @@ class JobResult:
     cancelled: bool = False
 
 
+GRACE_SECONDS = 2.0  # a cancelled worker's time to kill its compilers and remove its files (SIGTERM) before SIGKILL
+_live: set[CompileJob] = set()  # running jobs: killed when this process exits (kill_all)
+_atexit_registered = False
+
+
+def kill_all() -> None:
+    """End every running job (the server's exit): SIGTERM, a short grace, then SIGKILL of what is left."""
+    jobs = list(_live)
+    for job in jobs:
+        job.cancel(grace=False)
+    deadline = time.monotonic() + GRACE_SECONDS
+    for job in jobs:
+        job._reap(max(0.0, deadline - time.monotonic()))
+
+
+def _absolute(request: dict[str, Any]) -> dict[str, Any]:
+    """The request's paths made absolute: the worker starts in another folder (children.neutral_folder)."""
+    out = dict(request)
+    for name in ("path", "native", "tags", "torch_include"):
+        if isinstance(out.get(name), str) and out[name]:
+            out[name] = os.path.abspath(out[name])
+    cxx = out.get("cxx")
+    if isinstance(cxx, str) and os.sep in cxx:
+        out["cxx"] = os.path.abspath(cxx)
+    return out
+
+
 class CompileJob:
-    """One compile of some entries of one document, in `python -m derivls.compile.worker`."""
+    """One compile of some entries of one document, in `python -P -m derivls.compile.worker` started in
+    a neutral folder (children.py): the workspace is never on its sys.path. The worker leads its own
+    process group (its compilers are in it); it dies with this process (PR_SET_PDEATHSIG on Linux, and
+    kill_all at exit) and removes its temporary files when it ends by SIGTERM (cancel)."""
 
     def __init__(self, request: dict[str, Any]) -> None:
-        self.request = request
+        global _atexit_registered
+        from derivls.children import child_environment, neutral_folder, python_command
+
+        self.request = _absolute(request)
         self.progress: tuple[int, int, str] = (0, 1, "starting")
         self._result: JobResult | None = None
         self._cancelled = False
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "derivls.compile.worker"],
+            python_command("derivls.compile.worker"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            cwd=neutral_folder(),
+            env=child_environment(),
             start_new_session=True,  # its own process group: cancel() ends the compilers too
         )
+        _live.add(self)
+        if not _atexit_registered:
+            import atexit
+
+            atexit.register(kill_all)
+            _atexit_registered = True
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -84,6 +125,7 @@ class CompileJob:
         elif process.returncode not in (0, 2) and result.error is None and not result.entries:
             result.error = f"the compile process exited with status {process.returncode}"
         self._result = result
+        _live.discard(self)
 
     @property
     def done(self) -> bool:
@@ -96,14 +138,33 @@ class CompileJob:
         self._reader.join(timeout)
         return self._result
 
-    def cancel(self) -> None:
-        if self._result is not None:
+    def cancel(self, grace: bool = True) -> None:
+        """Stop the compile: SIGTERM to the worker's group (the worker kills its compilers and removes
+        its temporary folder and partial files), SIGKILL after GRACE_SECONDS if anything is left.
+        `grace=False`: SIGTERM only (kill_all waits and kills itself)."""
+        if self._result is not None or self._process.poll() is not None:
             return
         self._cancelled = True
+        self._signal(signal.SIGTERM)
+        if grace:
+            threading.Thread(target=self._reap, args=(GRACE_SECONDS,), daemon=True).start()
+
+    def _signal(self, sig: int) -> None:
         try:
-            os.killpg(self._process.pid, signal.SIGKILL)
+            os.killpg(self._process.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def _reap(self, timeout: float) -> None:
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            try:
+                self._process.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        _live.discard(self)
 
 
 def _from_json(d: dict[str, Any]) -> Diagnostic:

@@ -1,7 +1,7 @@
 """The compiler, the torch headers, and the precompiled header built once per (headers, compiler, flags).
 
-The precompiled header lives in the user cache directory ($XDG_CACHE_HOME/derivls, else
-~/.cache/derivls), under a folder named by a hash of what it depends on: the compiler (its path
+The precompiled header lives in derivls's cache folder (derivls.cachedir: `$DERIVLS_CACHE_DIR`, else
+the platform's cache folder), under `pch/`, in a folder named by a hash of what it depends on: the compiler (its path
 and `--version`), the flags, the include folders and the size and mtime of the headers that
 matter. A change to any of them gives a new key, so a stale header is never used; the build
 writes to a temporary file and renames it into place (atomic), under a lock, so two processes
@@ -98,8 +98,15 @@ def find_include_dirs(derivatives: Path | None, torch_include: str | None = None
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base) if base else Path.home() / ".cache") / "derivls"
+    """derivls's cache folder, checked (private, the user's own); SetupError when it is refused."""
+    from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder
+
+    try:
+        root = cache_directory()
+        check_folder(root, create=True)
+    except CacheFolderRefused as e:
+        raise SetupError(f"no folder for the precompiled header: {e}") from None
+    return root
 
 
 def _is_clang(version: str) -> bool:
@@ -199,6 +206,8 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
         if stamp.is_file() and gch.is_file() and stamp.read_text() == key:
             return Pch(folder, False, 0.0, gch.stat().st_size)
         started = time.monotonic()
+        for stale in folder.glob(f".{PCH_NAME}.gch.*.tmp"):  # under the lock: left by a builder that was killed
+            stale.unlink(missing_ok=True)
         _write_atomic(folder / PCH_NAME, header)
         tmp = folder / f".{PCH_NAME}.gch.{os.getpid()}.tmp"
         command = [
@@ -213,12 +222,14 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
         ]
         if nice:
             command = ["nice", *command]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
+        try:  # cancelled (SIGTERM: SystemExit) or failed: no partial header is left
+            result = subprocess.run(command, capture_output=True, text=True, check=False)
+            if result.returncode != 0:
+                first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
+                raise SetupError(f"the torch headers do not compile with {toolchain.cxx}: {first[:300]}")
+            os.replace(tmp, gch)
+        finally:
             tmp.unlink(missing_ok=True)
-            first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
-            raise SetupError(f"the torch headers do not compile with {toolchain.cxx}: {first[:300]}")
-        os.replace(tmp, gch)
         _write_atomic(stamp, key)
         for other in pch_root.glob(f"{toolchain.family(header)}-*"):
             if other != folder and other.is_dir():

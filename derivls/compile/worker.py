@@ -76,6 +76,10 @@ def run(request: dict[str, Any], out: Any) -> int:
 
 
 def main() -> int:
+    from derivls.children import die_with_parent, set_exit_on_term
+
+    die_with_parent()  # the server's death is this process's SIGTERM (Linux)
+    set_exit_on_term()  # SIGTERM (that, or a cancel): compilers killed, temporary files removed
     return run(json.loads(sys.stdin.read()), sys.stdout)
 
 

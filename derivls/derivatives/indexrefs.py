@@ -22,6 +22,7 @@ from _thread import _local  # threading.local (threading itself costs `check` ~2
 
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.aten.schema import Argument, Arguments, FunctionSchema, Return, SelfArgument, TensorOptionsArguments
+from derivls.safepickle import loads as safe_loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class IndexRefs:
         outer = getattr(_reading, "refs", None)
         _reading.refs = self
         try:
-            return pickle.loads(data)
+            return safe_loads(data)  # derivls's value types and _ref only: a record never runs code
         finally:
             _reading.refs = outer
 

@@ -165,10 +165,12 @@ def _dump(results: list[Any], refs: IndexRefs) -> bytes:
 
 def _load(data: bytes, refs: IndexRefs) -> list[Any] | None:
     """The child's results, read against the parent's index; None when the answer is damaged."""
-    import pickle
+    from derivls.safepickle import loads
 
     try:
-        parts = pickle.loads(data)
+        parts = loads(data)
+        if not isinstance(parts, list):
+            return None
         return [None if part is None else refs.loads(part) for part in parts]
     except Exception:  # noqa: BLE001 - a damaged answer: the parent does the child's part
         return None

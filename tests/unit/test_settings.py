@@ -73,7 +73,7 @@ def test_compile_on_save_takes_only_a_boolean():
 
 def test_values_that_are_not_an_object_change_nothing():
     settings = Settings(torch_version="2.4")
-    assert settings.merged(None, None) is settings and settings.merged(["2.5"], None) is settings
+    assert settings.merged(None, None) == settings and settings.merged(["2.5"], None) == settings
 
 
 def test_the_compile_paths_are_expanded_like_the_path_settings(monkeypatch):
@@ -93,3 +93,30 @@ def test_the_compile_paths_are_expanded_like_the_path_settings(monkeypatch):
         {"compileCxx": "", "compileTorchInclude": " "}, root
     )
     assert cleared.compile_cxx is None and cleared.compile_torch_include is None
+
+
+def test_a_workspace_configuration_cannot_set_the_compiler_or_headers_without_trust(caplog):
+    user = Settings().merged({"compileOnSave": True}, None)  # initializationOptions: the user's own
+    with caplog.at_level(logging.WARNING, logger="derivls.server.settings"):
+        workspace = user.merged({"compileCxx": "/work/evil/cc", "compileTorchInclude": "/work/evil/inc"}, None)
+    assert workspace.compile_cxx is None and workspace.compile_torch_include is None
+    assert "compileCxx" in caplog.text and "trusted" in caplog.text
+
+
+def test_the_users_own_compile_settings_are_kept_and_may_be_repeated_by_the_workspace_configuration():
+    user = Settings().merged({"compileCxx": "clang++", "compileTorchInclude": "/opt/torch/include"}, None)
+    again = user.merged({"compileCxx": "clang++", "compileTorchInclude": "/opt/torch/include"}, None)
+    assert again.compile_cxx == "clang++" and again.compile_torch_include == "/opt/torch/include"
+    other = user.merged({"compileCxx": "/work/evil/cc"}, None)
+    assert other.compile_cxx == "clang++"
+
+
+def test_a_trusted_workspace_sets_the_compiler_and_headers():
+    user = Settings().merged({"trustedWorkspace": True}, None)
+    workspace = user.merged({"derivls": {"compileCxx": "/opt/cc", "compileTorchInclude": "/opt/inc"}}, None)
+    assert workspace.compile_cxx == "/opt/cc" and workspace.compile_torch_include == "/opt/inc"
+
+
+def test_initialization_options_that_are_not_an_object_still_count_as_the_users_level():
+    user = Settings().merged(None, None)
+    assert user.merged({"compileCxx": "/work/evil/cc"}, None).compile_cxx is None

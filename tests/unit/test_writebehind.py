@@ -26,12 +26,12 @@ SLOW_WRITE = textwrap.dedent(
 
     class Slow:  # pickling it takes a while: the write outlives the command
         def __reduce__(self):
-            time.sleep(float(sys.argv[2]))
-            return (str, ("written late",))
+            time.sleep(float(sys.argv[2]) / 8)
+            return (str, ("written late" * 8000,))  # a pickle frame (64 KiB) each: the file grows as it goes
 
     cache = DiskCache(Path(sys.argv[1]))
     with writebehind.deferring():
-        cache.put("value", Slow())
+        cache.put("value", [Slow() for _ in range(8)])
         print("answered", flush=True)
         writebehind.finish()
     """
@@ -61,7 +61,8 @@ def test_the_command_ends_before_its_deferred_write_and_a_reader_waits_for_the_w
     done = run(SLOW_WRITE, str(tmp_path), "2")  # returns when the command's output ends: the writer holds none of it
     assert done.stdout == "answered\n"
     assert not (tmp_path / "value.pickle").exists()  # still being written, by the detached child
-    assert DiskCache(tmp_path).get("value") == "written late"  # the miss waited for the writer
+    # the miss waited for the writer, which showed progress (its file grew) at least every STALL_LIMIT
+    assert DiskCache(tmp_path).get("value") == ["written late" * 8000] * 8
 
 
 def test_without_fork_the_write_is_done_before_the_command_ends(tmp_path: Path) -> None:
@@ -115,7 +116,7 @@ def test_a_writer_that_outlasts_the_wait_is_waited_for_once(tmp_path: Path) -> N
     try:
         started = time.monotonic()
         assert wait_for_writer(tmp_path, limit=0.2) is True
-        assert time.monotonic() - started >= 0.2
+        assert time.monotonic() - started >= 0.2  # (it shows no progress either: STALL_LIMIT would end it too)
         started = time.monotonic()
         assert wait_for_writer(tmp_path, limit=5) is False  # not again
         assert time.monotonic() - started < 1
@@ -127,7 +128,7 @@ def test_the_detached_writer_keeps_no_descriptor_a_caller_may_wait_on(tmp_path: 
     read_end, write_end = os.pipe()  # a pipe the command inherits besides stdout (a caller waits for its EOF)
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-c", SLOW_WRITE, str(tmp_path), "5"],
+        [sys.executable, "-c", SLOW_WRITE, str(tmp_path), "2.4"],
         env=environment(),
         pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
@@ -136,8 +137,8 @@ def test_the_detached_writer_keeps_no_descriptor_a_caller_may_wait_on(tmp_path: 
     assert proc.wait(timeout=60) == 0
     with os.fdopen(read_end, "rb") as pipe:
         assert pipe.read() == b""  # EOF once the command ended, not once its writer did
-    assert time.monotonic() - started < 5  # the writer is still at work
-    assert DiskCache(tmp_path).get("value") == "written late"
+    assert time.monotonic() - started < 2.4  # the writer is still at work
+    assert DiskCache(tmp_path).get("value") == ["written late" * 8000] * 8
 
 
 def test_the_server_never_waits_for_a_writer(tmp_path: Path, monkeypatch) -> None:

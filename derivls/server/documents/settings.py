@@ -3,13 +3,22 @@
 
 They come from `initializationOptions` (flat, or nested under `derivls`) and
 are overridden by `workspace/configuration` values that are set.
+
+Trust (docs/security.md): `compileCxx` and `compileTorchInclude` name a program the server runs and
+the headers it compiles. The server takes them from `initializationOptions`, which the editor builds
+from the user's own configuration (the launch configuration: nvim's `init_options`, eglot's
+`:initializationOptions`, the VS Code extension's settings, which VS Code already restricts to the
+user's own values in an untrusted workspace). From `workspace/configuration` and
+`didChangeConfiguration` (which may carry a workspace's own settings file) they are honoured only when
+`initializationOptions` says the workspace is trusted (`"trustedWorkspace": true`); otherwise they
+keep the user's values and a warning is logged once.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +41,25 @@ class Settings:
     compile_on_save: bool = False  # `compileOnSave`: compile the saved entries' C++ (derivls check --compile)
     compile_cxx: str | None = None  # `compileCxx`: the compiler (default: $CXX, g++, c++, clang++)
     compile_torch_include: str | None = None  # `compileTorchInclude`: torch's include folder (default: found)
+    # Where the values stand: False, the defaults (the next `merged` reads initializationOptions, the
+    # user's level); True, the user's level is in (the next `merged` reads a workspace's configuration)
+    from_user: bool = field(default=False, compare=False)
+    trusted_workspace: bool = field(default=False, compare=False)  # initializationOptions' `trustedWorkspace`
 
     def merged(self, raw: Any, root: Path | None) -> Settings:
-        """These settings with the values set in `raw` (a settings object from the client) applied."""
+        """These settings with the values set in `raw` (a settings object from the client) applied: the
+        first call on the defaults reads initializationOptions; later calls on its result read a
+        workspace's configuration, where the compile command and headers need trust (module doc)."""
+        workspace_level = self.from_user
+        result = replace(self, from_user=True)
         if not isinstance(raw, dict):
-            return self
+            return result
         if isinstance(raw.get(SECTION), dict):
             raw = raw[SECTION]
-        result = self
+        if not workspace_level and isinstance(raw.get("trustedWorkspace"), bool):
+            result = replace(result, trusted_workspace=raw["trustedWorkspace"])
+        if workspace_level and not self.trusted_workspace:
+            raw = _untrusted(raw, self, root)
         if "nativeFunctions" in raw:
             result = replace(result, native_functions=_path(raw["nativeFunctions"], root))
         if "tags" in raw:
@@ -60,6 +80,35 @@ class Settings:
             else:
                 log.warning("unknown derivls.profile %r; expected one of %s", profile, ", ".join(PROFILES))
         return result
+
+
+TRUSTED_ONLY = ("compileCxx", "compileTorchInclude")
+_warned: set[str] = set()
+
+
+def _untrusted(raw: dict[str, Any], user: Settings, root: Path | None) -> dict[str, Any]:
+    """`raw` (a workspace's configuration) without the keys that need trust, unless they equal the user's."""
+    kept = dict(raw)
+    for key in TRUSTED_ONLY:
+        if key not in kept:
+            continue
+        value = kept.pop(key)
+        if key == "compileCxx":
+            same = _command(value, root) in (None, user.compile_cxx)
+        else:
+            path = _path(value, root)
+            same = path is None or str(path) == user.compile_torch_include
+        if same:
+            continue
+        if key not in _warned:
+            _warned.add(key)
+            log.warning(
+                "derivls.%s from the workspace's configuration is ignored: the client did not say the workspace "
+                "is trusted (set it in your own editor configuration / initializationOptions, or send "
+                "trustedWorkspace: true)",
+                key,
+            )
+    return kept
 
 
 def _torch_version(settings: Settings, value: Any) -> Settings:

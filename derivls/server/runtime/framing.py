@@ -48,6 +48,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
+_NEXT_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*\d+[ \t]*\r?\n", re.IGNORECASE)
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")')
 
 log = logging.getLogger("derivls.server.framing")
@@ -224,18 +225,34 @@ class _Loop:
         return body
 
     async def skip_body(self, length: int, why: str) -> None:
-        """Drop `length` bytes as they come (never all in memory); answer the id its start shows."""
+        """Drop `length` bytes as they come (never all in memory); answer the id its start shows.
+
+        The wait is bounded: a body that stalls for STALL_SECONDS ends there, and a header line of the
+        next message inside the declared length (a raw `Content-Length: N` line, which no JSON text
+        holds: its strings escape line breaks) ends it too; reading goes on from that header."""
         buf = self.input.buffer
-        while len(buf) < min(length, 65536) and await self.input.fill():
+        while len(buf) < min(length, 65536) and await self.input.fill(STALL_SECONDS):
             pass
         msg_id = _find_id(bytes(buf[:65536]))
         left = length
+        carried = 0  # the last bytes looked at, kept: a header may straddle two reads
         while left > 0:
-            if not buf and not await self.input.fill():
+            if len(buf) <= carried and not await self.input.fill(STALL_SECONDS):
+                self.log.error("the refused body stalled after %d of %d bytes; reading on", length - left, length)
+                buf.clear()
                 break
-            take = min(left, len(buf))
-            del buf[:take]
-            left -= take
+            header = _NEXT_HEADER.search(buf)
+            if header is not None and header.start() < left:
+                del buf[: header.start()]
+                self.log.error("a message header %d bytes into the refused body; reading on from it", length - left)
+                break
+            if len(buf) >= left:
+                del buf[:left]
+                break
+            drop = max(0, len(buf) - 64)
+            del buf[:drop]
+            left -= drop
+            carried = len(buf)
         self.log.error("message refused: %s", why)
         self.error(msg_id, INVALID_REQUEST, f"Message refused: {why}")
 
@@ -244,6 +261,10 @@ class _Loop:
         """Handle one body; the exit code when it was `exit`."""
         try:
             data = json.loads(body)
+        except RecursionError:  # nested deeper than the interpreter's stack: refused, the loop goes on
+            self.log.error("message body nested too deeply: %r", bytes(body[:80]))
+            self.error(_find_id(bytes(body)), PARSE_ERROR, "Parse error: the message is nested too deeply")
+            return None
         except ValueError as e:
             cut = _whole_value(body)
             if cut is not None and body[cut:].strip():
@@ -339,7 +360,7 @@ def _whole_value(data: bytes | bytearray) -> int | None:
         return None
     try:
         _, end = json.JSONDecoder().raw_decode(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     consumed = len(text) - len(stripped) + end
     return len(text[:consumed].encode("utf-8", "replace"))

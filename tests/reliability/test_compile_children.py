@@ -1,0 +1,136 @@
+"""Issue 28, items 2 and 8: the compile worker never imports the workspace, and nothing it starts
+outlives the server or leaves a temporary folder or a partial precompiled header behind.
+
+A stand-in compiler (a shell script: `--version`, then the precompiled header, then the units)
+records its pid and sleeps at the stage under test, so the test needs no real C++ toolchain and
+runs in seconds; the server is started as editors start it, by its executable, in a workspace
+folder that holds a `derivls/__init__.py` writing a marker."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from derivls.compile.toolchain import REQUIRED_HEADERS
+from tests.reliability import rawlsp
+from tests.reliability.rawlsp import RawServer
+from tests.reliability.realfiles import REAL_DERIVATIVES, packaged_layout
+
+FAKE_CXX = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "fakecxx 1.0"; exit 0; fi
+out=""; prev=""; header=no
+for a in "$@"; do
+  if [ "$prev" = "-o" ]; then out="$a"; fi
+  if [ "$a" = "c++-header" ]; then header=yes; fi
+  prev="$a"
+done
+if [ "$header" = yes ]; then
+  echo partial > "$out"
+  if [ "$STAGE" = pch ]; then echo $$ >> "$PIDS"; exec sleep 300; fi
+  exit 0
+fi
+echo $$ >> "$PIDS"
+exec sleep 300
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie not yet reaped by init counts as gone
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def work_folders() -> set[str]:
+    return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("derivls-compile-")}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch) -> dict[str, Path]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = packaged_layout(root)
+    (path.parent / "templates").symlink_to(REAL_DERIVATIVES.parent / "templates", target_is_directory=True)
+    marker = tmp_path / "WORKSPACE-CODE-RAN"
+    (root / "derivls").mkdir()
+    (root / "derivls" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    include = tmp_path / "include"
+    for header in REQUIRED_HEADERS:
+        (include / header).parent.mkdir(parents=True, exist_ok=True)
+        (include / header).touch()
+    cxx = tmp_path / "bin" / "fakecxx"
+    cxx.parent.mkdir()
+    cxx.write_text(FAKE_CXX)
+    cxx.chmod(0o755)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("DERIVLS_CACHE_DIR", str(cache))
+    monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
+    # started as an editor starts it: the executable, the workspace as its working folder
+    monkeypatch.setattr(rawlsp, "SERVER", [str(Path(sys.executable).parent / "derivls")])
+    return {
+        "root": root,
+        "path": path,
+        "marker": marker,
+        "include": include,
+        "cxx": cxx,
+        "cache": cache,
+        "pids": tmp_path / "pids",
+    }
+
+
+def save_an_edit(server: RawServer, ws: dict[str, Path]) -> None:
+    server.initialize(
+        ws["root"],
+        options={"compileOnSave": True, "compileCxx": str(ws["cxx"]), "compileTorchInclude": str(ws["include"])},
+    )
+    text = REAL_DERIVATIVES.read_text(encoding="utf-8")
+    doc = server.open(ws["path"], text)
+    assert server.diagnostics(doc, timeout=120) is not None
+    edited = text.replace("  self: grad.neg()\n", "  self: -grad\n", 1)
+    server.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": doc, "version": 2}, "contentChanges": [{"text": edited}]},
+    )
+    server.notify("textDocument/didSave", {"textDocument": {"uri": doc}})
+
+
+def compiler_pids(ws: dict[str, Path]) -> list[int]:
+    try:
+        return [int(line) for line in ws["pids"].read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("stage", ["pch", "units"])
+def test_the_compile_worker_runs_no_workspace_code_and_nothing_outlives_the_server(workspace, monkeypatch, stage):
+    monkeypatch.setenv("STAGE", stage)
+    before = work_folders()
+    with RawServer(cwd=workspace["root"]) as server:
+        save_an_edit(server, workspace)
+        assert wait_until(lambda: compiler_pids(workspace), 120), server.stderr_text()[-2000:]
+        if stage == "units":
+            assert work_folders() - before  # the worker's temporary folder exists while it compiles
+        server.close()
+    assert wait_until(lambda: not any(alive(pid) for pid in compiler_pids(workspace)), 10)
+    assert not workspace["marker"].exists()
+    assert work_folders() - before == set()
+    assert list(workspace["cache"].rglob("*.gch.*.tmp")) == []
