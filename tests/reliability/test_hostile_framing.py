@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from derivls.server.framing import MAX_NOTIFICATION_BYTES, STALL_SECONDS
+from derivls.server.runtime.framing import MAX_NOTIFICATION_BYTES, STALL_SECONDS
 from tests.reliability.rawlsp import RawServer, frame
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
