@@ -76,6 +76,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dump.add_argument("path", type=Path, metavar="PATH")
     _add_native_options(dump)
 
+    gradcheck = commands.add_parser("gradcheck", help="check formulas with torch.autograd.gradcheck")
+    if command in (None, "gradcheck"):
+        from derivls.gradcheck.cli import add_gradcheck_arguments
+
+        add_gradcheck_arguments(gradcheck)
+
     codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
     if command in (None, "codegen"):
         from derivls.codegen.command import add_codegen_arguments
@@ -216,6 +222,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
+        if args.command == "gradcheck":
+            from derivls.gradcheck.cli import run_gradcheck
+
+            return run_gradcheck(args, sys.stdout)
         if args.command == "codegen":
             from derivls.codegen.command import run_codegen
 

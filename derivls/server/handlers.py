@@ -21,6 +21,7 @@ from derivls.server import (
     completion,
     definition,
     generated,
+    gradcheck_runs,
     hover,
     indexes,
     inlay,
@@ -116,6 +117,7 @@ def _register_documents(server: DerivlsServer) -> None:
     def did_close(ls: DerivlsServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         compile_on_save.close(ls, uri)
+        gradcheck_runs.close(ls, uri)
         if not pipeline.close_document(ls, uri) and indexes.native_kind(uri):
             indexes.set_overlay(ls, uri, None)
 
@@ -123,6 +125,7 @@ def _register_documents(server: DerivlsServer) -> None:
     @guarded()
     def did_save(ls: DerivlsServer, params: types.DidSaveTextDocumentParams) -> None:
         compile_on_save.on_save(ls, params.text_document.uri)  # the compileOnSave setting (off: nothing)
+        gradcheck_runs.on_save(ls, params.text_document.uri)  # the gradcheckOnSave setting (off: nothing)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded()
@@ -221,6 +224,11 @@ def _register_views(server: DerivlsServer) -> None:
     @guarded()
     def on_show_generated_code(ls, *args):  # no annotations: pygls would structure the arguments by them
         return generated.show_generated_code(ls, args)
+
+    @server.command(gradcheck_runs.RUN_GRADCHECK)
+    @guarded()
+    def on_run_gradcheck(ls, *args):  # no annotations: pygls would structure the arguments by them
+        return gradcheck_runs.run_command(ls, args)
 
     @server.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT)
     @guarded()

@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from derivls.gcpolicy import collect_when_idle, freeze_heap, paused_gc, reuse_large_blocks
 from derivls.ide.generated import content_for, parse_generated_uri
-from derivls.server import compile_on_save, convert, indexes, saving
+from derivls.server import compile_on_save, convert, gradcheck_runs, indexes, saving
 from derivls.server.app import DerivlsServer, uri_path
 from derivls.server.guard import guarded
 from derivls.server.positions import LineIndex
@@ -255,6 +255,7 @@ def publish(ls: DerivlsServer, doc: DerivDocument) -> None:
         ls.compile_opened.add(doc.uri)
         compile_on_save.on_open(ls, doc.uri, doc)
     diagnostics += compile_on_save.lsp_diagnostics(ls, doc)  # compileOnSave: the compiler's, while valid
+    diagnostics += gradcheck_runs.lsp_diagnostics(ls, doc)  # gradcheck results, while their entry is unchanged
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diagnostics, version=doc.version)
     )

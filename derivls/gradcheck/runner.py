@@ -1,0 +1,124 @@
+"""Start the torch child: the chosen Python, isolated (`-I`: no workspace on sys.path, no user site),
+run by path on child.py from a neutral folder, in its own process group, killed with its parent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+CHILD = Path(__file__).with_name("child.py")
+
+
+def _die_with_parent() -> None:  # pragma: no cover (runs in the forked child)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def python_version(python: str) -> str | None:
+    """The torch version of `python` (`torch.__version__`), None when it has no torch."""
+    try:
+        result = subprocess.run(
+            [python, "-I", "-c", "import torch.version as v; print(v.__version__)"],
+            capture_output=True,
+            text=True,
+            cwd=tempfile.gettempdir(),
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def torch_include(python: str) -> str | None:
+    try:
+        result = subprocess.run(
+            [
+                python,
+                "-I",
+                "-c",
+                "import importlib.util, os; s = importlib.util.find_spec('torch'); "
+                "print(os.path.join(os.path.dirname(s.origin), 'include'))",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tempfile.gettempdir(),
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+class Child:
+    """One run of child.py; `events()` yields its JSON lines; `cancel()` kills its process group."""
+
+    def __init__(self, python: str | None, request: dict[str, Any]) -> None:
+        self._cwd = tempfile.TemporaryDirectory(prefix="derivls-gradcheck-run-")
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.process = subprocess.Popen(
+            [python or sys.executable, "-I", str(CHILD)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=self._cwd.name,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        self.stderr = ""
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(request))
+            self.process.stdin.close()
+        except OSError:
+            pass
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr = self.process.stderr.read()[-4000:]
+
+    def events(self, on_event: Callable[[dict[str, Any]], None] | None = None) -> Iterator[dict[str, Any]]:
+        assert self.process.stdout is not None
+        try:
+            for line in self.process.stdout:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if on_event:
+                    on_event(event)
+                yield event
+            self.process.wait()
+            self._stderr_reader.join(5)
+        finally:
+            self.close()
+
+    def cancel(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.cancel()
+            self.process.wait()
+        self._cwd.cleanup()
