@@ -64,7 +64,7 @@ MISTAKES: tuple[tuple[str, str, str, str], ...] = (
     (
         "sum(Tensor self, *, ScalarType? dtype=None)",
         "self: grad.expand_symint(self.sym_sizes())",
-        "self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()",
+        "self: grad.expand_symint(self.sym_sizes()) / self.numel()",
         WRONG_REDUCTION,
     ),
     # swapped inputs of two-input ops
