@@ -97,6 +97,12 @@ def differentiable_outputs(info: Any) -> list[int]:
     return candidates[:1] if _uses_ident(info, "grad") else candidates
 
 
+def _dispatch_key(info: Any) -> str | None:
+    """The autograd dispatch key of a non-Default formula (its node is named `...Autograd<Key>N`)."""
+    m = re.search(r"Backward(Autograd\w+?)\d+$", info.op or "")
+    return m.group(1) if m else None
+
+
 def why_not_buildable(unit: Unit) -> str | None:
     f = unit.info.func
     if unit.info.name.startswith("_foreach"):
@@ -232,6 +238,10 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                 )
         if plan.backward is None and plan.forward is None:
             left_out.append((unit, "; ".join(plan.skipped) or "no formula the harness can call"))
+            continue
+        key = _dispatch_key(info)
+        if key is not None:  # (compiled all the same: it must compile; its samples are not dense CPU ones)
+            left_out.append((unit, f"a formula for {key} (dense CPU samples reach the Default formula)"))
             continue
         plans.append(plan)
     text = (
