@@ -27,7 +27,10 @@ def test_the_entries_as_shipped_pass(shipped_run):
     assert set(OPS) <= set(baseline_ops())
     assert shipped_run.diagnostics == [], shipped_run.stderr
     assert shipped_run.code == 0
-    seeded_units = [u for u in shipped_run.summary["units"] if u["function"] in OPS]
+    # (the AutogradNestedTensor formulas of sum are compiled, not run: dense CPU samples reach Default's)
+    seeded_units = [
+        u for u in shipped_run.summary["units"] if u["function"] in OPS and "AutogradNestedTensor" not in u["name"]
+    ]
     assert {u["function"] for u in seeded_units} == set(OPS)
     assert all(u["status"] == "passed" for u in seeded_units), seeded_units
 
