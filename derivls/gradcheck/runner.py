@@ -26,11 +26,17 @@ def _die_with_parent() -> None:  # pragma: no cover (runs in the forked child)
         pass
 
 
-def python_version(python: str) -> str | None:
-    """The torch version of `python` (`torch.__version__`), None when it has no torch."""
+def torch_folder(python: str) -> Path | None:
+    """The folder of `python`'s torch package (found without importing torch: that takes seconds)."""
     try:
         result = subprocess.run(
-            [python, "-I", "-c", "import torch.version as v; print(v.__version__)"],
+            [
+                python,
+                "-I",
+                "-c",
+                "import importlib.util, os; s = importlib.util.find_spec('torch'); "
+                "print(os.path.dirname(s.origin) if s and s.origin else '')",
+            ],
             capture_output=True,
             text=True,
             cwd=tempfile.gettempdir(),
@@ -39,28 +45,28 @@ def python_version(python: str) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    found = result.stdout.strip() if result.returncode == 0 else ""
+    return Path(found) if found else None
+
+
+def python_version(python: str) -> str | None:
+    """The torch version of `python` (its torch/version.py's `__version__`), None when it has no torch."""
+    import re
+
+    folder = torch_folder(python)
+    if folder is None:
+        return None
+    try:
+        text = (folder / "version.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", text, re.MULTILINE)
+    return m.group(1) if m else None
 
 
 def torch_include(python: str) -> str | None:
-    try:
-        result = subprocess.run(
-            [
-                python,
-                "-I",
-                "-c",
-                "import importlib.util, os; s = importlib.util.find_spec('torch'); "
-                "print(os.path.join(os.path.dirname(s.origin), 'include'))",
-            ],
-            capture_output=True,
-            text=True,
-            cwd=tempfile.gettempdir(),
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    folder = torch_folder(python)
+    return str(folder / "include") if folder is not None else None
 
 
 class Child:
