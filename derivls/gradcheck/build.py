@@ -84,7 +84,10 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
         return Built(target, namespace, True, time.monotonic() - started, None, info.get("unreachable", []))
     pch = ensure_pch(toolchain, header, cache)
     lib = torch_lib_dir(toolchain)
-    with tempfile.TemporaryDirectory(prefix="derivls-gradcheck-") as work_dir:
+    _remove_stale_work(root)
+    # the work folder is in the cache folder, not the temporary one: a cancelled build (SIGKILL of its
+    # process group) leaves it behind, and the next build removes it (its process is gone)
+    with tempfile.TemporaryDirectory(prefix=f".work-{os.getpid()}-", dir=root) as work_dir:
         work = Path(work_dir)
         (work / "unit.cpp").write_text(source.replace(LIBRARY_PLACEHOLDER, namespace), encoding="utf-8")
         _run(
@@ -124,6 +127,20 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     meta.write_text(json.dumps({"unreachable": unreachable, "stubbed": stubbed}), encoding="utf-8")
     _prune(root, keep=target)
     return Built(target, namespace, False, time.monotonic() - started, pch, unreachable, stubbed)
+
+
+def _remove_stale_work(root: Path) -> None:
+    """Work folders of builds whose process is gone (killed while compiling)."""
+    for folder in root.glob(".work-*-*"):
+        try:
+            pid = int(folder.name.split("-")[1])
+            os.kill(pid, 0)
+        except (ValueError, IndexError):
+            continue
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass
 
 
 def _prune(root: Path, keep: Path, limit: int = 40) -> None:

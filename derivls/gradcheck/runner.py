@@ -1,5 +1,5 @@
 """Start the torch child: the chosen Python, isolated (`-I`: no workspace on sys.path, no user site),
-run by path on child.py from a neutral folder, in its own process group, killed with its parent."""
+run by path on child.py from the temporary folder (neutral; it writes nothing), in its own process group, killed with its parent."""
 
 from __future__ import annotations
 
@@ -73,7 +73,6 @@ class Child:
     """One run of child.py; `events()` yields its JSON lines; `cancel()` kills its process group."""
 
     def __init__(self, python: str | None, request: dict[str, Any]) -> None:
-        self._cwd = tempfile.TemporaryDirectory(prefix="derivls-gradcheck-run-")
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
         env.setdefault("OMP_NUM_THREADS", "1")
         self.process = subprocess.Popen(
@@ -82,7 +81,7 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            cwd=self._cwd.name,
+            cwd=tempfile.gettempdir(),  # neutral: not the workspace; nothing is written there
             env=env,
             start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
@@ -127,4 +126,3 @@ class Child:
         if self.process.poll() is None:
             self.cancel()
             self.process.wait()
-        self._cwd.cleanup()
