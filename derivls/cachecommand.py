@@ -6,9 +6,12 @@ import argparse
 import os
 import shutil
 import sys
-from typing import TextIO
 
 from derivls.cachedir import CacheFolderRefused, cache_directory, folder_size
+
+TYPE_CHECKING = False  # `check` registers this command: typing stays unimported on its path
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def add_cache_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

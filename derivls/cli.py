@@ -80,6 +80,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     add_cache_command(commands)
 
+    gradcheck = commands.add_parser("gradcheck", help="check formulas with torch.autograd.gradcheck")
+    if command in (None, "gradcheck"):
+        from derivls.gradcheck.cli import add_gradcheck_arguments
+
+        add_gradcheck_arguments(gradcheck)
+
     codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
     if command in (None, "codegen"):
         from derivls.codegen.command import add_codegen_arguments
@@ -224,6 +230,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             from derivls.cachecommand import run_cache
 
             return run_cache(args)
+        if args.command == "gradcheck":
+            from derivls.gradcheck.cli import run_gradcheck
+
+            return run_gradcheck(args, sys.stdout)
         if args.command == "codegen":
             from derivls.codegen.command import run_codegen
 

@@ -97,7 +97,7 @@ def test_the_compile_paths_are_expanded_like_the_path_settings(monkeypatch):
 
 def test_a_workspace_configuration_cannot_set_the_compiler_or_headers_without_trust(caplog):
     user = Settings().merged({"compileOnSave": True}, None)  # initializationOptions: the user's own
-    with caplog.at_level(logging.WARNING, logger="derivls.server.settings"):
+    with caplog.at_level(logging.WARNING, logger="derivls.server.documents.settings"):
         workspace = user.merged({"compileCxx": "/work/evil/cc", "compileTorchInclude": "/work/evil/inc"}, None)
     assert workspace.compile_cxx is None and workspace.compile_torch_include is None
     assert "compileCxx" in caplog.text and "trusted" in caplog.text

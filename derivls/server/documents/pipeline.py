@@ -21,7 +21,7 @@ from lsprotocol import types
 
 from derivls.gcpolicy import edit_cycle, reuse_large_blocks
 from derivls.ide.generated import content_for, parse_generated_uri
-from derivls.server.documents import compile_on_save, indexes, saving
+from derivls.server.documents import compile_on_save, gradcheck_runs, indexes, saving
 from derivls.server.documents.positions import LineIndex
 from derivls.server.documents.settings import SECTION, Settings
 from derivls.server.documents.state import DerivDocument
@@ -254,6 +254,7 @@ def publish(ls: DerivlsServer, doc: DerivDocument) -> None:
         ls.schedule.compile_opened.add(doc.uri)
         compile_on_save.on_open(ls, doc.uri, doc)
     diagnostics += compile_on_save.lsp_diagnostics(ls, doc)  # compileOnSave: the compiler's, while valid
+    diagnostics += gradcheck_runs.lsp_diagnostics(ls, doc)  # gradcheck results, while their entry is unchanged
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diagnostics, version=doc.version)
     )

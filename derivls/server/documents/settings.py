@@ -41,6 +41,8 @@ class Settings:
     compile_on_save: bool = False  # `compileOnSave`: compile the saved entries' C++ (derivls check --compile)
     compile_cxx: str | None = None  # `compileCxx`: the compiler (default: $CXX, g++, c++, clang++)
     compile_torch_include: str | None = None  # `compileTorchInclude`: torch's include folder (default: found)
+    gradcheck_on_save: bool = False  # `gradcheckOnSave`: gradcheck the saved entries (derivls gradcheck)
+    gradcheck_python: str | None = None  # `gradcheckPython`: the Python whose torch runs it (default: the server's)
     # Where the values stand: False, the defaults (the next `merged` reads initializationOptions, the
     # user's level); True, the user's level is in (the next `merged` reads a workspace's configuration)
     from_user: bool = field(default=False, compare=False)
@@ -66,6 +68,10 @@ class Settings:
             result = replace(result, tags=_path(raw["tags"], root))
         if isinstance(raw.get("compileOnSave"), bool):
             result = replace(result, compile_on_save=raw["compileOnSave"])
+        if isinstance(raw.get("gradcheckOnSave"), bool):
+            result = replace(result, gradcheck_on_save=raw["gradcheckOnSave"])
+        if "gradcheckPython" in raw:
+            result = replace(result, gradcheck_python=_command(raw["gradcheckPython"], root))
         if "compileCxx" in raw:
             result = replace(result, compile_cxx=_command(raw["compileCxx"], root))
         if "compileTorchInclude" in raw:

@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from derivls.ide import generated as ide
 from derivls.limits import MAX_RESPONSE_ITEMS
+from derivls.server.documents import gradcheck_runs
 from derivls.server.documents.pipeline import current
 from derivls.server.features.raw import FragmentCache, RawJSON
 from derivls.server.runtime.app import DerivlsServer
@@ -32,7 +33,8 @@ def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> RawJSON | li
         if found is None:
             return []
         command = types.Command(title=found.title, command=SHOW_GENERATED_CODE, arguments=[uri, found.line])
-        return [types.CodeLens(range=lines.line_range(found.line), command=command)]
+        lenses = [types.CodeLens(range=lines.line_range(found.line), command=command)]
+        return lenses + gradcheck_runs.lenses(ls, uri, lines, placed)  # "Run gradcheck"
 
     cache = doc.fragments.setdefault("lenses", FragmentCache())
     assert isinstance(cache, FragmentCache)

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from derivls.limits import MAX_RESPONSE_ITEMS
-from derivls.server.documents import compile_on_save, indexes, pipeline, saving
+from derivls.server.documents import compile_on_save, gradcheck_runs, indexes, pipeline, saving
 from derivls.server.documents.settings import Settings
 from derivls.server.features import (
     actions,
@@ -114,6 +114,7 @@ def _register_documents(server: DerivlsServer) -> None:
     def did_close(ls: DerivlsServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         compile_on_save.close(ls, uri)
+        gradcheck_runs.close(ls, uri)
         if not pipeline.close_document(ls, uri) and indexes.native_kind(uri):
             indexes.set_overlay(ls, uri, None)
 
@@ -121,6 +122,7 @@ def _register_documents(server: DerivlsServer) -> None:
     @guarded()
     def did_save(ls: DerivlsServer, params: types.DidSaveTextDocumentParams) -> None:
         compile_on_save.on_save(ls, params.text_document.uri)  # the compileOnSave setting (off: nothing)
+        gradcheck_runs.on_save(ls, params.text_document.uri)  # the gradcheckOnSave setting (off: nothing)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded()
@@ -219,6 +221,11 @@ def _register_views(server: DerivlsServer) -> None:
     @guarded()
     def on_show_generated_code(ls, *args):  # no annotations: pygls would structure the arguments by them
         return generated.show_generated_code(ls, args)
+
+    @server.command(gradcheck_runs.RUN_GRADCHECK)
+    @guarded()
+    def on_run_gradcheck(ls, *args):  # no annotations: pygls would structure the arguments by them
+        return gradcheck_runs.run_command(ls, args)
 
     @server.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT)
     @guarded()

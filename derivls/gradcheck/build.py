@@ -1,0 +1,243 @@
+"""Compile and link a gradcheck extension, cached by content in derivls's cache folder.
+
+The precompiled header is derivls.compile.toolchain's (ensure_pch), built with `-fPIC -O0` (a
+separate one from `check --compile`'s). The extension is `<cache>/gradcheck/<key>.so`, the key a
+hash of the toolchain, the headers' stamps and the source: an unchanged entry is never recompiled.
+
+FunctionsManual helpers (`torch::autograd::generated::details::*`) are mostly not exported by
+libtorch_cpu.so. The wheel is not stripped: its `.symtab` has their addresses, so each one the
+extension needs gets a jump stub through a slot filled when the extension loads (libtorch_cpu's
+load base + the symbol's value): the installed helper's own code runs (x86-64 ELF only). A helper
+found nowhere jumps to a function that throws "helper not reachable: NAME" (the formula using it
+is reported not checkable).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from derivls.compile.file_templates import Templates
+from derivls.compile.toolchain import Pch, SetupError, Toolchain, cache_root, ensure_pch
+
+LIBRARY_PLACEHOLDER = "DERIVLS_GRADCHECK_LIBRARY"
+HELPER_PREFIX = "_ZN5torch8autograd9generated7details"
+
+
+@dataclass
+class Built:
+    library: Path
+    namespace: str
+    reused: bool
+    seconds: float
+    pch: Pch | None = None
+    unreachable: list[str] = field(default_factory=list)  # demangled helper names
+    stubbed: int = 0
+
+
+def gradcheck_toolchain(toolchain: Toolchain) -> Toolchain:
+    return dataclasses.replace(toolchain, flags=(*toolchain.flags, "-fPIC", "-O0"))
+
+
+def pch_header(templates: Templates) -> str:
+    return templates.pch_header() + "// derivls gradcheck (-fPIC -O0)\n"
+
+
+def torch_lib_dir(toolchain: Toolchain) -> Path:
+    for include in toolchain.include_dirs:
+        lib = include.parent / "lib"
+        if (lib / "libtorch_cpu.so").is_file():
+            return lib
+    raise SetupError("libtorch_cpu.so not found beside the torch headers (torch/lib)")
+
+
+def _run(command: list[str], cwd: Path, what: str) -> None:
+    result = subprocess.run(["nice", "-n", "10", *command], capture_output=True, text=True, cwd=cwd, check=False)
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line and "collect2" not in line] or lines
+        raise SetupError(f"{what} failed: {' | '.join(errors[:3])[:800]}")
+
+
+def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None) -> Built:
+    """The extension for `source` (whose library name is LIBRARY_PLACEHOLDER): reused, or built."""
+    started = time.monotonic()
+    root = (cache or cache_root()) / "gradcheck"
+    root.mkdir(parents=True, exist_ok=True)
+    header = pch_header(templates)
+    key = hashlib.sha256((toolchain.key(header) + "\0" + source).encode()).hexdigest()[:20]
+    namespace = f"derivls_gc_{key}"
+    target = root / f"{namespace}.so"
+    meta = root / f"{namespace}.json"
+    if target.is_file() and meta.is_file():
+        os.utime(target)
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        return Built(target, namespace, True, time.monotonic() - started, None, info.get("unreachable", []))
+    pch = ensure_pch(toolchain, header, cache)
+    lib = torch_lib_dir(toolchain)
+    _remove_stale_work(root)
+    # the work folder is in the cache folder, not the temporary one: a cancelled build (SIGKILL of its
+    # process group) leaves it behind, and the next build removes it (its process is gone)
+    with tempfile.TemporaryDirectory(prefix=f".work-{os.getpid()}-", dir=root) as work_dir:
+        work = Path(work_dir)
+        (work / "unit.cpp").write_text(source.replace(LIBRARY_PLACEHOLDER, namespace), encoding="utf-8")
+        _run(
+            [toolchain.cxx, *toolchain.flags, "-Winvalid-pch", *toolchain.include_flags(pch.folder), "-c", "unit.cpp"],
+            work,
+            "compiling the formulas",
+        )
+        objects = ["unit.o"]
+        unreachable: list[str] = []
+        needed = _undefined_helpers(work / "unit.o")
+        exported = _exported(lib / "libtorch_cpu.so")
+        missing = sorted(n for n in needed if n not in exported)
+        stubbed = 0
+        if missing:
+            stubs, unreachable, stubbed = helper_stubs(missing, lib / "libtorch_cpu.so", cache)
+            (work / "stubs.cpp").write_text(stubs, encoding="utf-8")
+            _run([toolchain.cxx, "-std=c++17", "-fPIC", "-O0", "-w", "-c", "stubs.cpp"], work, "compiling helper stubs")
+            objects.append("stubs.o")
+        tmp = root / f".{namespace}.{os.getpid()}.so"
+        _run(
+            [
+                toolchain.cxx,
+                "-shared",
+                *objects,
+                f"-L{lib}",
+                "-ltorch",
+                "-ltorch_cpu",
+                "-lc10",
+                f"-Wl,-rpath,{lib}",
+                "-o",
+                str(tmp),
+            ],
+            work,
+            "linking the extension",
+        )
+        os.replace(tmp, target)
+    meta.write_text(json.dumps({"unreachable": unreachable, "stubbed": stubbed}), encoding="utf-8")
+    _prune(root, keep=target)
+    return Built(target, namespace, False, time.monotonic() - started, pch, unreachable, stubbed)
+
+
+def _remove_stale_work(root: Path) -> None:
+    """Work folders of builds whose process is gone (killed while compiling)."""
+    for folder in root.glob(".work-*-*"):
+        try:
+            pid = int(folder.name.split("-")[1])
+            os.kill(pid, 0)
+        except (ValueError, IndexError):
+            continue
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+def _prune(root: Path, keep: Path, limit: int = 40) -> None:
+    """Keep the `limit` most recently used extensions."""
+    libs = sorted(root.glob("derivls_gc_*.so"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in libs[limit:]:
+        if old != keep:
+            old.unlink(missing_ok=True)
+            old.with_suffix(".json").unlink(missing_ok=True)
+
+
+def _nm(args: list[str]) -> list[str]:
+    if shutil.which("nm") is None:
+        raise SetupError("`nm` (binutils) not found: needed to find FunctionsManual helpers")
+    result = subprocess.run(["nm", *args], capture_output=True, text=True, check=False)
+    return result.stdout.splitlines()
+
+
+def _undefined_helpers(obj: Path) -> set[str]:
+    return {
+        line.split()[-1]
+        for line in _nm(["-u", str(obj)])
+        if line.split() and line.split()[-1].startswith(HELPER_PREFIX)
+    }
+
+
+def _exported(library: Path) -> set[str]:
+    return {
+        parts[-1]
+        for line in _nm(["-D", "--defined-only", str(library)])
+        if (parts := line.split()) and len(parts) >= 3 and parts[-1].startswith(HELPER_PREFIX)
+    }
+
+
+def symbol_table(library: Path, cache: Path | None = None) -> dict[str, int]:
+    """The helpers' addresses in the library's .symtab (cached by the library's path, size and mtime)."""
+    st = library.stat()
+    key = hashlib.sha256(f"{library.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:20]
+    path = (cache or cache_root()) / "gradcheck" / f"symtab-{key}.json"
+    if path.is_file():
+        return {k: int(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    table: dict[str, int] = {}
+    for line in _nm(["--defined-only", str(library)]):
+        parts = line.split()
+        if len(parts) == 3 and parts[2].startswith(HELPER_PREFIX) and parts[1] in "tTwW":
+            table[parts[2]] = int(parts[0], 16)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(table), encoding="utf-8")
+    os.replace(tmp, path)
+    return table
+
+
+def demangle(names: list[str]) -> list[str]:
+    if not names or shutil.which("c++filt") is None:
+        return names
+    result = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=False)
+    out = result.stdout.splitlines()
+    return out if len(out) == len(names) else names
+
+
+def helper_stubs(missing: list[str], library: Path, cache: Path | None = None) -> tuple[str, list[str], int]:
+    """C++ with a jump stub per missing helper; (text, the helpers found nowhere, how many were stubbed)."""
+    table = symbol_table(library, cache) if platform.machine() in ("x86_64", "AMD64") else {}
+    found = [n for n in missing if n in table]
+    absent = [n for n in missing if n not in table]
+    lines = [
+        "#include <dlfcn.h>",
+        "#include <link.h>",
+        "#include <stdexcept>",
+        "#include <string>",
+        'extern "C" {',
+    ]
+    asm = []
+    for i, name in enumerate(missing):
+        lines.append(f'__attribute__((visibility("hidden"))) void* derivls_slot_{i} = nullptr;')
+        asm.append(
+            f'".globl {name}\\n.hidden {name}\\n.type {name}, @function\\n{name}:\\n  jmp *derivls_slot_{i}(%rip)\\n"'
+        )
+    names = demangle(absent)
+    for i, shown in enumerate(names):
+        text = shown.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(
+            f"[[noreturn]] void derivls_unreachable_{i}() {{ "
+            f'throw std::runtime_error("derivls: FunctionsManual helper not reachable: {text}"); }}'
+        )
+    lines.append("}")
+    lines.append('asm(".text\\n"\n' + "\n".join(asm) + ");")
+    lines.append("__attribute__((constructor)) static void derivls_fill_slots() {")
+    lines.append('  void* handle = dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD);')
+    lines.append("  struct link_map* map = nullptr;")
+    lines.append("  if (handle) dlinfo(handle, RTLD_DI_LINKMAP, &map);")
+    lines.append("  unsigned long base = map ? map->l_addr : 0;")
+    for i, name in enumerate(missing):
+        if name in table:
+            lines.append(f"  derivls_slot_{i} = base ? (void*)(base + {table[name]}UL) : nullptr;")
+        else:
+            lines.append(f"  derivls_slot_{i} = (void*)&derivls_unreachable_{absent.index(name)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n", names, len(found)

@@ -1,0 +1,425 @@
+"""The gradcheck child: run by path (`python -I child.py`) by the chosen Python; never imports derivls.
+
+Reads one JSON request on stdin: {"library": path.so, "namespace": ns, "units": [...],
+"double_backward": bool, "max_samples": n}; writes JSON lines on stdout: {"event": "torch", ...},
+then per unit {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
+"samples", "inputs": "opinfo"|"schema", "failures": [{"kind", "input", "output", "sample", "dtype",
+"message"}]}, then {"event": "done"}.
+"""
+
+import json
+import sys
+import traceback
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    request = json.loads(sys.stdin.read())
+    import torch
+
+    emit({"event": "torch", "version": torch.__version__})
+    torch.ops.load_library(request["library"])
+    ns = getattr(torch.ops, request["namespace"])
+    samples = find_samples(torch, request["units"], request.get("max_samples", 6))
+    for unit in request["units"]:
+        try:
+            emit(check_unit(torch, ns, unit, samples.get(unit["id"]), request))
+        except Exception as e:  # a harness error is a fact about this unit, not a crash of the run
+            emit(
+                {
+                    "event": "unit",
+                    "id": unit["id"],
+                    "status": "not-checkable",
+                    "reason": f"harness error: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
+                    "detail": traceback.format_exc()[-1500:],
+                    "failures": [],
+                }
+            )
+    emit({"event": "done"})
+
+
+# --- samples: OpInfo's, at the level of the aten overload they reach
+
+
+def find_samples(torch, units, limit):
+    """{unit id: (source, [(dtype, args, kwargs, description)])} from OpInfo samples whose call reaches the overload."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    wanted = {}
+    for unit in units:
+        packet = getattr(torch.ops.aten, unit["aten"], None)
+        overload = getattr(packet, unit["overload"], None) if packet is not None else None
+        if overload is not None:
+            wanted.setdefault(overload, []).append(unit["id"])
+    found = {uid: [] for ids in wanted.values() for uid in ids}
+
+    def clone(x):
+        return x.detach().clone() if isinstance(x, torch.Tensor) else x
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in wanted:
+                self.calls.append((func, tree_map(clone, args), tree_map(clone, kwargs)))
+            return func(*args, **kwargs)
+
+    bases = {}
+    for unit in units:
+        base = unit["aten"].rstrip("_")
+        bases.setdefault(base, set()).add(unit["id"])
+        bases.setdefault(base.lstrip("_"), set()).add(unit["id"])
+    for op in op_db:
+        names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
+        if not any(n in bases for n in names):
+            continue
+        ids = set().union(*(bases[n] for n in names if n in bases))
+        if all(len(found[i]) >= limit for i in ids if i in found):
+            continue
+        dtypes = [torch.float64]
+        try:
+            if torch.complex128 in op.supported_backward_dtypes("cpu"):
+                dtypes.append(torch.complex128)
+        except Exception:
+            pass
+        if not op.supports_autograd:
+            continue
+        for dtype in dtypes:
+            try:
+                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+            except Exception:
+                continue
+            for sample in inputs:
+                record = Record()
+                try:
+                    with record:
+                        op(sample.input, *sample.args, **sample.kwargs)
+                except Exception:
+                    continue
+                for func, args, kwargs in record.calls:
+                    for uid in wanted[func]:
+                        if len(found[uid]) < limit * len(dtypes):
+                            found[uid].append(
+                                (
+                                    dtype,
+                                    args,
+                                    kwargs,
+                                    f"{op.name}{'.' + op.variant_test_name if op.variant_test_name else ''}",
+                                )
+                            )
+    return found
+
+
+def describe(torch, args, kwargs):
+    def one(x):
+        if isinstance(x, torch.Tensor):
+            return f"Tensor{list(x.shape)} {str(x.dtype).replace('torch.', '')}"
+        if isinstance(x, (list, tuple)):
+            return "[" + ", ".join(one(y) for y in x) + "]"
+        return repr(x)
+
+    text = ", ".join(one(a) for a in args)
+    if kwargs:
+        text += ", " + ", ".join(f"{k}={one(v)}" for k, v in kwargs.items())
+    return text
+
+
+def schema_samples(torch, unit, overload):
+    """Inputs made from the schema: a 3x4 double tensor per Tensor argument, defaults elsewhere."""
+    args = []
+    for a in overload._schema.arguments:
+        t = str(a.type)
+        if t in ("Tensor", "Optional[Tensor]", "Tensor?"):
+            args.append(torch.randn(3, 4, dtype=torch.float64) * 0.4 + 0.1)
+        elif a.has_default_value():
+            args.append(a.default_value)
+        else:
+            return []
+    return [(torch.float64, tuple(args), {}, "schema-made")]
+
+
+def positional(overload, args, kwargs):
+    out = []
+    for i, a in enumerate(overload._schema.arguments):
+        if i < len(args):
+            out.append(args[i])
+        elif a.name in kwargs:
+            out.append(kwargs[a.name])
+        elif a.has_default_value():
+            out.append(a.default_value)
+        else:
+            out.append(None)
+    return out
+
+
+# --- the check
+
+
+def check_unit(torch, ns, unit, found, request):
+    packet = getattr(torch.ops.aten, unit["aten"], None)
+    overload = getattr(packet, unit["overload"], None) if packet is not None else None
+    result = {"event": "unit", "id": unit["id"], "failures": [], "samples": 0, "inputs": "opinfo"}
+    if overload is None:
+        return {
+            **result,
+            "status": "not-checkable",
+            "reason": f"the installed torch has no aten::{unit['aten']}.{unit['overload']}",
+        }
+    if not found:
+        found = schema_samples(torch, unit, overload)
+        result["inputs"] = "schema"
+    if not found:
+        return {
+            **result,
+            "status": "not-checkable",
+            "reason": "no OpInfo sample reaches this overload, and its schema needs values",
+        }
+    backward = getattr(ns, unit["backward"]) if unit.get("backward") else None
+    forward = getattr(ns, unit["forward"]) if unit.get("forward") else None
+    failures = {}
+    checked = 0
+    errors = []
+    for dtype, args, kwargs, origin in found:
+        values = positional(overload, args, kwargs)
+        slots = leaf_slots(torch, unit, values)
+        if not slots:
+            continue
+        sample_text = f"{origin}: ({describe(torch, args, kwargs)})"
+        for leaf in slots:
+            modes = []
+            if backward is not None and leaf["bw_bit"] is not None:
+                modes.append("backward")
+            if forward is not None and leaf["fw_index"] is not None and not leaf["in_list"]:
+                modes.append("forward")
+            for mode in modes:
+                key = (mode, leaf["name"])
+                if key in failures:
+                    continue
+                try:
+                    ok, message, output = run_check(
+                        torch, overload, unit, values, leaf, mode, backward, forward, request
+                    )
+                except Exception as e:
+                    errors.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+                    continue
+                checked += 1
+                if not ok:
+                    failures[key] = {
+                        "kind": mode,
+                        "input": leaf["name"],
+                        "output": output,
+                        "sample": sample_text,
+                        "dtype": str(dtype).replace("torch.", ""),
+                        "message": message,
+                    }
+    result["samples"] = len(found)
+    result["failures"] = list(failures.values())
+    if failures:
+        result["status"] = "failed"
+    elif checked:
+        result["status"] = "passed"
+    else:
+        result["status"] = "not-checkable"
+        result["reason"] = ("every check errored: " + errors[0]) if errors else "no sample has a differentiable input"
+    if errors:
+        result["errors"] = errors[:5]
+    return result
+
+
+def leaf_slots(torch, unit, values):
+    """The differentiable tensors a check can vary: one per tensor (list element) with a formula."""
+    names = [a for a in unit["args"]]
+    bit = 0
+    slots = []
+    for name, is_list in unit["wrt"]:
+        if name not in names:
+            continue
+        value = values[names.index(name)]
+        items = list(value) if is_list and isinstance(value, (list, tuple)) else [value]
+        for j, item in enumerate(items):
+            if isinstance(item, torch.Tensor) and (item.is_floating_point() or item.is_complex()):
+                slots.append(
+                    {
+                        "name": name,
+                        "arg": names.index(name),
+                        "item": j if is_list else None,
+                        "in_list": is_list,
+                        "bw_bit": bit,
+                        "fw_index": unit["fw_inputs"].index(name) if name in unit.get("fw_inputs", []) else None,
+                    }
+                )
+            bit += 1
+    return slots
+
+
+def run_check(torch, overload, unit, values, leaf, mode, backward, forward, request):
+    """gradcheck of the real op with this leaf varying: (passed, message, output name)."""
+    base = list(values)
+    outputs_names = unit["outputs"]
+    grads_of = unit["grads"]
+
+    kwarg_only = [a.kwarg_only for a in overload._schema.arguments]
+
+    def with_leaf(x):
+        args = list(base)
+        if leaf["item"] is None:
+            args[leaf["arg"]] = x
+        else:
+            items = list(args[leaf["arg"]])
+            items[leaf["item"]] = x
+            args[leaf["arg"]] = items
+        return args
+
+    def call(args):
+        """The real op: its keyword-only arguments by name."""
+        names = [a.name for a in overload._schema.arguments]
+        positional = [v for v, k in zip(args, kwarg_only) if not k]
+        keywords = {n: v for n, v, k in zip(names, args, kwarg_only) if k}
+        return overload(*positional, **keywords)
+
+    def as_tuple(out):
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            outs = as_tuple(call(with_leaf(x)))
+            return tuple(o.clone() for o in outs)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.set_materialize_grads(False)
+            (x,) = inputs
+            non_diff = [
+                o for i, o in enumerate(output) if i not in grads_of or not (o.is_floating_point() or o.is_complex())
+            ]
+            if non_diff:
+                ctx.mark_non_differentiable(*non_diff)
+            ctx.save_for_backward(x, *output)
+            ctx.save_for_forward(x, *output)
+
+        @staticmethod
+        def backward(ctx, *gouts):
+            x, *outs = ctx.saved_tensors
+            grads = [gouts[i] for i in grads_of]
+            res = backward(*with_leaf(x), *outs, grads, 1 << leaf["bw_bit"])
+            g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
+            return g
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            x, *outs = ctx.saved_tensors
+            tangents = [None] * len(unit["fw_inputs"])
+            tangents[leaf["fw_index"]] = x_t
+            res = forward(*with_leaf(x), *outs, tangents)
+            return tuple(r if i in grads_of else None for i, r in enumerate(res))
+
+    from torch.autograd.gradcheck import GradcheckError
+
+    value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
+    x = value.detach().clone().requires_grad_(True)
+
+    def fn(x):
+        outs = F.apply(x)
+        return tuple(outs[i] for i in grads_of) if len(outs) > 1 else outs
+
+    fn(x)  # the real op on this sample: an error here is the sample's, not a formula's (raised to the caller)
+    try:
+        torch.autograd.gradcheck(
+            fn,
+            (x,),
+            check_forward_ad=mode == "forward",
+            check_backward_ad=mode == "backward",
+            check_undefined_grad=mode == "backward",
+            check_batched_grad=False,
+            raise_exception=True,
+        )
+        if mode == "backward" and request.get("double_backward"):
+            torch.autograd.gradgradcheck(fn, (x,), check_undefined_grad=False, raise_exception=True)
+    except GradcheckError as e:
+        message = str(e)
+        output = None
+        import re
+
+        m = re.search(r"for output (\d+)", message)
+        if m:
+            idx = int(m.group(1))
+            names = [outputs_names[i] for i in grads_of] if len(grads_of) > 1 else outputs_names
+            output = names[idx] if idx < len(names) else None
+        worst = largest_mismatch(torch, fn, x, int(m.group(1)) if m else 0, mode)
+        return False, (worst + "\n" + message.strip().splitlines()[0] if worst else summarize(message)), output
+    except Exception as e:  # the formula raised (a wrong shape, an impossible broadcast...)
+        if "helper not reachable" in str(e):
+            raise
+        return False, f"the formula raised {type(e).__name__}: {summarize(str(e))}", None
+    return True, "", None
+
+
+def largest_mismatch(torch, fn, x, output, mode):
+    """'largest mismatch: element i of the input, j of the output: numerical N, analytical A' (real inputs only)."""
+    if x.is_complex() or x.numel() > 400:
+        return ""
+    try:
+        x0 = x.detach()
+
+        def pick(v):
+            outs = fn(v)
+            return outs[output] if isinstance(outs, (tuple, list)) else outs
+
+        with torch.no_grad():
+            y0 = pick(x0)
+        if y0.is_complex() or y0.numel() > 400:
+            return ""
+        eps = 1e-6
+        numerical = torch.zeros(y0.numel(), x0.numel(), dtype=torch.float64)
+        flat = x0.reshape(-1)
+        with torch.no_grad():
+            for i in range(x0.numel()):
+                plus, minus = flat.clone(), flat.clone()
+                plus[i] += eps
+                minus[i] -= eps
+                numerical[:, i] = ((pick(plus.reshape(x0.shape)) - pick(minus.reshape(x0.shape))) / (2 * eps)).reshape(
+                    -1
+                )
+        if mode == "forward":
+            import torch.autograd.forward_ad as fwAD
+
+            columns = []
+            for i in range(x0.numel()):
+                tangent = torch.zeros_like(flat)
+                tangent[i] = 1
+                with fwAD.dual_level():
+                    y = pick(fwAD.make_dual(x0, tangent.reshape(x0.shape)))
+                    t = fwAD.unpack_dual(y).tangent
+                columns.append(t.reshape(-1) if t is not None else torch.zeros(y0.numel(), dtype=torch.float64))
+            jac = torch.stack(columns, 1)
+        else:
+            jac = torch.autograd.functional.jacobian(pick, x0, vectorize=False)
+        analytical = jac.reshape(y0.numel(), x0.numel()).to(torch.float64)
+        diff = (numerical - analytical).abs()
+        j, i = divmod(int(diff.argmax()), x0.numel())
+        return (
+            f"largest mismatch: d output[{j}] / d input[{i}] (input value {flat[i].item():.6g}): "
+            f"numerical {numerical[j, i].item():.6g}, analytical {analytical[j, i].item():.6g}"
+        )
+    except Exception:
+        return ""
+
+
+def summarize(message):
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    text = "\n".join(lines[:4])
+    return text[:500]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""`derivls gradcheck [PATH] --op NAME [--op NAME ...] [--all] [--python PY] [--double-backward] [--force]`.
+
+Exit: 0 every checked formula passes, 1 a formula fails (or the file has errors), 2 usage / set-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def add_gradcheck_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", type=Path, metavar="PATH", help="derivatives.yaml (default: found)")
+    parser.add_argument(
+        "--op", metavar="NAME", action="append", help="a node or function (AcosBackward0, acos, mul.Tensor); repeatable"
+    )
+    parser.add_argument("--all", action="store_true", help="every entry of the file")
+    parser.add_argument("--python", metavar="PY", help="the Python whose torch runs the check (default: this one)")
+    parser.add_argument("--double-backward", action="store_true", help="also gradgradcheck the backward formulas")
+    parser.add_argument("--force", action="store_true", help="run even when the file's release is not torch's")
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text")
+    parser.add_argument("--native", type=Path, metavar="FILE", help="native_functions.yaml (default: found)")
+    parser.add_argument("--tags", type=Path, metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
+    parser.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++, c++, clang++)")
+    parser.add_argument("--torch-include", metavar="DIR", help="torch's include folder (default: the chosen torch's)")
+    parser.add_argument("--max-samples", type=int, default=4, help="OpInfo samples per dtype and entry (default: 4)")
+    parser.add_argument("--summary-json", type=Path, metavar="FILE", help="also write the summary as JSON here")
+
+
+def file_release(path: Path) -> str | None:
+    """The PyTorch version the file belongs to (a checkout's version.txt, a wheel's torch/version.py)."""
+    from derivls.derivatives import releases
+
+    for found in (releases._checkout_version(path), releases._wheel_version(path, None)):
+        if found is not None:
+            return found[1]
+    return None
+
+
+def _minor(version: str) -> tuple[int, int] | None:
+    from derivls.derivatives.releases import parse_version
+
+    parsed = parse_version(version.split("+")[0])
+    return (parsed[0], parsed[1]) if parsed else None
+
+
+def release_mismatch(path: Path, torch_version: str) -> str | None:
+    """Why the file's formulas cannot be compiled against this torch (None: they can)."""
+    release = file_release(path)
+    if release is None:
+        return None
+    if _minor(release) != _minor(torch_version):
+        return (
+            f"{path} is from PyTorch {release} but the chosen Python has torch {torch_version}: the formulas are "
+            "compiled against that torch's headers; choose its Python (--python) or pass --force"
+        )
+    return None
+
+
+def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    from derivls.compile.toolchain import SetupError, find_include_dirs
+    from derivls.compile.units import collect_units
+    from derivls.diagnostics import Severity
+    from derivls.discovery import find_default_derivatives
+    from derivls.gradcheck.engine import gradcheck_units
+    from derivls.gradcheck.runner import python_version, torch_include
+    from derivls.project import UsageError
+    from derivls.report import CheckedFile, analyse_path, write_diagnostics
+
+    err = sys.stderr if err is None else err
+    if not args.op and not args.all:
+        print("derivls gradcheck: name an entry with --op NAME, or pass --all", file=err)
+        return EXIT_USAGE
+    path = args.path
+    if path is None:
+        path, _ = find_default_derivatives()
+        if path is None:
+            raise UsageError("no derivatives.yaml given and none found; pass a PATH")
+    python = args.python or sys.executable
+    version = python_version(python)
+    if version is None:
+        print(f"derivls gradcheck: {python} has no torch (pass --python PY of a Python with torch)", file=err)
+        return EXIT_USAGE
+    mismatch = release_mismatch(path, version)
+    if mismatch and not args.force:
+        print(f"derivls gradcheck: {mismatch}", file=err)
+        return EXIT_USAGE
+    include = args.torch_include
+    if include is None:
+        try:
+            find_include_dirs(path)
+        except SetupError:
+            include = torch_include(python)
+    analysis, extra = analyse_path(path, args.native, args.tags)
+    if analysis is None:
+        results = [CheckedFile(path, tuple(extra))]
+        write_diagnostics(results, args.format, out)
+        return EXIT_ERRORS
+    units = collect_units(analysis, None if args.all else args.op)
+    if not units:
+        print(f"derivls gradcheck: no autograd node or function named {', '.join(args.op or [])}", file=err)
+        return EXIT_USAGE
+    try:
+        result = gradcheck_units(
+            units,
+            path,
+            python=python,
+            cxx=args.cxx,
+            torch_include=include,
+            double_backward=args.double_backward,
+            max_samples=max(1, args.max_samples),
+            progress=(lambda what: print(f"derivls gradcheck: {what}", file=err)) if args.format == "text" else None,
+        )
+    except SetupError as e:
+        print(f"derivls gradcheck: error: {e.args[0] if e.args else e}", file=err)
+        return EXIT_USAGE
+    t = result.timings
+    print(
+        f"derivls gradcheck: build {t.build:.1f} s ({'reused' if t.build_reused else 'compiled'}"
+        f"{', precompiled header built' if t.pch_built else ''}), run {t.run:.1f} s (torch {result.torch_version})",
+        file=err,
+    )
+    write_diagnostics([CheckedFile(path, tuple(result.diagnostics))], args.format, out)
+    if args.format == "text":
+        out.write(result.summary.text() + "\n")
+    if args.summary_json:
+        args.summary_json.write_text(_summary_json(result), encoding="utf-8")
+    failed = any(d.severity == Severity.ERROR for d in result.diagnostics)
+    return EXIT_ERRORS if failed else EXIT_OK
+
+
+def _summary_json(result: Any) -> str:
+    import json
+
+    s = result.summary
+    return json.dumps(
+        {
+            "counts": s.counts(),
+            "not_checkable_by_reason": s.reasons(),
+            "units": [
+                {
+                    "name": o.name,
+                    "function": o.function,
+                    "line": o.entry_line + 1,
+                    "status": o.status,
+                    "reason": o.reason,
+                    "inputs": o.inputs,
+                }
+                for o in s.outcomes
+            ],
+            "unreachable_helpers": s.unreachable_helpers,
+        },
+        indent=1,
+    )

@@ -1,0 +1,119 @@
+"""Gradcheck some units of a file: render, build (cached), run the torch child, interpret. No printing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from derivls.compile.file_templates import Templates
+from derivls.compile.toolchain import SetupError, Toolchain
+from derivls.compile.units import Unit
+from derivls.diagnostics import Diagnostic
+from derivls.gradcheck import build as building
+from derivls.gradcheck.results import Summary, interpret
+from derivls.gradcheck.runner import Child
+from derivls.gradcheck.source import render
+
+
+class Cancelled(Exception):
+    pass
+
+
+@dataclass
+class Timings:
+    build: float = 0.0
+    build_reused: bool = False
+    pch_built: bool = False
+    run: float = 0.0
+
+
+@dataclass
+class GradcheckResult:
+    diagnostics: list[Diagnostic]
+    summary: Summary
+    timings: Timings = field(default_factory=Timings)
+    torch_version: str | None = None
+
+
+def gradcheck_units(
+    units: Sequence[Unit],
+    derivatives: Path,
+    *,
+    python: str | None = None,
+    cxx: str | None = None,
+    torch_include: str | None = None,
+    double_backward: bool = False,
+    max_samples: int = 4,
+    cache: Path | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> GradcheckResult:
+    """Raises SetupError (no compiler, headers, torch) and Cancelled."""
+    timings = Timings()
+    templates = Templates(derivatives)
+    toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
+    rendered = render(units, building.LIBRARY_PLACEHOLDER, templates)
+    if not rendered.plans:
+        _, summary = interpret([], [], rendered.not_buildable)
+        return GradcheckResult([], summary, timings)
+    if progress:
+        progress(f"compiling {len(rendered.plans)} unit(s)")
+    started = time.monotonic()
+    built = building.build(rendered.source, toolchain, templates, cache)
+    timings.build, timings.build_reused = time.monotonic() - started, built.reused
+    timings.pch_built = bool(built.pch and built.pch.built)
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+    if progress:
+        progress(f"running gradcheck on {len(rendered.plans)} unit(s)")
+    request = {
+        "library": str(built.library),
+        "namespace": built.namespace,
+        "units": [p.to_json() for p in rendered.plans],
+        "double_backward": double_backward,
+        "max_samples": max_samples,
+    }
+    started = time.monotonic()
+    child = Child(python, request)
+    events: list[dict[str, Any]] = []
+    version = None
+    if cancel is not None:
+        stop = cancel
+
+        def watch() -> None:
+            stop.wait()
+            child.cancel()
+
+        threading.Thread(target=watch, daemon=True).start()
+    done = 0
+    for event in child.events():
+        events.append(event)
+        if event.get("event") == "torch":
+            version = event.get("version")
+        elif event.get("event") == "unit":
+            done += 1
+            if progress:
+                progress(f"checked {done}/{len(rendered.plans)}")
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+    timings.run = time.monotonic() - started
+    if not any(e.get("event") == "done" for e in events):
+        last = child.stderr.strip().splitlines()[-1:] if child.stderr.strip() else []
+        died = f"the gradcheck process ended early (status {child.process.returncode}){': ' + last[0] if last else ''}"
+        if not any(e.get("event") == "unit" for e in events):
+            raise SetupError(died)
+        events = [
+            *events,
+            *(
+                {"event": "unit", "id": p.id, "status": "not-checkable", "reason": f"harness: {died}"}
+                for p in rendered.plans
+                if p.id not in {e.get("id") for e in events}
+            ),
+        ]
+    diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
+    summary.unreachable_helpers = built.unreachable
+    return GradcheckResult(diagnostics, summary, timings, version)

@@ -1,0 +1,190 @@
+"""The child's answers as derivls data: a diagnostic per failing formula on that formula's text, and a
+summary (checked / passed / failed / not checkable, and why). Plain data: no torch, no LSP."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from derivls.diagnostics import Diagnostic, Severity, Span
+
+CODE = "gradcheck-mismatch"
+SOURCE = "derivls-gradcheck"  # the diagnostic source a client sees
+
+
+@dataclass(frozen=True)
+class FormulaRef:
+    """Where a formula of a unit stands: (unit id, kind, name) -> its span."""
+
+    unit: str  # the unit's id in the plan
+    kind: str  # "backward" | "forward"
+    name: str  # backward: the input the formula is for; forward: the output
+    span: Span
+
+
+@dataclass
+class UnitOutcome:
+    id: str
+    name: str  # node or function name
+    entry_line: int
+    name_span: Span
+    status: str  # "passed" | "failed" | "not-checkable"
+    reason: str = ""
+    inputs: str = "opinfo"  # "opinfo" | "schema"
+    samples: int = 0
+    function: str = ""  # the entry's function (acos, mul.Tensor)
+
+
+@dataclass
+class Summary:
+    outcomes: list[UnitOutcome] = field(default_factory=list)
+    unreachable_helpers: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(o.status for o in self.outcomes)
+        return {
+            "checked": c["passed"] + c["failed"],
+            "passed": c["passed"],
+            "failed": c["failed"],
+            "not-checkable": c["not-checkable"],
+        }
+
+    def reasons(self) -> dict[str, int]:
+        return dict(Counter(_reason_kind(o.reason) for o in self.outcomes if o.status == "not-checkable"))
+
+    def text(self) -> str:
+        c = self.counts()
+        lines = [
+            f"gradcheck: {c['checked']} checked, {c['passed']} passed, {c['failed']} failed, "
+            f"{c['not-checkable']} not checkable"
+        ]
+        for o in self.outcomes:
+            if o.status == "not-checkable":
+                lines.append(f"  not checkable: {o.name} (line {o.entry_line + 1}): {o.reason}")
+            elif o.inputs == "schema":
+                lines.append(f"  {o.name}: {o.status} on inputs made from the schema (no OpInfo sample reaches it)")
+        if self.unreachable_helpers:
+            lines.append("  FunctionsManual helpers not reachable: " + ", ".join(self.unreachable_helpers))
+        return "\n".join(lines)
+
+
+def _function(unit: Any) -> str:
+    try:
+        return str(unit.info.func.func.name)
+    except AttributeError:
+        return ""
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(":", 1)[0].strip() if reason else "unknown"
+
+
+def formula_refs(plan_units: Iterable[Any]) -> dict[tuple[str, str, str], FormulaRef]:
+    """Every formula of the planned units by (unit id, kind, input/output name)."""
+    refs: dict[tuple[str, str, str], FormulaRef] = {}
+    for plan in plan_units:
+        unit = plan.unit
+        for derivative, origin in zip(unit.info.derivatives, unit.backward):
+            if origin is None:
+                continue
+            for name in derivative.var_names:
+                refs[(plan.id, "backward", name)] = FormulaRef(plan.id, "backward", name, origin.span)
+        for derivative, origin in zip(unit.info.forward_derivatives, unit.forward):
+            if origin is None:
+                continue
+            for name in derivative.var_names:
+                refs[(plan.id, "forward", name)] = FormulaRef(plan.id, "forward", name, origin.span)
+    return refs
+
+
+def failure_message(failure: dict[str, Any], unit_name: str) -> str:
+    kind = failure.get("kind", "backward")
+    what = {
+        "backward": f"the backward formula for {failure.get('input')}",
+        "forward": f"the forward formula for {failure.get('output') or 'the output'}",
+    }.get(kind, kind)
+    return (
+        f"{unit_name}: gradcheck fails for {what} (varying {failure.get('input')}, {failure.get('dtype')}); "
+        f"sample {failure.get('sample')}\n{failure.get('message', '').strip()}"
+    )
+
+
+def interpret(
+    events: Sequence[dict[str, Any]],
+    plans: Sequence[Any],
+    left_out: Sequence[tuple[Any, str]] = (),
+) -> tuple[list[Diagnostic], Summary]:
+    """Diagnostics (one per failing formula, on its text) and the summary, from the child's events."""
+    refs = formula_refs(plans)
+    by_id = {p.id: p for p in plans}
+    diagnostics: list[Diagnostic] = []
+    summary = Summary()
+    seen: set[str] = set()
+    for event in events:
+        if event.get("event") != "unit" or event.get("id") not in by_id:
+            continue
+        plan = by_id[event["id"]]
+        unit = plan.unit
+        seen.add(plan.id)
+        status = str(event.get("status", "not-checkable"))
+        reason = str(event.get("reason", ""))
+        placed = 0
+        for failure in event.get("failures", ()):
+            kind = failure.get("kind", "backward")
+            name = failure.get("input") if kind == "backward" else failure.get("output")
+            ref = refs.get((plan.id, kind, str(name)))
+            if ref is None and kind == "forward":  # a forward failure on an output without its own formula
+                ref = next((r for k, r in refs.items() if k[0] == plan.id and k[1] == "forward"), None)
+            span = ref.span if ref is not None else unit.name_span
+            diagnostics.append(Diagnostic(span, Severity.ERROR, CODE, failure_message(failure, unit.name)))
+            placed += 1
+        if "not reachable" in reason or any("not reachable" in e for e in event.get("errors", ())):
+            status, reason = (
+                "not-checkable",
+                "a FunctionsManual helper is not reachable: "
+                + (reason or next(e for e in event["errors"] if "not reachable" in e)),
+            )
+        summary.outcomes.append(
+            UnitOutcome(
+                plan.id,
+                unit.name,
+                unit.entry_line,
+                unit.name_span,
+                status,
+                reason,
+                str(event.get("inputs", "opinfo")),
+                int(event.get("samples", 0)),
+                _function(unit),
+            )
+        )
+    for plan in plans:
+        if plan.id not in seen:
+            unit = plan.unit
+            summary.outcomes.append(
+                UnitOutcome(
+                    plan.id,
+                    unit.name,
+                    unit.entry_line,
+                    unit.name_span,
+                    "not-checkable",
+                    "harness: no answer",
+                    function=_function(unit),
+                )
+            )
+    for unit, why in left_out:
+        summary.outcomes.append(
+            UnitOutcome(
+                "",
+                unit.name,
+                unit.entry_line,
+                unit.name_span,
+                "not-checkable",
+                f"not built: {why}",
+                function=_function(unit),
+            )
+        )
+    summary.outcomes.sort(key=lambda o: (o.entry_line, o.name))
+    diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+    return diagnostics, summary

@@ -1,0 +1,320 @@
+"""The C++ of a gradcheck build and the plan the child follows.
+
+Per unit (a backward node and/or a function with forward formulas), exactly the code the build
+compiles, rendered by derivls's own codegen (derivls.codegen.nodes.generate_node and
+derivls.compile.forward's VariableType blocks), plus a thin harness:
+
+- backward: a struct derived from the node whose `task_should_compute_output` answers from a mask
+  (VariableType's grad_input_mask comes from which inputs require grad: the child sets the mask from
+  that), holding a copy of the node's `apply` body; a kernel with the function's arguments and
+  outputs that saves what VariableType saves (derivls.compile.saving.save_statements: the same
+  `self.sym_sizes()`, `result`...), then calls that apply with the output grads (None: undefined).
+  Outputs are saved as plain values (`SavedVariable(result, false)`): the child's outputs belong to
+  an autograd.Function, not to the node, and saved this way double backward still flows through them.
+- forward: a kernel holding the forward-derivative blocks VariableType holds (gen_variable_type's
+  templates), the tangents read from an argument instead of the inputs' dual parts.
+
+Each is registered as a CompositeImplicitAutograd custom op (so double backward traces through it)
+in a library named per build (loading two builds with the same names aborts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from derivls.aten.schema_args import Argument
+from derivls.compile.file_templates import PCH_NAME, Templates
+from derivls.compile.forward import forward_blocks
+from derivls.compile.kernel import kernel_bindings
+from derivls.compile.saving import save_statements
+from derivls.compile.units import Unit
+from derivls.derivatives.saved import IDENT_REGEX
+
+
+@dataclass
+class UnitPlan:
+    """What the child needs to know about one unit (JSON-ready), and what maps its answers back."""
+
+    id: str
+    unit: Unit
+    aten: str  # "acos"
+    overload: str  # "default", "dim"
+    args: list[str]  # the schema's arguments, in order
+    wrt: list[tuple[str, bool]]  # the node's grad_inputs layout: (argument, is a tensor list)
+    outputs: list[str]
+    grads: list[int]  # which outputs the node gets a grad for (the differentiable ones)
+    backward: str | None = None  # the custom op's name, None: no backward formula
+    forward: str | None = None
+    fw_inputs: list[str] = field(default_factory=list)  # the tangents the forward kernel takes, in order
+    fw_outputs: list[str] = field(default_factory=list)  # outputs that have a forward formula
+    skipped: list[str] = field(default_factory=list)  # why a part could not be built
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.unit.name,
+            "aten": self.aten,
+            "overload": self.overload,
+            "args": self.args,
+            "wrt": [list(w) for w in self.wrt],
+            "outputs": self.outputs,
+            "grads": self.grads,
+            "backward": self.backward,
+            "forward": self.forward,
+            "fw_inputs": self.fw_inputs,
+            "fw_outputs": self.fw_outputs,
+        }
+
+
+@dataclass
+class Rendered:
+    source: str
+    plans: list[UnitPlan]
+    not_buildable: list[tuple[Unit, str]]  # units left out, and why
+
+
+def _ident(name: str, index: int) -> str:
+    return f"{re.sub(r'[^A-Za-z0-9]', '_', name)}_{index}"
+
+
+def _uses_ident(info: Any, ident: str) -> bool:
+    return any(re.search(IDENT_REGEX.format(ident), d.formula) for d in info.derivatives)
+
+
+def differentiable_outputs(info: Any) -> list[int]:
+    """torchgen's gen_differentiable_outputs: the outputs whose grads the node receives, in order."""
+    f = info.func
+    returns = list(f.func.returns)
+    from derivls.aten import cpp
+
+    names = cpp.return_names(f)
+    if info.output_differentiability is not None:
+        return [i for i, d in enumerate(info.output_differentiability) if d and i < len(returns)]
+    candidates = [
+        i
+        for i, (name, ret) in enumerate(zip(names, returns))
+        if ret.type.is_tensor_like() and name not in info.non_differentiable_arg_names
+    ]
+    return candidates[:1] if _uses_ident(info, "grad") else candidates
+
+
+def _dispatch_key(info: Any) -> str | None:
+    """The autograd dispatch key of a non-Default formula (its node is named `...Autograd<Key>N`)."""
+    m = re.search(r"Backward(Autograd\w+?)\d+$", info.op or "")
+    return m.group(1) if m else None
+
+
+def why_not_buildable(unit: Unit) -> str | None:
+    f = unit.info.func
+    if unit.info.name.startswith("_foreach"):
+        return "a foreach function (not modelled by the harness)"
+    if f.func.name.name.inplace:
+        return "an in-place function (its out-of-place entry is checked)"
+    if f.func.is_out_fn():
+        return "an out= function"
+    if any(a.annotation is not None and a.annotation.is_write for a in f.func.arguments.flat_all):
+        return "a function that writes an argument"
+    for ret in f.func.returns:
+        if not ret.type.is_tensor_like():
+            return f"a return of type {ret.type} (not a tensor)"
+    return None
+
+
+_APPLY = re.compile(r"variable_list (\w+)::apply\(variable_list&& grads\) \{\n")
+
+
+def _apply_body(definition: str) -> str | None:
+    m = _APPLY.search(definition)
+    if m is None:
+        return None
+    depth, i = 1, m.end()
+    while i < len(definition) and depth:
+        depth += {"{": 1, "}": -1}.get(definition[i], 0)
+        i += 1
+    return definition[m.end() : i - 1] if depth == 0 else None
+
+
+def _schema_type(t: Any) -> str:
+    return str(t)
+
+
+_SETTER = re.compile(r"(\w+)\._set_fw_grad\((.*), /\* level \*/ 0, /\* is_inplace_op \*/ \w+\);")
+
+
+def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendered:
+    """One translation unit with every unit's harness, registered in the library `library`."""
+    from derivls.aten import cpp
+    from derivls.codegen.nodes import generate_node
+
+    head, _, tail = templates.functions_cpp.partition("${autograd_function_definitions}")
+    head = head.replace("${generated_comment}", "generated by derivls gradcheck")
+    backward_parts: list[str] = []
+    forward_parts: list[str] = []
+    registrations: list[str] = []
+    plans: list[UnitPlan] = []
+    left_out: list[tuple[Unit, str]] = []
+    for index, unit in enumerate(units):
+        reason = why_not_buildable(unit)
+        if reason is not None:
+            left_out.append((unit, reason))
+            continue
+        info = unit.info
+        f = info.func
+        bindings = kernel_bindings(f)
+        ident = _ident(unit.name, index)
+        out_names = list(cpp.return_names(f))
+        args = [a.name for a in f.func.arguments.flat_all]
+        if [b.name for b in bindings] != args:
+            left_out.append((unit, "its C++ arguments differ from its schema's"))
+            continue
+        name = f.func.name
+        plan = UnitPlan(
+            id=ident,
+            unit=unit,
+            aten=str(name.name),
+            overload=name.overload_name or "default",
+            args=args,
+            wrt=[(b.name, _is_list(b.argument)) for b in info.args_with_derivatives],
+            outputs=out_names,
+            grads=differentiable_outputs(info),
+        )
+        schema_args = [f"{_schema_type(a.type)} {a.name}" for a in f.func.arguments.flat_all]
+        out_params, out_schema = [], []
+        for out, ret in zip(out_names, f.func.returns):
+            is_list = ret.type.is_list_like() is not None
+            out_params.append(f"{'at::TensorList' if is_list else 'const at::Tensor &'} {out}")
+            out_schema.append(f"{'Tensor[]' if is_list else 'Tensor'} {out}")
+        params = ", ".join([f"{b.type} {b.name}" for b in bindings] + out_params)
+        schema = ", ".join(schema_args + out_schema)
+        if unit.has_backward:
+            node = generate_node(info)
+            body = _apply_body(node.definition)
+            if body is None:
+                plan.skipped.append("backward: the node's apply was not found")
+            else:
+                saves = save_statements(info.all_saved_inputs, False, False)
+                saves += [
+                    re.sub(r"SavedVariable\((\w+), true\)", r"SavedVariable(\1, false)", s)
+                    for s in save_statements(info.all_saved_outputs, True, False)
+                ]
+                backward_parts.append(
+                    node.declaration + "\n" + node.definition + "\n" + f"struct {ident}_gc : public {info.op} {{\n"
+                    "  int64_t derivls_mask = 0;\n"
+                    "  bool task_should_compute_output(size_t i) const { return i < 63 && ((derivls_mask >> i) & 1); }\n"
+                    "  bool task_should_compute_output(std::initializer_list<IndexRange> idxs) const {\n"
+                    "    for (const auto& r : idxs) for (size_t i = r.first; i < r.second; ++i)\n"
+                    "      if (task_should_compute_output(i)) return true;\n"
+                    "    return false;\n"
+                    "  }\n"
+                    f"  variable_list derivls_apply(variable_list&& grads) {{\n{body}}}\n"
+                    "};\n"
+                    f"static std::vector<at::Tensor> {ident}_bw({params}, "
+                    "const c10::List<::std::optional<at::Tensor>>& derivls_grads, int64_t derivls_mask) {\n"
+                    f"  auto grad_fn = c10::make_intrusive<{ident}_gc>();\n"
+                    + "".join(f"  {s}\n" for s in saves)
+                    + "  grad_fn->derivls_mask = derivls_mask;\n"
+                    "  variable_list derivls_gs;\n"
+                    "  for (const auto& g : derivls_grads) {\n"
+                    "    ::std::optional<at::Tensor> o = g;\n"
+                    "    derivls_gs.push_back(o.has_value() ? *o : at::Tensor());\n"
+                    "  }\n"
+                    "  return grad_fn->derivls_apply(std::move(derivls_gs));\n"
+                    "}\n"
+                )
+                plan.backward = f"{ident}_bw"
+                registrations.append(
+                    f'  m.def("{ident}_bw({schema}, Tensor?[] derivls_grads, int derivls_mask) -> Tensor[]");\n'
+                    f'  m.impl("{ident}_bw", c10::DispatchKey::CompositeImplicitAutograd, '
+                    f"TORCH_FN(torch::autograd::generated::derivls_gradcheck::{ident}_bw));\n"
+                )
+        if unit.has_forward:
+            forward = _forward_kernel(unit, ident, bindings, params, plan)
+            if forward is not None:
+                forward_parts.append(forward)
+                plan.forward = f"{ident}_fw"
+                registrations.append(
+                    f'  m.def("{ident}_fw({schema}, Tensor?[] derivls_tangents) -> Tensor[]");\n'
+                    f'  m.impl("{ident}_fw", c10::DispatchKey::CompositeImplicitAutograd, '
+                    f"TORCH_FN(torch::autograd::VariableType::derivls_gradcheck::{ident}_fw));\n"
+                )
+        if plan.backward is None and plan.forward is None:
+            left_out.append((unit, "; ".join(plan.skipped) or "no formula the harness can call"))
+            continue
+        key = _dispatch_key(info)
+        if key is not None:  # (compiled all the same: it must compile; its samples are not dense CPU ones)
+            left_out.append((unit, f"a formula for {key} (dense CPU samples reach the Default formula)"))
+            continue
+        plans.append(plan)
+    text = (
+        f'#include "{PCH_NAME}"\n'
+        + head
+        + "namespace derivls_gradcheck {\n"
+        + "".join(backward_parts)
+        + "} // namespace derivls_gradcheck\n"
+        + tail
+        + "\nusing namespace at;\nusing namespace torch::autograd::generated;\n"
+        "using namespace torch::autograd::generated::details;\n"
+        "namespace torch::autograd::VariableType {\nnamespace derivls_gradcheck {\n"
+        "static at::Tensor derivls_tangent(const c10::List<::std::optional<at::Tensor>>& ts, size_t i) {\n"
+        "  if (i >= ts.size()) return at::Tensor();\n"
+        "  ::std::optional<at::Tensor> o = ts.get(i);\n"
+        "  return o.has_value() ? *o : at::Tensor();\n"
+        "}\n"
+        + "".join(forward_parts)
+        + "} // namespace derivls_gradcheck\n} // namespace torch::autograd::VariableType\n"
+        f"TORCH_LIBRARY({library}, m) {{\n" + "".join(registrations) + "}\n"
+    )
+    return Rendered(text, plans, left_out)
+
+
+def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: UnitPlan) -> str | None:
+    info = unit.info
+    non_differentiable = set(info.non_differentiable_arg_names)
+    differentiable = [
+        (b.name, b.argument.type.is_list_like() is not None)
+        for b in bindings
+        if hasattr(b.argument, "type") and b.argument.type.is_tensor_like() and b.name not in non_differentiable
+    ]
+    if any(is_list for _, is_list in differentiable):
+        plan.skipped.append("forward: a tensor-list input (its tangents are read from dual tensors)")
+        return None
+    if any(ret.type.is_list_like() is not None for ret in info.func.func.returns):
+        plan.skipped.append("forward: a tensor-list output")
+        return None
+    blocks = forward_blocks(info, [name for name, _ in differentiable])
+    if blocks is None or not blocks[1]:
+        plan.skipped.append("forward: formulas not modelled")
+        return None
+    body = blocks[0]
+    for name, _ in differentiable:
+        body = re.sub(rf"\btoNonOptFwGrad\({name}\)", f"derivls_t_{name}", body)
+        body = re.sub(rf"\btoNonOptPrimal\({name}\)", f"toNonOptTensor({name})", body)
+    body = _SETTER.sub(lambda m: f"derivls_out_{m.group(1)} = {m.group(2)};", body)
+    if "toNonOptFwGrad(" in body or "._fw_grad(" in body or "_set_fw_grad(" in body:
+        plan.skipped.append("forward: reads a tangent the harness does not pass")
+        return None
+    outs = plan.outputs
+    lines = [
+        f"static std::vector<at::Tensor> {ident}_fw({params}, const c10::List<::std::optional<at::Tensor>>& derivls_tangents) {{"
+    ]
+    for i, (name, _) in enumerate(differentiable):
+        lines.append(f"  at::Tensor derivls_t_{name} = derivls_tangent(derivls_tangents, {i});")
+    for out in outs:
+        lines.append(f"  at::Tensor derivls_out_{out};")
+    flags = dict.fromkeys("_any_has_forward_grad_" + "_".join(d.var_names) for d in info.forward_derivatives)
+    for flag in flags:
+        lines.append(f"  [[maybe_unused]] bool {flag} = true;")
+    lines.append(body)
+    lines.append("  return {" + ", ".join(f"derivls_out_{o}" for o in outs) + "};")
+    lines.append("}")
+    plan.fw_inputs = [name for name, _ in differentiable]
+    plan.fw_outputs = [n for d in info.forward_derivatives for n in d.var_names]
+    return "\n".join(lines) + "\n"
+
+
+def _is_list(argument: object) -> bool:
+    """A differentiable argument that is a list of tensors (args_with_derivatives are plain Arguments)."""
+    return isinstance(argument, Argument) and argument.type.is_list_like() is not None

@@ -1,0 +1,94 @@
+"""The gradcheck subprocess of the server: `python -m derivls.gradcheck.worker`, a JSON request on stdin.
+
+It runs in derivls's own Python (no torch); it builds the extension and starts the torch child
+(derivls.gradcheck.runner), which dies with it. Request: {"path", "text", "native", "tags",
+"profile", "torch_version", "lines": [0-based `- name:` lines], "python", "cxx", "torch_include",
+"force"}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
+[{"line", "key", "diagnostics": [...]}], "summary": "text"} (spans relative to their entry's line)
+or {"error": "one line"}.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def run(request: dict[str, Any], out: Any) -> int:
+    from derivls.compile.toolchain import SetupError, find_include_dirs
+    from derivls.compile.units import collect_units, entry_key
+    from derivls.compile.worker import diagnostic_to_json
+    from derivls.gradcheck.cli import release_mismatch
+    from derivls.gradcheck.engine import gradcheck_units
+    from derivls.gradcheck.runner import python_version, torch_include
+    from derivls.project import UsageError, open_project
+
+    def emit(obj: dict[str, Any]) -> None:
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    try:
+        path = Path(request["path"])
+        tags = request.get("tags")
+        python = request.get("python") or sys.executable
+        version = python_version(python)
+        if version is None:
+            raise ValueError(f"{python} has no torch (set gradcheckPython to a Python with torch)")
+        mismatch = release_mismatch(path, version)
+        if mismatch and not request.get("force"):
+            raise ValueError(mismatch)
+        include = request.get("torch_include")
+        if include is None:
+            try:
+                find_include_dirs(path)
+            except SetupError:
+                include = torch_include(python)
+        project = open_project(
+            path,
+            Path(request["native"]),
+            Path(tags) if tags else None,
+            request.get("profile") or "auto",
+            torch_version=request.get("torch_version"),
+        )
+        if project.index is None:
+            raise ValueError(next((d.message for d in project.setup), f"cannot index {request['native']}"))
+        analysis = project.analyzer.analyse(request["text"])
+        units = collect_units(analysis, None, request.get("lines"))
+        result = gradcheck_units(
+            units,
+            path,
+            python=python,
+            cxx=request.get("cxx"),
+            torch_include=include,
+            progress=lambda what: emit({"progress": what}),
+        )
+    except (SetupError, UsageError, LookupError, OSError, ValueError) as e:
+        emit({"error": str(e.args[0] if e.args else e)})
+        return 2
+    keys = {placed.line: entry_key(placed) for placed in analysis.entries}
+    by_entry: dict[int, list[Any]] = {line: [] for line in request.get("lines") or keys}
+    lines = sorted(keys)
+    for d in result.diagnostics:
+        entry = max((line for line in lines if line <= d.span.line), default=None)
+        if entry is not None:
+            by_entry.setdefault(entry, []).append(d)
+    emit(
+        {
+            "entries": [
+                {"line": line, "key": keys.get(line, ""), "diagnostics": [diagnostic_to_json(d, line) for d in ds]}
+                for line, ds in sorted(by_entry.items())
+            ],
+            "summary": result.summary.text(),
+        }
+    )
+    return 0
+
+
+def main() -> int:
+    return run(json.loads(sys.stdin.read()), sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""What the editor offers for gradcheck, as plain data: a "Run gradcheck" lens above each entry that
+has a formula the check can run, and the entry a command given a line runs on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
+from derivls.ide import facts
+from derivls.ide.targets import entry_at
+
+RUN_GRADCHECK = "derivls.runGradcheck"
+TITLE = "Run gradcheck"
+
+
+@dataclass(frozen=True)
+class GradcheckLens:
+    line: int  # 0-based `- name:` line
+    title: str
+
+
+def entry_lens(placed: PlacedEntry) -> GradcheckLens | None:
+    if placed.entry.name is None or placed.result.canonical is None:
+        return None
+    if not facts.node_names(placed) and not any(info.forward_derivatives for _, info in placed.infos()):
+        return None
+    return GradcheckLens(placed.line, TITLE)
+
+
+def code_lenses(analysis: DocumentAnalysis) -> list[GradcheckLens]:
+    return [lens for placed in analysis.entries if (lens := entry_lens(placed)) is not None]
+
+
+def entry_line(analysis: DocumentAnalysis, line: int) -> int | None:
+    """The `- name:` line of the entry holding `line` (the command's target), None outside entries."""
+    placed = entry_at(analysis, line)
+    return placed.line if placed is not None and entry_lens(placed) is not None else None
+
+
+__all__ = ["RUN_GRADCHECK", "TITLE", "GradcheckLens", "code_lenses", "entry_lens", "entry_line"]

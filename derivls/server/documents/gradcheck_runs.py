@@ -1,0 +1,182 @@
+"""Gradcheck in the editor → LSP: the "Run gradcheck" lenses, the `derivls.runGradcheck` command, the
+`gradcheckOnSave` setting, `$/progress` while it runs (cancellable), and its diagnostics (source
+"derivls-gradcheck", dropped when their entry changes). The engine is LSP-free
+(derivls.gradcheck.job.GradcheckRuns; what the lenses are: derivls.ide.gradcheck); this module is the
+wiring, called from a few hook points of the server:
+
+    handlers: the code-lens handler adds `lenses(ls, uri, lines)`; `@server.command(RUN_GRADCHECK)` calls
+              `run_command(ls, args)`; did_save calls `on_save(ls, uri)`; did_close `close(ls, uri)`
+    pipeline.publish: `diagnostics += lsp_diagnostics(ls, doc)`
+
+The run happens in a subprocess group (never in the server's process); a newer run of the same
+document cancels the older one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from derivls.gradcheck.job import SOURCE, GradcheckRuns
+from derivls.ide import gradcheck as ide
+
+log = logging.getLogger(__name__)
+RUN_GRADCHECK = ide.RUN_GRADCHECK
+_tokens = itertools.count(1)
+POLL_SECONDS = 0.25
+
+
+def engine(ls: Any) -> GradcheckRuns:
+    settings = ls.settings
+    found = getattr(ls, "_derivls_gradcheck", None)
+    if found is None:
+        found = GradcheckRuns()
+        ls._derivls_gradcheck = found
+    found.python = getattr(settings, "gradcheck_python", None)
+    found.cxx = getattr(settings, "compile_cxx", None)
+    found.torch_include = getattr(settings, "compile_torch_include", None)
+    return found
+
+
+def lenses(ls: Any, uri: str, lines: Any, placed: Any) -> list[types.CodeLens]:
+    """The "Run gradcheck" lens of one entry (for the code-lens handler)."""
+    found = ide.entry_lens(placed)
+    if found is None:
+        return []
+    command = types.Command(title=found.title, command=RUN_GRADCHECK, arguments=[uri, found.line])
+    return [types.CodeLens(range=lines.line_range(found.line), command=command)]
+
+
+def _arguments(args: tuple[Any, ...]) -> tuple[str | None, int]:
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    if len(args) == 1 and isinstance(args[0], dict):
+        d = args[0]
+        uri = d.get("uri") or (d.get("textDocument") or {}).get("uri")
+        line = d.get("line")
+        if line is None and isinstance(d.get("position"), dict):
+            line = d["position"].get("line")
+    else:
+        uri = args[0] if args and isinstance(args[0], str) else None
+        line = args[1] if len(args) > 1 else 0
+        if isinstance(line, dict):
+            line = line.get("line", 0)
+    try:
+        return uri, int(line or 0)
+    except (TypeError, ValueError):
+        return uri, 0
+
+
+def run_command(ls: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+    """`derivls.runGradcheck [uri, line]`: check the entry holding `line`; answers at once
+    ({"started": true, "line": entry line}), the diagnostics come when the run ends."""
+    uri, line = _arguments(args)
+    if uri is None:
+        return None
+    doc = ls.current(uri)
+    if doc is None or doc.analysis is None:
+        return {"started": False, "reason": "the document is not analysed"}
+    entry = ide.entry_line(doc.analysis, line)
+    if entry is None:
+        return {"started": False, "reason": "no entry with a formula there"}
+    started = _start(ls, uri, doc, [entry])
+    return {"started": started, "line": entry}
+
+
+def on_save(ls: Any, uri: str) -> None:
+    if not bool(getattr(ls.settings, "gradcheck_on_save", False)):
+        return
+    doc = ls.current(uri)
+    if doc is None or doc.analysis is None:
+        return
+    runs = engine(ls)
+    changed = runs.changed_lines(uri, doc.analysis)
+    if changed:
+        _start(ls, uri, doc, changed)
+
+
+def _start(ls: Any, uri: str, doc: Any, lines: list[int]) -> bool:
+    files = doc.files
+    if doc.path is None or doc.text is None or files is None or files.native is None:
+        return False
+    job = engine(ls).start(
+        uri,
+        str(doc.path),
+        doc.text,
+        doc.analysis,
+        str(files.native),
+        str(files.tags) if files.tags is not None else None,
+        lines,
+        ls.settings.profile,
+        getattr(files, "torch_version", None),
+    )
+    if job is None:
+        return False
+    asyncio.ensure_future(_follow(ls, uri, job))
+    return True
+
+
+async def _follow(ls: Any, uri: str, job: Any) -> None:
+    token: str | None = f"derivls-gradcheck-{next(_tokens)}"
+    progress = ls.work_done_progress
+    try:
+        await asyncio.wait_for(progress.create_async(token), timeout=5)
+        progress.begin(token, types.WorkDoneProgressBegin(title="derivls: gradcheck", cancellable=True))
+        cancelled = progress.tokens.get(token)
+        if cancelled is not None:
+            cancelled.add_done_callback(lambda f: job.cancel() if f.cancelled() else None)
+    except Exception:  # a client without work-done progress: run all the same
+        token = None
+    last = None
+    while not job.done:
+        await asyncio.sleep(POLL_SECONDS)
+        if token is not None and job.progress != last:
+            last = job.progress
+            progress.report(token, types.WorkDoneProgressReport(message=last))
+    result = engine(ls).collect(uri)
+    if token is not None:
+        message = (
+            "cancelled"
+            if result and result.cancelled
+            else (result.summary.splitlines()[0] if result and result.summary else "done")
+        )
+        progress.end(token, types.WorkDoneProgressEnd(message=message))
+    if result is None or result.cancelled:
+        return
+    if result.error:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"derivls gradcheck: {result.error}")
+        )
+        return
+    doc = ls.docs.get(uri)
+    if doc is not None and doc.analysis is not None and doc.lines is not None:
+        ls.publish(doc)
+
+
+def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
+    if doc.analysis is None or doc.lines is None:
+        return []
+    if bool(getattr(ls.settings, "gradcheck_on_save", False)):  # the text as opened counts as checked
+        runs = engine(ls)
+        if doc.uri not in runs.opened:
+            runs.opened.add(doc.uri)
+            runs.seen(doc.uri, doc.analysis)
+    found = getattr(ls, "_derivls_gradcheck", None)
+    if found is None:
+        return []
+    from derivls.server.features import convert
+
+    out = convert.to_lsp_all(found.diagnostics(doc.uri, doc.analysis), doc.lines, doc.uri)
+    for d in out:
+        d.source = SOURCE
+    return out
+
+
+def close(ls: Any, uri: str) -> None:
+    found = getattr(ls, "_derivls_gradcheck", None)
+    if found is not None:
+        found.close(uri)

@@ -1,0 +1,107 @@
+"""Gradcheck tests: a copy of the installed torch 2.13 wheel's files (laid out as site-packages:
+torchgen/packaged/…, torch/version.py, so derivls finds the release), checked with `derivls gradcheck`
+in a subprocess against the installed torch. The copy is not beside the torch headers: derivls finds
+them through the chosen Python (the one running the tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TIMEOUT = 3600
+
+
+@dataclass
+class Run:
+    code: int
+    diagnostics: list[dict]
+    summary: dict
+    stderr: str
+
+
+def make_wheel_copy(real_files, folder: Path) -> Path:
+    """site-packages of a torch 2.13 wheel, copied; returns its derivatives.yaml."""
+    packaged = folder / "torchgen" / "packaged"
+    (packaged / "ATen" / "native").mkdir(parents=True)
+    shutil.copytree(real_files.derivatives.parent / "templates", packaged / "autograd" / "templates")
+    shutil.copyfile(real_files.derivatives, packaged / "autograd" / "derivatives.yaml")
+    shutil.copyfile(real_files.native, packaged / "ATen" / "native" / "native_functions.yaml")
+    shutil.copyfile(real_files.tags, packaged / "ATen" / "native" / "tags.yaml")
+    (folder / "torch").mkdir()
+    shutil.copyfile(real_files.packaged.parent.parent / "torch" / "version.py", folder / "torch" / "version.py")
+    return packaged / "autograd" / "derivatives.yaml"
+
+
+@pytest.fixture
+def wheel_copy(real_files, tmp_path: Path) -> Path:
+    return make_wheel_copy(real_files, tmp_path / "site-packages")
+
+
+def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
+    """`derivls gradcheck PATH ARGS --format json` in a subprocess; its diagnostics and summary."""
+    summary = cwd / "summary.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "derivls",
+            "gradcheck",
+            str(path),
+            *args,
+            "--format",
+            "json",
+            "--summary-json",
+            str(summary),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+    diagnostics = json.loads(result.stdout) if result.stdout.strip().startswith("[") else []
+    data = json.loads(summary.read_text()) if summary.is_file() else {}
+    return Run(result.returncode, diagnostics, data, result.stderr)
+
+
+def line_of(path: Path, text: str, after: str | None = None) -> int:
+    """1-based line of the first line that is `text` (stripped), after the line starting with `after`."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(after)) if after else 0
+    return next(i for i in range(start, len(lines)) if lines[i].strip() == text.strip()) + 1
+
+
+def replace_in_entry(path: Path, entry: str, old: str, new: str) -> int:
+    """Replace the formula line `old` (stripped) by `new` in the entry whose `- name:` starts with `entry`;
+    the 1-based line it is on."""
+    line = line_of(path, old, "- name: " + entry)
+    lines = path.read_text().splitlines(keepends=True)
+    indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+    lines[line - 1] = indent + new.strip() + "\n"
+    path.write_text("".join(lines))
+    return line
+
+
+EXPECTATIONS = Path(__file__).resolve().parent / "baseline-2.13.json"
+
+
+def baseline_ops() -> list[str]:
+    """The entries the CI baseline checks (a documented subset; bench/bench_gradcheck.py runs --all)."""
+    return list(json.loads(EXPECTATIONS.read_text())["ops"])
+
+
+@pytest.fixture(scope="session")
+def shipped_run(real_files, tmp_path_factory) -> Run:
+    """`derivls gradcheck` of the baseline's entries on the unmodified 2.13 file (once per session)."""
+    folder = tmp_path_factory.mktemp("shipped")
+    path = make_wheel_copy(real_files, folder / "site-packages")
+    return gradcheck(path, *[a for op in baseline_ops() for a in ("--op", op)], cwd=folder)

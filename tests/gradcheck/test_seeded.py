@@ -1,0 +1,55 @@
+"""Seeded mathematical mistakes (tests/gradcheck/mistakes.py: dropped signs, missing .conj() on
+complex-supporting ops, wrong reductions, swapped inputs, forward formulas inconsistent with their
+backward) are each caught on their own formula line; the same entries as shipped are not flagged.
+All the entries of a run are compiled as one unit."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gradcheck.conftest import baseline_ops, gradcheck, replace_in_entry
+from tests.gradcheck.mistakes import MISTAKES, OPS
+
+pytestmark = pytest.mark.gradcheck
+
+
+def _op_args() -> list[str]:
+    return [arg for op in OPS for arg in ("--op", op)]
+
+
+def test_the_seeded_mistakes_are_enough():
+    assert len(MISTAKES) >= 30
+    assert len(OPS) >= 15
+    assert len({kind for *_, kind in MISTAKES}) == 5
+
+
+def test_the_entries_as_shipped_pass(shipped_run):
+    assert set(OPS) <= set(baseline_ops())
+    assert shipped_run.diagnostics == [], shipped_run.stderr
+    assert shipped_run.code == 0
+    # (the AutogradNestedTensor formulas of sum are compiled, not run: dense CPU samples reach Default's)
+    seeded_units = [
+        u for u in shipped_run.summary["units"] if u["function"] in OPS and "AutogradNestedTensor" not in u["name"]
+    ]
+    assert {u["function"] for u in seeded_units} == set(OPS)
+    assert all(u["status"] == "passed" for u in seeded_units), seeded_units
+
+
+def test_each_seeded_mistake_is_caught_on_its_formula_line(wheel_copy, tmp_path):
+    seeded = {}
+    for entry, shipped, mistaken, kind in MISTAKES:
+        seeded[replace_in_entry(wheel_copy, entry, shipped, mistaken)] = (entry, mistaken, kind)
+    lines = wheel_copy.read_text().splitlines()
+    # a backward mistake makes a derived forward formula (auto_element_wise) of its entry wrong too
+    derived = {
+        line + offset
+        for line in seeded
+        for offset in (1, 2, 3)
+        if line + offset <= len(lines) and lines[line + offset - 1].strip() == "result: auto_element_wise"
+    }
+    run = gradcheck(wheel_copy, *_op_args(), cwd=tmp_path)
+    assert run.code == 1
+    flagged = {d["line"] for d in run.diagnostics}
+    missed = {line: seeded[line] for line in seeded if line not in flagged}
+    assert not missed, f"not caught: {missed}\n{run.summary}"
+    assert flagged <= set(seeded) | derived, [d for d in run.diagnostics if d["line"] not in set(seeded) | derived]

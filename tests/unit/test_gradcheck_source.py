@@ -1,0 +1,57 @@
+"""What `derivls gradcheck` compiles and refuses, without a compiler or torch: the harness around the
+node derivls renders, which entries are left out and why, and the release check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from derivls.compile.file_templates import Templates
+from derivls.compile.units import collect_units
+from derivls.gradcheck.cli import release_mismatch
+from derivls.gradcheck.source import render
+from derivls.report import analyse_path
+
+
+def _units(real_files, *ops):
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags)
+    return collect_units(analysis, list(ops))
+
+
+def test_a_node_runs_its_own_apply_with_the_mask_as_grad_input_mask(real_files):
+    rendered = render(_units(real_files, "acos"), "LIB", Templates(real_files.derivatives))
+    (plan,) = rendered.plans
+    source = rendered.source
+    assert "struct AcosBackward0_0_gc : public AcosBackward0" in source
+    assert "bool task_should_compute_output(std::initializer_list<IndexRange> idxs) const" in source
+    assert "return AcosBackward0_apply_functional(std::move(grads), needs_input_grad, self);" in source
+    assert "grad_fn->self_ = SavedVariable(self, false);" in source  # VariableType's save statement
+    assert "c10::make_intrusive<AcosBackward0_0_gc>()" in source
+    assert 'm.def("AcosBackward0_0_bw(Tensor self, Tensor result, Tensor?[] derivls_grads, int derivls_mask)' in source
+    assert "CompositeImplicitAutograd" in source
+    assert (plan.aten, plan.overload, plan.wrt, plan.grads) == ("acos", "default", [("self", False)], [0])
+    assert plan.forward == "AcosBackward0_0_fw" and plan.fw_inputs == ["self"]
+
+
+def test_saved_sizes_are_computed_from_the_kernels_inputs_and_outputs_saved_as_values(real_files):
+    source = render(_units(real_files, "max.dim"), "LIB", Templates(real_files.derivatives)).source
+    assert "grad_fn->self_sym_sizes = self.sym_sizes().vec();" in source
+    assert "grad_fn->indices_ = SavedVariable(indices, false);" in source  # (VariableType: true)
+
+
+def test_in_place_and_nested_tensor_formulas_are_left_out_with_their_reason(real_files):
+    rendered = render(_units(real_files, "as_strided_", "sum"), "LIB", Templates(real_files.derivatives))
+    reasons = {unit.name: why for unit, why in rendered.not_buildable}
+    assert any("in-place" in why for why in reasons.values())
+    assert any("AutogradNestedTensor" in why for why in reasons.values())
+
+
+def test_a_file_of_another_release_than_torchs_is_refused(tmp_path: Path):
+    site = tmp_path / "site-packages"
+    path = site / "torchgen" / "packaged" / "autograd" / "derivatives.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("")
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text("__version__ = '2.4.1'\n")
+    message = release_mismatch(path, "2.13.0+cpu")
+    assert message is not None and "2.4.1" in message and "2.13.0+cpu" in message and "--force" in message
+    assert release_mismatch(path, "2.4.0") is None
