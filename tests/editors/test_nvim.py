@@ -28,6 +28,8 @@ import pytest
 
 from tests.editors.shadowing import add_shadowing_modules, imported
 
+pytestmark = pytest.mark.editors
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PLUGIN_DIR = REPO / "editors" / "nvim"

@@ -46,6 +46,8 @@ except ImportError:  # the `browser` fixture fails with the reason
 
 from tests.editors.shadowing import add_shadowing_modules, imported
 
+pytestmark = pytest.mark.editors
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 EXTENSION_DIR = REPO / "editors" / "vscode"
