@@ -110,11 +110,9 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     if not paths:
         found, tried = find_default_derivatives()
         if found is None:
-            raise UsageError(
-                "no derivatives.yaml given and none found (looked for "
-                + ", ".join(str(p) for p in tried[-3:])
-                + "); pass a PATH"
-            )
+            from derivls.discovery import nothing_found_message
+
+            raise UsageError(nothing_found_message(tried))
         paths = [found]
     from derivls import writebehind
 
@@ -171,10 +169,27 @@ def run_dump(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_ERRORS if problems else EXIT_OK
 
 
+TERMINAL_HINT = (
+    "derivls: this is a language server: it speaks LSP (JSON-RPC) on stdin/stdout for an editor;"
+    " to check derivatives.yaml from a terminal, run `derivls check` (Ctrl-D or Ctrl-C ends this)\n"
+)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from derivls.server.runtime.main import serve
 
+    if not getattr(args, "tcp", False) and _stdin_is_terminal():
+        sys.stderr.write(TERMINAL_HINT)  # someone typed `derivls`: say what it is, then serve
+        sys.stderr.flush()
+
     return serve(args)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed
+        return False
 
 
 def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:

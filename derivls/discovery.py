@@ -122,6 +122,23 @@ def find_default_derivatives(start: Path | None = None) -> tuple[Path | None, tu
     return None, tuple(tried)
 
 
+def nothing_found_message(tried: tuple[Path, ...] | list[Path]) -> str:
+    """What `derivls check` says when it finds no derivatives.yaml: every place it looked (the current
+    folder first, as find_default_derivatives tries them), and the two ways to get one."""
+    places = [f"  {p}" for p in tried]
+    if not any(p.as_posix().endswith(PACKAGED_DERIVATIVES.as_posix()) for p in tried):
+        places.append(
+            f"  {PACKAGED_DERIVATIVES} in every folder of {sys.executable}'s sys.path (no torch installed there)"
+        )
+    return (
+        "no derivatives.yaml given and none found. Looked at:\n"
+        + "\n".join(places)
+        + "\nTo get one: run `derivls check` inside a PyTorch checkout (it finds tools/autograd/derivatives.yaml),"
+        + " or install torch into this Python (`python -m pip install torch`: the wheel carries"
+        + f" {PACKAGED_DERIVATIVES} and native_functions.yaml); or pass a PATH."
+    )
+
+
 def packaged_derivatives() -> Path | None:
     """torchgen/packaged/autograd/derivatives.yaml of an installed torch, found without importing it."""
     for entry in sys.path:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds and checks the VS Code extension from a clean install; fails on the first failing step.
-# Needs node >= 20 and npm; fetches packages from the npm registry only (no VS Code download).
+# Needs node >= 20 and npm, and a Python >= 3.10 with pip ($PYTHON, else python3): `npm run package`
+# bundles the server (bundle_server.py: the pinned pure-Python wheels through pip download). No VS Code
+# download.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -11,4 +13,5 @@ npm run lint
 npm test
 npm run package
 test -s derivls.vsix
-echo "== derivls vscode: OK ($(wc -c < derivls.vsix) bytes in derivls.vsix)"
+unzip -l derivls.vsix | grep -q 'extension/bundled/libs/derivls/__init__.py'
+echo "== derivls vscode: OK ($(wc -c < derivls.vsix) bytes in derivls.vsix, the server bundled)"

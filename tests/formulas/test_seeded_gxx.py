@@ -19,6 +19,8 @@ from derivls.derivatives.loader import DocumentAnalyzer
 from tests.formulas.seeded import SEEDED
 from tests.gxx import syntax_errors
 
+pytestmark = pytest.mark.compile  # one g++ run over every case: a minute, more on a busy machine
+
 PRELUDE = """\
 #include "torch/csrc/autograd/FunctionsManual.h"
 using namespace torch::autograd::generated::details;

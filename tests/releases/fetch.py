@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -91,10 +92,16 @@ def download(version: str, cache: Path) -> Path:
         "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux1_x86_64",
         f"torch=={version}", "-d", str(dest),
     ]  # fmt: skip
+    # Progress on the terminal even under pytest's capture (a release takes minutes to fetch).
+    progress = sys.__stderr__ or sys.stderr
+    print(f"[releases] torch {version}: pip download (0.5-0.9 GB) into {dest} ...", file=progress, flush=True)
+    start = time.monotonic()
     subprocess.run(cmd, check=True, env=env)
     wheels = _wheels(dest, version)
     if not wheels:
         raise RuntimeError(f"pip downloaded no torch {version} wheel into {dest}")
+    size = wheels[0].stat().st_size / 1e9
+    print(f"[releases] torch {version}: {size:.2f} GB in {time.monotonic() - start:.0f} s", file=progress, flush=True)
     return wheels[0]
 
 

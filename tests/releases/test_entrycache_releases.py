@@ -14,6 +14,8 @@ import pytest
 
 from tests.releases.matrix import REPO, Release
 
+pytestmark = pytest.mark.releases
+
 
 def derivls(*args: str, cache: Path, seed: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO), DERIVLS_CACHE_DIR=str(cache), PYTHONHASHSEED=seed)

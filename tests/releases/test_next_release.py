@@ -16,6 +16,8 @@ import pytest
 from derivls.derivatives.dump import dump
 from derivls.report import analyse_path_with_rules
 
+pytestmark = pytest.mark.releases
+
 CHANGES = {
     "sin": ("- func: sin(Tensor self) -> Tensor\n", "- func: sin(Tensor self, NewType? hint=None) -> Tensor\n"),
     "abs": (

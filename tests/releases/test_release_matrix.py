@@ -15,6 +15,8 @@ import pytest
 from tests.releases.fetch import RELEASES
 from tests.releases.matrix import Release, derivls, reference
 
+pytestmark = pytest.mark.releases
+
 
 @pytest.fixture(scope="module", params=RELEASES)
 def release(request) -> Release:

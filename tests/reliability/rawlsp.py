@@ -29,11 +29,13 @@ def frame(message: dict[str, Any] | str | bytes) -> bytes:
 
 
 class RawServer:
-    def __init__(self, cwd: Path | None = None, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, cwd: Path | None = None, args: tuple[str, ...] = (), command: tuple[str, ...] | None = None
+    ) -> None:
         self.stderr_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"derivls-raw-{os.getpid()}-{id(self)}.log"
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
-            [*SERVER, *args],
+            [*(command or SERVER), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

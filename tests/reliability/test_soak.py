@@ -7,8 +7,12 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.rawlsp import RawServer
 from tests.reliability.realfiles import REAL_DERIVATIVES, packaged_layout
+
+pytestmark = pytest.mark.slow
 
 EDITS = int(os.environ.get("DERIVLS_SOAK_EDITS", "20000"))
 WARM_UP = 2_000

@@ -39,7 +39,7 @@ def serve_stdio(make_server: Callable[[], LanguageServer]) -> None:
     stdout = sys.stdout.buffer
     # Nothing but JSON-RPC may reach stdout: stray prints go to stderr.
     sys.stdout = sys.stderr
-    if not serve_pipes(make_server, sys.stdin.buffer, stdout):
+    if not serve_pipes(make_server, sys.stdin.buffer, stdout) and not _at_end(sys.stdin.buffer):
         make_server().start_io(sys.stdin.buffer, stdout)
 
 
@@ -148,6 +148,8 @@ def serve_tcp(make_server: Callable[[], LanguageServer], host: str, port: int) -
 def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: Any) -> bool:
     """Serve over stdio with an event-loop pipe reader: the boot phase (boot.py), then the server
     `make_server()` builds. False if stdin is not a pipe (pygls's reader then)."""
+    if not _watchable(stdin):
+        return False
     from derivls.diskcache import DiskCache
     from derivls.server.runtime.boot import Boot, Recorder
     from derivls.server.runtime.framing import Loop
@@ -213,6 +215,27 @@ def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: A
     if exit_code[0]:
         raise SystemExit(exit_code[0])  # `exit` without `shutdown`: status 1, as LSP says
     return True
+
+
+def _watchable(stdin: Any) -> bool:
+    """A pipe, a socket or a terminal: what the event loop can watch. A file or /dev/null is not (epoll
+    refuses it, and the loop would wait for ever): pygls's reader reads it to its end, then stops."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(stdin.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _at_end(stdin: Any) -> bool:
+    """A file (or /dev/null) with nothing left to read: there is no client, so no server is built."""
+    try:
+        return stdin.peek(1) == b""
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 __all__ = ["Gate", "analysed", "configure_logging", "serve_pipes", "serve_stdio", "serve_tcp"]

@@ -1,11 +1,30 @@
--- derivls: language server for PyTorch's derivatives.yaml and native_functions.yaml.
---
--- A Neovim 0.11+ LSP config (`:help lsp-config`), found on 'runtimepath' as lsp/derivls.lua.
--- Enable it with `vim.lsp.enable('derivls')` (plugin/derivls.lua does that unless
--- `vim.g.derivls_autostart = false`) and override any field with `vim.lsp.config('derivls', {...})`.
---
--- The filetype stays `yaml` (YAML highlighting and other YAML servers keep working); root_dir only
--- accepts buffers named derivatives.yaml or native_functions.yaml, so other YAML files never start it.
+---@brief
+---
+--- https://github.com/derivls/derivls
+---
+--- `derivls`, a language server and checker for PyTorch's `tools/autograd/derivatives.yaml` (and
+--- `native_functions.yaml`): the checks torchgen makes at build time, while you type; hover with the
+--- generated `XyzBackward0` node, inlay hints, go to definition, references, completion, code actions.
+--- It can be installed via `pip` (Python 3.10+):
+---
+--- ```sh
+--- pip install derivls
+--- ```
+---
+--- The filetype stays `yaml` (YAML highlighting and other YAML servers keep working); `root_dir` only
+--- accepts buffers named `derivatives.yaml` or `native_functions.yaml`, so other YAML files never start
+--- it. Settings (`nativeFunctions`, `tags`, `profile`, `torchVersion`, `compileOnSave`, ...) go under
+--- `settings.derivls`:
+---
+--- ```lua
+--- vim.lsp.config('derivls', {
+---   settings = { derivls = { nativeFunctions = '~/pytorch/aten/src/ATen/native/native_functions.yaml' } },
+--- })
+--- ```
+---
+--- Found on 'runtimepath' as lsp/derivls.lua (Neovim 0.11+, `:help lsp-config`); enable it with
+--- `vim.lsp.enable('derivls')` (this repository's plugin/derivls.lua does that unless
+--- `vim.g.derivls_autostart = false`).
 
 local handled = { ['derivatives.yaml'] = true, ['native_functions.yaml'] = true }
 

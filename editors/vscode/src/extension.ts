@@ -3,7 +3,9 @@
  * `native_functions.yaml` (language `yaml`, so YAML highlighting and other YAML extensions keep
  * working) and leaves every other YAML file alone.
  */
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   ConfigurationRequest,
@@ -27,6 +29,7 @@ import {
   noServerMessage,
   serverCandidates,
   serverSettings,
+  versionMismatchMessage,
 } from './serverCommand';
 
 const SECTION = 'derivls';
@@ -47,6 +50,8 @@ let starting: Promise<void> | undefined;
 let startFailed = false;
 /** The extension's own folder: the server's working directory (see LaunchContext.neutralCwd). */
 let extensionDir: string | undefined;
+/** package.json's version: the bundled server's too (one version source: derivls/__init__.py). */
+let extensionVersion = '';
 
 function isHandled(doc: vscode.TextDocument): boolean {
   return doc.uri.scheme === 'file' && doc.languageId === 'yaml' && isDerivlsFile(doc.uri.fsPath);
@@ -64,7 +69,17 @@ function launchContext(resource?: vscode.Uri, pythonExtensionInterpreter?: strin
     env: process.env,
     pythonExtensionInterpreter,
     neutralCwd: extensionDir ?? os.tmpdir(),
+    bundledLauncher: bundledLauncher(),
   };
+}
+
+/** bundled/derivls_server.py when the extension carries its server (`npm run bundle` puts it there). */
+function bundledLauncher(): string | undefined {
+  if (extensionDir === undefined) {
+    return undefined;
+  }
+  const launcher = path.join(extensionDir, 'bundled', 'derivls_server.py');
+  return fs.existsSync(launcher) && fs.existsSync(path.join(extensionDir, 'bundled', 'libs', 'derivls')) ? launcher : undefined;
 }
 
 function currentServerSettings(scope?: vscode.Uri) {
@@ -116,7 +131,11 @@ function showServerError(message: string): void {
 async function startClient(): Promise<void> {
   const resource = vscode.window.activeTextEditor?.document.uri;
   const cfg = vscode.workspace.getConfiguration(SECTION, resource ?? null);
-  const launch = { path: cfg.get<string>('server.path', ''), python: cfg.get<string>('server.python', '') };
+  const launch = {
+    path: cfg.get<string>('server.path', ''),
+    python: cfg.get<string>('server.python', ''),
+    importStrategy: cfg.get<string>('importStrategy', 'useBundled'),
+  };
   const usesDefault = launch.path.trim() === '' && launch.python.trim() === '';
   const ctx = launchContext(resource, usesDefault ? await selectedInterpreter(resource) : undefined);
   const { chosen, failures } = await chooseServer(serverCandidates(launch, ctx), ctx);
@@ -175,6 +194,27 @@ async function startClient(): Promise<void> {
   }
   client = newClient;
   running = chosen;
+  checkServerVersion(newClient, chosen);
+}
+
+/** The extension and its server check each other's version: a mismatch is a dismissible warning. */
+function checkServerVersion(started: LanguageClient, chosen: ServerCandidate): void {
+  const serverInfo = started.initializeResult?.serverInfo;
+  output.appendLine(`[derivls] server ${serverInfo?.name ?? '?'} ${serverInfo?.version ?? '?'}; extension ${extensionVersion}`);
+  const message = versionMismatchMessage(extensionVersion, serverInfo, chosen);
+  if (message === undefined) {
+    return;
+  }
+  output.appendLine(message);
+  const useBundled = 'Use Bundled Server';
+  const choices = chosen.bundled || bundledLauncher() === undefined ? [] : [useBundled];
+  void vscode.window.showWarningMessage(message, ...choices).then(async (choice) => {
+    if (choice === useBundled) {
+      await vscode.workspace
+        .getConfiguration(SECTION)
+        .update('importStrategy', 'useBundled', vscode.ConfigurationTarget.Global);
+    }
+  });
 }
 
 /** Starts the server once; concurrent callers share the same start. */
@@ -250,6 +290,7 @@ async function startIfWanted(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   extensionDir = context.extensionUri.fsPath;
+  extensionVersion = String((context.extension.packageJSON as { version?: string }).version ?? '');
   output = vscode.window.createOutputChannel('derivls');
   generated = new GeneratedCodeProvider();
   context.subscriptions.push(
@@ -265,14 +306,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
+      const serverSettingsChanged =
+        e.affectsConfiguration(`${SECTION}.server`) || e.affectsConfiguration(`${SECTION}.importStrategy`);
       if (client === undefined) {
-        if (startFailed && e.affectsConfiguration(`${SECTION}.server`)) {
+        if (startFailed && serverSettingsChanged) {
           startFailed = false; // new settings: try them
           await startIfWanted();
         }
         return;
       }
-      if (e.affectsConfiguration(`${SECTION}.server`)) {
+      if (serverSettingsChanged) {
         const choice = await vscode.window.showInformationMessage(
           'derivls: the server settings changed. Restart the server?',
           'Restart',

@@ -6,10 +6,14 @@
  */
 import * as path from 'node:path';
 
-/** The `derivls.server.*` settings. Empty strings mean "not set". */
+/** Which derivls runs: the copy the extension carries (bundled/libs) or the one installed in the Python environment. */
+export type ImportStrategy = 'useBundled' | 'fromEnvironment';
+
+/** The `derivls.server.*` settings and `derivls.importStrategy`. Empty strings mean "not set". */
 export interface ServerLaunchSettings {
   path?: string;
   python?: string;
+  importStrategy?: string;
 }
 
 /** Facts about the machine the extension runs on, passed in so the logic stays testable. */
@@ -26,6 +30,11 @@ export interface LaunchContext {
    * extension's own folder), never the workspace folder, so nothing there can shadow a Python module.
    */
   neutralCwd?: string;
+  /**
+   * The bundled server's launcher (`<extension>/bundled/derivls_server.py`), when the extension carries one
+   * (a development build without `npm run bundle` does not): `useBundled` needs it.
+   */
+  bundledLauncher?: string;
 }
 
 /** One way to start the server, with a cheap command that tells whether it can work. */
@@ -38,6 +47,8 @@ export interface ServerCandidate {
   probe?: { command: string; args: string[] };
   /** How the candidate is named in messages (the Python candidates' bootstrap code is left out). */
   display: string;
+  /** Runs the server the extension carries (its version is the extension's). */
+  bundled?: boolean;
 }
 
 export const SERVE_ARGS: readonly string[] = ['serve'];
@@ -91,6 +102,45 @@ function defaultPython(platform: NodeJS.Platform): string {
   return platform === 'win32' ? 'python' : 'python3';
 }
 
+/** The Pythons tried for the bundled server when none is chosen, best first: [command, leading args]. */
+function defaultPythons(platform: NodeJS.Platform): [string, string[]][] {
+  return platform === 'win32'
+    ? [
+        ['python', []],
+        ['py', ['-3']],
+      ]
+    : [
+        ['python3', []],
+        ['python', []],
+      ];
+}
+
+/**
+ * `<python> -I <launcher> serve`: `-I` keeps the working directory, the script's folder, PYTHONPATH and the
+ * user's site-packages off sys.path, and the launcher puts bundled/libs first (bundled/derivls_server.py).
+ * The probe (`--version`) fails with a clear message on a Python older than 3.10.
+ */
+function bundledCandidate(
+  python: string,
+  lead: string[],
+  launcher: string,
+  origin: ServerCandidate['origin'],
+): ServerCandidate {
+  const run = [...lead, '-I', launcher];
+  return {
+    command: python,
+    args: [...run, ...SERVE_ARGS],
+    origin,
+    probe: { command: python, args: [...run, '--version'] },
+    display: [python, ...run, ...SERVE_ARGS].join(' '),
+    bundled: true,
+  };
+}
+
+export function importStrategy(settings: ServerLaunchSettings): ImportStrategy {
+  return settings.importStrategy === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled';
+}
+
 function pythonCandidate(python: string, origin: ServerCandidate['origin']): ServerCandidate {
   return {
     command: python,
@@ -108,10 +158,13 @@ function executableCandidate(exe: string, origin: ServerCandidate['origin']): Se
 /**
  * The ways to start the server, best first.
  *
- * - `derivls.server.path` set: only that executable (`<path> serve`).
- * - else `derivls.server.python` set: only `<python> -m derivls serve`.
- * - else the Python extension's interpreter if there is one, otherwise `python3` (`python` on Windows),
- *   then a `derivls` executable on PATH (for pipx-style installs).
+ * - `derivls.server.path` set: only that executable (`<path> serve`), whatever the import strategy.
+ * - `useBundled` (the default, when the extension carries its server): the bundled server run by
+ *   `derivls.server.python` if set, else by the Python extension's interpreter, then `python3`, `python`
+ *   (`python`, `py -3` on Windows): the first that is Python >= 3.10.
+ * - `fromEnvironment`: `derivls.server.python` set: only `<python> -m derivls serve`; else the Python
+ *   extension's interpreter if there is one, otherwise `python3` (`python` on Windows), then a `derivls`
+ *   executable on PATH (for pipx-style installs).
  */
 export function serverCandidates(settings: ServerLaunchSettings, ctx: LaunchContext): ServerCandidate[] {
   const exe = (settings.path ?? '').trim();
@@ -119,6 +172,21 @@ export function serverCandidates(settings: ServerLaunchSettings, ctx: LaunchCont
     return [executableCandidate(expandPath(exe, ctx), 'derivls.server.path')];
   }
   const python = (settings.python ?? '').trim();
+  const launcher = ctx.bundledLauncher;
+  if (importStrategy(settings) === 'useBundled' && launcher !== undefined) {
+    if (python !== '') {
+      return [bundledCandidate(expandPath(python, ctx), [], launcher, 'derivls.server.python')];
+    }
+    const candidates: ServerCandidate[] = [];
+    const fromExtension = ctx.pythonExtensionInterpreter?.trim();
+    if (fromExtension) {
+      candidates.push(bundledCandidate(fromExtension, [], launcher, 'Python extension interpreter'));
+    }
+    for (const [command, lead] of defaultPythons(ctx.platform)) {
+      candidates.push(bundledCandidate(command, lead, launcher, 'default python'));
+    }
+    return candidates;
+  }
   if (python !== '') {
     return [pythonCandidate(expandPath(python, ctx), 'derivls.server.python')];
   }
@@ -180,10 +248,15 @@ export function noServerMessage(failures: CandidateFailure[]): string {
     .map((f) => `\`${f.candidate.display}\` (${f.candidate.origin}): ${f.reason}`)
     .join('; ');
   const explicitPath = failures.some((f) => f.candidate.origin === 'derivls.server.path');
+  const bundled = failures.length > 0 && failures.every((f) => f.candidate.bundled === true);
   const fix = explicitPath
     ? 'Fix: point "derivls.server.path" at an existing derivls executable, or clear it to use a Python interpreter.'
-    : 'Fix: install derivls into that Python (`python3 -m pip install .` in the derivls repository), ' +
-      'or set "derivls.server.python" to a Python that has it, or "derivls.server.path" to a derivls executable.';
+    : bundled
+      ? 'Fix: the server comes with the extension and needs only a Python 3.10 or newer: install one, ' +
+        'or set "derivls.server.python" to one (or select it in the Python extension).'
+      : 'Fix: install derivls into that Python (`python3 -m pip install derivls`), set "derivls.server.python" ' +
+        'to a Python that has it or "derivls.server.path" to a derivls executable, ' +
+        'or set "derivls.importStrategy" to "useBundled" to run the server that comes with the extension.';
   return `derivls: cannot start the language server. Tried ${tried}. ${fix}`;
 }
 
@@ -270,4 +343,26 @@ export function entryLineAt(lines: readonly string[], line: number): number | un
     }
   }
   return undefined;
+}
+
+/**
+ * The warning shown when the running server is not this extension's version, or undefined when they match.
+ * The bundled server always matches (it is built with the extension); an environment's derivls may not:
+ * features and settings may differ, so the user is told once per start and may dismiss it.
+ */
+export function versionMismatchMessage(
+  extensionVersion: string,
+  serverInfo: { name?: string; version?: string } | undefined,
+  candidate: Pick<ServerCandidate, 'display' | 'bundled'>,
+): string | undefined {
+  const serverVersion = serverInfo?.version;
+  if (serverVersion === extensionVersion) {
+    return undefined;
+  }
+  const which = serverVersion === undefined ? 'a derivls that does not say its version' : `derivls ${serverVersion}`;
+  const fix = candidate.bundled
+    ? 'Reinstall the extension.'
+    : 'Set "derivls.importStrategy" to "useBundled" to run the server that comes with the extension, ' +
+      `or install derivls ${extensionVersion} into that environment.`;
+  return `derivls: the language server (${candidate.display}) is ${which}, this extension is ${extensionVersion}: features and settings may not match. ${fix}`;
 }

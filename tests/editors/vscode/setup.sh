@@ -38,7 +38,7 @@ if ! "$PYTHON" -c 'import playwright' 2>/dev/null; then
     echo "== setup: pip install playwright"
     "$PYTHON" -m pip install -q playwright
   else
-    echo "Playwright is missing from $PYTHON (not a virtualenv): pip install -e '.[test]' in the project's venv" >&2
+    echo "Playwright is missing from $PYTHON (not a virtualenv): pip install -e '.[ci]' in the project's venv" >&2
     exit 1
   fi
 fi

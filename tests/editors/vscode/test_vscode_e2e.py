@@ -9,8 +9,11 @@ into a private extensions folder and drives VS Code as a user would, scenario by
   (tools/autograd/derivatives.yaml, aten/src/ATen/native/...) that also holds Python packages shadowing
   derivls, yaml, pygls, lsprotocol and stdlib modules: the server (started exactly as the extension
   starts it by default: `python3` from the login shell's PATH) must answer and none of them may run;
-- a workspace where no server is installed: the notification names what was tried and
-  "derivls: Show Output" works while it is open.
+- a machine where no Python has derivls, pygls or lsprotocol (a `venv --without-pip` python3 first on
+  PATH) and the default settings: the server the .vsix carries (bundled/libs) runs, and diagnostics,
+  hover with the node name and inlay hints appear on first open;
+- `derivls.importStrategy: fromEnvironment` where no server is installed: the notification names what
+  was tried and "derivls: Show Output" works while it is open.
 
 Each scenario runs its steps in order (a failing step is recorded with a screenshot and the later
 steps still run where they can); the tests below assert on the recorded steps. Screenshots and
@@ -45,6 +48,9 @@ except ImportError:  # the `browser` fixture fails with the reason
     PlaywrightTimeout = TimeoutError  # type: ignore[misc,assignment]
 
 from tests.editors.shadowing import add_shadowing_modules, imported
+from tests.editors.vsix import built_vsix
+
+pytestmark = pytest.mark.editors
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -114,14 +120,6 @@ def _artifacts_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="derivls-vscode-e2e-"))
 
 
-def _vsix_is_fresh() -> bool:
-    if not VSIX.exists():
-        return False
-    built = VSIX.stat().st_mtime
-    sources = [*(EXTENSION_DIR / "src").rglob("*.ts"), EXTENSION_DIR / "package.json"]
-    return all(s.stat().st_mtime <= built for s in sources)
-
-
 def _run(argv: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None, timeout: float = 1800) -> str:
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(argv)}\n")
@@ -151,11 +149,8 @@ def tools() -> Tools:
     code_server = Path(found[-1])
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing after setup.sh; log: {log}")
-    if not _vsix_is_fresh():
-        # The extension's own build (editors/vscode/ci.sh does the same with its checks).
-        if not (EXTENSION_DIR / "node_modules").is_dir():
-            _run(["npm", "ci", "--no-audit", "--no-fund"], cwd=EXTENSION_DIR, log=log)
-        _run(["npm", "run", "package"], cwd=EXTENSION_DIR, log=log)
+    # The extension's own build, the server bundled (editors/vscode/ci.sh does the same with its checks).
+    built_vsix(log)
     extensions_dir = artifacts / "extensions"
     shutil.rmtree(extensions_dir, ignore_errors=True)
     xdg = artifacts / "install-xdg"
@@ -263,6 +258,7 @@ class Session:
     tools: Tools
     workspace: Workspace
     server_on_path: bool
+    settings: dict[str, Any] = field(default_factory=dict)  # user settings beyond USER_SETTINGS
     steps: dict[str, StepResult] = field(default_factory=dict)
     shots: Path = field(init=False)
     page: Any = None
@@ -342,7 +338,8 @@ class CodeServer:
         self.port = _free_port()
         user_data = home / "user-data"
         (user_data / "User").mkdir(parents=True, exist_ok=True)
-        (user_data / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=1), encoding="utf-8")
+        settings = {**USER_SETTINGS, **session.settings}
+        (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=1), encoding="utf-8")
         self.log = session.shots / "code-server.log"
         argv = [
             str(session.tools.code_server),
@@ -643,13 +640,22 @@ def run_scenario_without_server(session: Session, server: CodeServer, browser: B
 
 
 def _run_session(
-    name: str, tools: Tools, browser: Browser, workspace: Workspace, tmp: Path, with_server: bool
+    name: str,
+    tools: Tools,
+    browser: Browser,
+    workspace: Workspace,
+    tmp: Path,
+    with_server: bool,
+    settings: dict[str, Any] | None = None,
+    expect_server: bool | None = None,
 ) -> Iterator[Session]:
-    session = Session(name, tools, workspace, server_on_path=with_server)
+    """`with_server`: the test's Python (derivls installed) first on PATH, else a bare venv's python3;
+    `expect_server`: run the scenario where the server answers (default: `with_server`)."""
+    session = Session(name, tools, workspace, server_on_path=with_server, settings=settings or {})
     server = CodeServer(session, tmp / "home")
     start = time.monotonic()
     try:
-        if with_server:
+        if with_server if expect_server is None else expect_server:
             run_scenario_with_server(session, server, browser)
         else:
             run_scenario_without_server(session, server, browser)
@@ -680,9 +686,20 @@ def checkout(tools, browser, real_files, tmp_path_factory) -> Iterator[Session]:
 
 
 @pytest.fixture(scope="module")
+def bundled(tools, browser, real_files, tmp_path_factory) -> Iterator[Session]:
+    """No Python on the machine has derivls, pygls or lsprotocol; default settings: the bundled server."""
+    tmp = tmp_path_factory.mktemp("vscode-bundled")
+    ws = make_wheel_workspace(tmp / "ws", real_files)
+    yield from _run_session("bundled", tools, browser, ws, tmp, with_server=False, expect_server=True)
+
+
+@pytest.fixture(scope="module")
 def no_server(tools, browser, real_files, tmp_path_factory) -> Iterator[Session]:
+    """The environment's server chosen (`fromEnvironment`) and none installed."""
     tmp = tmp_path_factory.mktemp("vscode-no-server")
-    yield from _run_session("no-server", tools, browser, make_wheel_workspace(tmp / "ws", real_files), tmp, False)
+    ws = make_wheel_workspace(tmp / "ws", real_files)
+    settings = {"derivls.importStrategy": "fromEnvironment"}
+    yield from _run_session("no-server", tools, browser, ws, tmp, with_server=False, settings=settings)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -737,6 +754,21 @@ def test_shadowing_workspace_runs_no_code(checkout):
     checkout.result("hover")
     assert checkout.workspace.marker is not None
     assert imported(checkout.workspace.marker) == [], checkout.where()
+
+
+def test_with_no_derivls_on_the_machine_the_bundled_server_shows_inlay_hints_on_first_open(bundled):
+    opened = bundled.result("open_derivatives")
+    hints = bundled.result("inlay_hints")
+    assert "AcosBackward0" in hints["acos_line"] and "saves self: at::Tensor" in hints["saves_line"]
+    assert hints["cursor"] == opened["cursor"], (hints, opened)
+
+
+def test_with_no_derivls_on_the_machine_the_bundled_server_hovers_the_node_name(bundled):
+    assert "AcosBackward0" in bundled.result("hover")["text"]
+
+
+def test_with_no_derivls_on_the_machine_the_bundled_server_reports_the_seeded_grads0(bundled):
+    assert "grads[0]" in bundled.result("problems_panel")["row"]
 
 
 def test_without_server_the_notification_names_what_was_tried(no_server):

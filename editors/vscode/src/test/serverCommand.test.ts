@@ -20,6 +20,7 @@ import {
   noServerMessage,
   serverCandidates,
   serverSettings,
+  versionMismatchMessage,
 } from '../serverCommand';
 
 const linux: LaunchContext = {
@@ -72,6 +73,108 @@ describe('serverCandidates', () => {
     const c = serverCandidates({}, { ...linux, platform: 'win32', home: 'C:\\Users\\u', workspaceFolder: 'C:\\src' });
     assert.equal(c[0].command, 'python');
     assert.equal(c[1].command, 'derivls.exe');
+  });
+});
+
+describe('serverCandidates with the bundled server', () => {
+  const launcher = '/ext/bundled/derivls_server.py';
+  const withBundle: LaunchContext = { ...linux, bundledLauncher: launcher };
+
+  it('runs the bundled server by default with any python found: python3, then python', () => {
+    const c = serverCandidates({}, withBundle);
+    assert.deepEqual(
+      c.map((x) => [x.command, ...x.args]),
+      [
+        ['python3', '-I', launcher, 'serve'],
+        ['python', '-I', launcher, 'serve'],
+      ],
+    );
+    assert.ok(c.every((x) => x.bundled === true && x.origin === 'default python'));
+    assert.deepEqual(c[0].probe, { command: 'python3', args: ['-I', launcher, '--version'] });
+  });
+
+  it('tries the Python extension interpreter first', () => {
+    const c = serverCandidates({ importStrategy: 'useBundled' }, { ...withBundle, pythonExtensionInterpreter: '/v/bin/python' });
+    assert.deepEqual(c[0], {
+      command: '/v/bin/python',
+      args: ['-I', launcher, 'serve'],
+      origin: 'Python extension interpreter',
+      probe: { command: '/v/bin/python', args: ['-I', launcher, '--version'] },
+      display: `/v/bin/python -I ${launcher} serve`,
+      bundled: true,
+    });
+    assert.equal(c.length, 3);
+  });
+
+  it('tries python, then py -3 on Windows', () => {
+    const launcherWin = 'C:\\ext\\bundled\\derivls_server.py';
+    const c = serverCandidates({}, { ...withBundle, platform: 'win32', bundledLauncher: launcherWin });
+    assert.deepEqual(
+      c.map((x) => [x.command, ...x.args]),
+      [
+        ['python', '-I', launcherWin, 'serve'],
+        ['py', '-3', '-I', launcherWin, 'serve'],
+      ],
+    );
+  });
+
+  it('runs the bundled server with derivls.server.python when set', () => {
+    const c = serverCandidates({ python: '~/py/bin/python3.12' }, withBundle);
+    assert.deepEqual(c.map((x) => [x.command, ...x.args]), [['/home/u/py/bin/python3.12', '-I', launcher, 'serve']]);
+    assert.equal(c[0].origin, 'derivls.server.python');
+  });
+
+  it('fromEnvironment runs the environment\'s derivls as before', () => {
+    const c = serverCandidates({ importStrategy: 'fromEnvironment' }, withBundle);
+    assert.deepEqual(
+      c.map((x) => [x.command, ...x.args]),
+      [
+        ['python3', '-c', PYTHON_BOOT, 'serve'],
+        ['derivls', 'serve'],
+      ],
+    );
+    assert.ok(c.every((x) => x.bundled !== true));
+    const p = serverCandidates({ importStrategy: 'fromEnvironment', python: '/v/bin/python' }, withBundle);
+    assert.deepEqual(p[0].args, ['-c', PYTHON_BOOT, 'serve']);
+  });
+
+  it('derivls.server.path wins over both strategies', () => {
+    for (const importStrategy of ['useBundled', 'fromEnvironment']) {
+      const c = serverCandidates({ path: '/opt/derivls', importStrategy }, withBundle);
+      assert.deepEqual(c.map((x) => [x.command, ...x.args]), [['/opt/derivls', 'serve']]);
+    }
+  });
+
+  it('without a bundled server (a development build) the environment is used', () => {
+    assert.deepEqual(serverCandidates({ importStrategy: 'useBundled' }, linux)[0].args, ['-c', PYTHON_BOOT, 'serve']);
+  });
+
+  it('says to install a Python when no python can run the bundled server', () => {
+    const c = serverCandidates({}, withBundle);
+    const msg = noServerMessage([
+      { candidate: c[0], reason: 'derivls needs Python 3.10 or newer; /usr/bin/python3 is 3.8.10' },
+      { candidate: c[1], reason: 'not found' },
+    ]);
+    assert.match(msg, /needs only a Python 3\.10 or newer/);
+    assert.match(msg, /python3 -I \/ext\/bundled\/derivls_server\.py serve/);
+    assert.doesNotMatch(msg, /pip install/);
+  });
+});
+
+describe('versionMismatchMessage', () => {
+  const env = { display: 'python3 -m derivls serve', bundled: false };
+  it('is quiet when the versions match', () => {
+    assert.equal(versionMismatchMessage('0.2.0', { name: 'derivls', version: '0.2.0' }, env), undefined);
+  });
+
+  it('names both versions and the way back to the bundled server', () => {
+    const msg = versionMismatchMessage('0.2.0', { name: 'derivls', version: '0.1.0' }, env) ?? '';
+    assert.match(msg, /python3 -m derivls serve\) is derivls 0\.1\.0, this extension is 0\.2\.0/);
+    assert.match(msg, /"derivls\.importStrategy" to "useBundled"/);
+  });
+
+  it('counts a server without serverInfo.version as a mismatch', () => {
+    assert.match(versionMismatchMessage('0.2.0', undefined, env) ?? '', /does not say its version/);
   });
 });
 
@@ -146,7 +249,7 @@ describe('serverSettings', () => {
     };
     const declared = Object.keys(manifest.contributes.configuration.properties)
       .map((k) => k.replace(/^derivls\./, ''))
-      .filter((k) => !k.startsWith('server.') && k !== 'trace.server');
+      .filter((k) => !k.startsWith('server.') && k !== 'trace.server' && k !== 'importStrategy'); // how it starts: the extension's
     assert.deepEqual([...declared].sort(), [...SERVER_SETTING_KEYS].sort());
     assert.deepEqual(Object.keys(serverSettings({}, linux)).sort(), [...SERVER_SETTING_KEYS].sort());
   });
