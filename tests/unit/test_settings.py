@@ -111,6 +111,15 @@ def test_the_users_own_compile_settings_are_kept_and_may_be_repeated_by_the_work
     assert other.compile_cxx == "clang++"
 
 
+def test_a_workspace_configuration_cannot_choose_the_gradcheck_python_without_trust():
+    user = Settings().merged({"gradcheckPython": "/opt/venv/bin/python"}, None)  # the user's own
+    workspace = user.merged({"gradcheckPython": "/work/evil/python", "gradcheckOnSave": True}, None)
+    assert workspace.gradcheck_python == "/opt/venv/bin/python"
+    assert workspace.gradcheck_on_save  # running it is harmless: which Python runs it is not
+    trusted = Settings().merged({"trustedWorkspace": True}, None).merged({"gradcheckPython": "/opt/py"}, None)
+    assert trusted.gradcheck_python == "/opt/py"
+
+
 def test_a_trusted_workspace_sets_the_compiler_and_headers():
     user = Settings().merged({"trustedWorkspace": True}, None)
     workspace = user.merged({"derivls": {"compileCxx": "/opt/cc", "compileTorchInclude": "/opt/inc"}}, None)

@@ -1,11 +1,11 @@
 """The server's settings: `nativeFunctions`, `tags`, `profile`, `torchVersion`, `compileOnSave`,
-`compileCxx`, `compileTorchInclude` (section `derivls`).
+`compileCxx`, `compileTorchInclude`, `gradcheckOnSave`, `gradcheckPython` (section `derivls`).
 
 They come from `initializationOptions` (flat, or nested under `derivls`) and
 are overridden by `workspace/configuration` values that are set.
 
-Trust (docs/security.md): `compileCxx` and `compileTorchInclude` name a program the server runs and
-the headers it compiles. The server takes them from `initializationOptions`, which the editor builds
+Trust (docs/security.md): `compileCxx`, `compileTorchInclude` and `gradcheckPython` name a program the
+server runs and the headers it compiles. The server takes them from `initializationOptions`, which the editor builds
 from the user's own configuration (the launch configuration: nvim's `init_options`, eglot's
 `:initializationOptions`, the VS Code extension's settings, which VS Code already restricts to the
 user's own values in an untrusted workspace). From `workspace/configuration` and
@@ -88,7 +88,7 @@ class Settings:
         return result
 
 
-TRUSTED_ONLY = ("compileCxx", "compileTorchInclude")
+TRUSTED_ONLY = ("compileCxx", "compileTorchInclude", "gradcheckPython")
 _warned: set[str] = set()
 
 
@@ -101,6 +101,8 @@ def _untrusted(raw: dict[str, Any], user: Settings, root: Path | None) -> dict[s
         value = kept.pop(key)
         if key == "compileCxx":
             same = _command(value, root) in (None, user.compile_cxx)
+        elif key == "gradcheckPython":
+            same = _command(value, root) in (None, user.gradcheck_python)
         else:
             path = _path(value, root)
             same = path is None or str(path) == user.compile_torch_include

@@ -92,6 +92,8 @@ function currentServerSettings(scope?: vscode.Uri) {
     compileOnSave: cfg.get<boolean>('compileOnSave', false),
     compileCxx: cfg.get<string>('compileCxx', ''),
     compileTorchInclude: cfg.get<string>('compileTorchInclude', ''),
+    gradcheckOnSave: cfg.get<boolean>('gradcheckOnSave', false),
+    gradcheckPython: cfg.get<string>('gradcheckPython', ''),
   };
   return serverSettings(raw, launchContext(scope));
 }
@@ -158,7 +160,9 @@ async function startClient(): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
     outputChannel: output,
-    initializationOptions: () => currentServerSettings(),
+    // trustedWorkspace: the server takes compileCxx, compileTorchInclude and gradcheckPython from a
+    // workspace's configuration only when it is trusted (docs/security.md)
+    initializationOptions: () => ({ ...currentServerSettings(), trustedWorkspace: vscode.workspace.isTrusted }),
     middleware: {
       executeCommand: async (command, args, next) => {
         const result: unknown = await next(command, args);

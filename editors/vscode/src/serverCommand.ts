@@ -269,6 +269,8 @@ export const SERVER_SETTING_KEYS = [
   'compileOnSave',
   'compileCxx',
   'compileTorchInclude',
+  'gradcheckOnSave',
+  'gradcheckPython',
 ] as const;
 
 /** The `derivls.*` settings the server reads, as VS Code has them. */
@@ -280,6 +282,8 @@ export interface RawServerSettings {
   compileOnSave?: boolean;
   compileCxx?: string;
   compileTorchInclude?: string;
+  gradcheckOnSave?: boolean;
+  gradcheckPython?: string;
 }
 
 export type Profile = 'auto' | 'torchgen' | 'legacy';
@@ -292,6 +296,8 @@ export interface ServerSettingsPayload {
   compileOnSave: boolean;
   compileCxx: string;
   compileTorchInclude: string;
+  gradcheckOnSave: boolean;
+  gradcheckPython: string;
 }
 
 const PROFILES: readonly string[] = ['auto', 'torchgen', 'legacy'];
@@ -313,6 +319,8 @@ export function serverSettings(raw: RawServerSettings, ctx: Pick<LaunchContext, 
     compileOnSave: raw.compileOnSave === true,
     compileCxx: expandPath(raw.compileCxx ?? '', ctx),
     compileTorchInclude: expandPath(raw.compileTorchInclude ?? '', ctx),
+    gradcheckOnSave: raw.gradcheckOnSave === true,
+    gradcheckPython: expandPath(raw.gradcheckPython ?? '', ctx),
   };
 }
 

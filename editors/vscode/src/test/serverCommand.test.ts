@@ -215,6 +215,8 @@ describe('serverSettings', () => {
     compileOnSave: false,
     compileCxx: '',
     compileTorchInclude: '',
+    gradcheckOnSave: false,
+    gradcheckPython: '',
   };
 
   it('expands paths and sends unset ones as empty strings', () => {
