@@ -1,4 +1,4 @@
-"""derivls [serve] | check | dump | codegen.
+"""derivls [serve] | check | dump | explain | codegen.
 
 Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
 command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
@@ -75,6 +75,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dump = commands.add_parser("dump", help="print what the loader computes, as JSON")
     dump.add_argument("path", type=Path, metavar="PATH")
     _add_native_options(dump)
+
+    from derivls.codes.explain import add_explain_command
+
+    add_explain_command(commands)
 
     codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
     if command in (None, "codegen"):
@@ -216,6 +220,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
+        if args.command == "explain":
+            from derivls.codes.explain import run_explain
+
+            return run_explain(args, sys.stdout)
         if args.command == "codegen":
             from derivls.codegen.command import run_codegen
 

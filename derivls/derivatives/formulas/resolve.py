@@ -50,6 +50,33 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from derivls.codes.formula import (
+    FORMULA_ADL_NO_TENSOR,
+    FORMULA_AMBIGUOUS_NAME,
+    FORMULA_ARGUMENT_COUNT,
+    FORMULA_ARGUMENT_TYPE,
+    FORMULA_CONDITIONAL_TYPES,
+    FORMULA_GRAD_IN_FORWARD,
+    FORMULA_GRAD_INPUT_MASK_SINGLE,
+    FORMULA_INDEX_OUT_OF_RANGE,
+    FORMULA_INT_TO_SYMINT,
+    FORMULA_LOCAL_CALLED,
+    FORMULA_MEMBER_NOT_CALLED,
+    FORMULA_NOT_BOOL,
+    FORMULA_NOT_SUBSCRIPTABLE,
+    FORMULA_OPERAND_TYPE,
+    FORMULA_PYTHON_SYNTAX,
+    FORMULA_RESULT_NOT_OUTPUT,
+    FORMULA_RESULT_TYPE,
+    FORMULA_SAVED_CALL_QUALIFIED,
+    FORMULA_SYMINT_TO_INT,
+    FORMULA_TANGENT_IN_BACKWARD,
+    FORMULA_UNBALANCED,
+    FORMULA_UNKNOWN_METHOD,
+    FORMULA_UNKNOWN_NAME,
+    FORMULA_UNKNOWN_QUALIFIED,
+    FORMULA_UNTERMINATED,
+)
 from derivls.derivatives.formulas import argtypes, operators, returns, savedcalls, syntax
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
@@ -80,7 +107,10 @@ from derivls.derivatives.formulas.scope import (
 )
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 from derivls.derivatives.saved import TORCHGEN_REPLACEMENTS
+from derivls.diagnostics import Code, Severity
 from derivls.frozen import frozen_dataclass
+
+ERROR, WARNING = Severity.ERROR, Severity.WARNING
 
 # Tensor methods whose result is not a Tensor (so it gives no argument-dependent lookup into at::).
 NON_TENSOR_METHODS = frozenset(
@@ -94,8 +124,8 @@ _SUFFIX = re.compile(r"^(\w+)_([tp])$")
 
 @frozen_dataclass
 class Finding:
-    code: str
-    severity: int  # 1 error, 2 warning, 3 information
+    code: Code
+    severity: Severity  # the code's own, or an error where a warning code is certain
     start: int
     end: int
     message: str
@@ -179,8 +209,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
     tokens, problems = tokenize(formula)
     findings = [
         Finding(
-            "formula-unbalanced" if p.code == "unbalanced-bracket" else "formula-unterminated",
-            1,
+            FORMULA_UNBALANCED if p.code == "unbalanced-bracket" else FORMULA_UNTERMINATED,
+            ERROR,
             p.start,
             p.end,
             p.message,
@@ -211,8 +241,8 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
                 python = PYTHON_ATTRIBUTES.get(t.text)
                 findings.append(
                     Finding(
-                        "formula-unknown-method",
-                        1,
+                        FORMULA_UNKNOWN_METHOD,
+                        ERROR,
                         t.start,
                         t.end,
                         f"No Tensor method (nor method of std::optional, c10::Scalar, ArrayRef, "
@@ -269,7 +299,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         findings.extend(_operand_types(calls))
         if headers.has_helpers and scope.targets and not scope.foreach and "?" not in formula:
             findings.extend(_result_type(calls))  # (a conditional's branches: formula-conditional-types)
-        if any(f.code == "formula-adl-no-tensor" for f in findings):
+        if any(f.code == FORMULA_ADL_NO_TENSOR for f in findings):
             findings = _certain_adl(calls, findings)
         if "?" in formula:
             findings.extend(_conditional_types(calls))
@@ -279,7 +309,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         findings.extend(_out_of_range(tokens, scope, declared))
     if "to_args_" in formula or "TensorGeometry" in formula or (scope.backward and "zeros_like(" in formula):
         findings.extend(
-            Finding(s.code, 1, s.start, s.end, s.message)
+            Finding(s.code, ERROR, s.start, s.end, s.message)
             for s in savedcalls.saved_call_slips(formula, tokens, pairs, scope, _arguments)
         )
     if any(mark in formula for mark in _PYTHON_MARKS):
@@ -297,8 +327,8 @@ def _python_syntax(
     kind = (lambda start, end: _argument_kind(calls, start, end)) if calls is not None else (lambda start, end: None)
     return [
         Finding(
-            "formula-python-syntax",
-            1,
+            FORMULA_PYTHON_SYNTAX,
+            ERROR,
             s.start,
             s.end,
             s.message,
@@ -348,8 +378,8 @@ def _conditional_types(c: _Calls) -> list[Finding]:
             first, second = _source(tokens[q + 1 : colon]), _source(tokens[colon + 1 : end])
             findings.append(
                 Finding(
-                    "formula-conditional-types",
-                    1,
+                    FORMULA_CONDITIONAL_TYPES,
+                    ERROR,
                     tokens[q].start,
                     tokens[q].end,
                     f"The branches of '?:' have no common type: '{first}' ({a[1]}) and '{second}' ({b[1]}) convert "
@@ -380,8 +410,8 @@ def _operand_types(c: _Calls) -> list[Finding]:
                 rewrites = (Rewrite(title, tokens[start].start, tokens[start].end, name + fix),)
         findings.append(
             Finding(
-                "formula-operand-type",
-                1,
+                FORMULA_OPERAND_TYPE,
+                ERROR,
                 tokens[o.op].start,
                 tokens[o.op].end,
                 f"No operator '{tokens[o.op].text}' takes '{sides[0]}' ({first[1]}) and '{sides[1]}' ({second[1]}): "
@@ -409,8 +439,8 @@ def _not_bool(c: _Calls) -> list[Finding]:
             )
         findings.append(
             Finding(
-                "formula-not-bool",
-                1,
+                FORMULA_NOT_BOOL,
+                ERROR,
                 tokens[start].start,
                 tokens[end - 1].end,
                 f"'{text}' ({cond.kind[1]}) stands where C++ wants a bool, and it has no conversion to bool (C++ has no "
@@ -452,8 +482,8 @@ def _out_of_range(tokens: list[Token], scope: Scope, declared: set[str]) -> list
             )
             findings.append(
                 Finding(
-                    "formula-index-out-of-range",
-                    2,
+                    FORMULA_INDEX_OUT_OF_RANGE,
+                    WARNING,
                     index.start,
                     index.end,
                     f"'{t.text}' has {size} element(s), {what}: index {index.text} is past its end (the build passes; "
@@ -483,7 +513,7 @@ def _result_type(c: _Calls) -> list[Finding]:
     if why is None:
         return []
     start, end = (tokens[callee].start, tokens[callee].end) if callee is not None else (tokens[0].start, tokens[-1].end)
-    return [Finding("formula-result-type", 1, start, end, why)]
+    return [Finding(FORMULA_RESULT_TYPE, ERROR, start, end, why)]
 
 
 def _whole_call(c: _Calls) -> tuple[int | None, returns.Shape | None]:
@@ -589,7 +619,7 @@ def _certain_adl(c: _Calls, findings: list[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         i = at.get(f.start)
-        if f.code == "formula-adl-no-tensor" and i is not None and i + 1 in c.pairs:
+        if f.code == FORMULA_ADL_NO_TENSOR and i is not None and i + 1 in c.pairs:
             arguments = _arguments(c.tokens, i + 1, c.pairs[i + 1])
             kinds = [
                 (_BRACED, "a braced list", False)
@@ -601,7 +631,7 @@ def _certain_adl(c: _Calls, findings: list[Finding]) -> list[Finding]:
                 types = ", ".join(k[1] for k in kinds if k is not None) or "no argument"
                 f = replace(
                     f,
-                    severity=1,
+                    severity=ERROR,
                     message=f"'{c.tokens[i].text}' is an ATen function: without 'at::' a backward formula finds it "
                     f"only by argument-dependent lookup, and none of its arguments' types ({types}) belongs to "
                     f"at::, so the call does not compile: write 'at::{c.tokens[i].text}'.",
@@ -629,8 +659,8 @@ def _qualified_saved_call(formula: str, tokens: list[Token], i: int, scope: Scop
     rule = SAVED_CALLS_OF_ARGUMENTS[t.text]
     saved = rule.result(name) if rule.result else name + str(rule.suffix)
     return Finding(
-        "formula-saved-call-qualified",
-        1,
+        FORMULA_SAVED_CALL_QUALIFIED,
+        ERROR,
         tokens[first].start,
         t.end,
         f"load_derivatives saves '{name}' for '{t.text}({name})' and replaces that text with '{saved}', also "
@@ -752,8 +782,8 @@ def _symint_to_int(c: _Calls) -> list[Finding]:
             rewrites = (Rewrite(f"Call '{twin}'", t.start, t.end, twin),) if has_twin else ()
             findings.append(
                 Finding(
-                    "formula-symint-to-int",
-                    1,
+                    FORMULA_SYMINT_TO_INT,
+                    ERROR,
                     t.start,
                     t.end,
                     f"'{t.text}' takes IntArrayRef (its C++ name without '_symint'), and '{what}' is a list of "
@@ -790,8 +820,8 @@ def _int_to_symint(c: _Calls) -> list[Finding]:
             plain = t.text[: -len("_symint")]
             findings.append(
                 Finding(
-                    "formula-int-to-symint",
-                    1,
+                    FORMULA_INT_TO_SYMINT,
+                    ERROR,
                     arg[0].start,
                     arg[-1].end,
                     f"'{t.text}' takes a SymIntArrayRef here, and '{what}' is a list of int64_t, which does not "
@@ -841,8 +871,8 @@ def _aten_arity(c: _Calls) -> list[Finding]:
         more = f"\n  … and {len(overloads) - MAX_SHOWN_OVERLOADS} more" if len(overloads) > MAX_SHOWN_OVERLOADS else ""
         findings.append(
             Finding(
-                "formula-argument-count",
-                1,
+                FORMULA_ARGUMENT_COUNT,
+                ERROR,
                 t.start,
                 t.end,
                 f"'{t.text}' is called with {count} argument{'s' if count != 1 else ''}, but the {where}'s C++ "
@@ -1026,7 +1056,7 @@ def _argument_types(c: _Calls) -> list[Finding]:
                 f"No overload of '{t.text}' that takes {len(arguments)} arguments takes these ({_WHAT[method]}):\n"
                 f"{reasons}"
             )
-        findings.append(Finding("formula-argument-type", 1, where[0], where[1], message, ()))
+        findings.append(Finding(FORMULA_ARGUMENT_TYPE, ERROR, where[0], where[1], message, ()))
     return findings
 
 
@@ -1218,10 +1248,10 @@ def _arrow_member(
     if holds == OPTIONAL_TENSOR and not headers.is_tensor_method(t.text, False):
         message = f"'{receiver}->' reaches the Tensor in the std::optional, and Tensor has no method '{t.text}'."
         cands = headers.tensor_method_names()
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, cands))
+        return Finding(FORMULA_UNKNOWN_METHOD, ERROR, t.start, t.end, message, _closest(t.text, cands))
     if holds in (TENSOR, VECTOR, ARRAYREF, SCALAR, PRIMITIVE):
         message = f"'{receiver}' is not a pointer (it is a {_holds_what(holds)} here): use '{receiver}.{t.text}'."
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
+        return Finding(FORMULA_UNKNOWN_METHOD, ERROR, t.start, t.end, message, ())
     return None
 
 
@@ -1296,10 +1326,10 @@ def _receiver_method(
             title = f"Remove '.value()' ('{receiver}' is a Tensor here)"
             rewrites = (Rewrite(title, tokens[i - 1].start, tokens[i + 2].end, ""),)
         suggestions = () if rewrites else _closest(t.text, cands)  # not `values()`: `.value()` was meant
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, suggestions, rewrites)
+        return Finding(FORMULA_UNKNOWN_METHOD, ERROR, t.start, t.end, message, suggestions, rewrites)
     if local.holds == PRIMITIVE:
         message = f"'{receiver}' is a {local.cpp_type or 'number'} here, which has no members."
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, ())
+        return Finding(FORMULA_UNKNOWN_METHOD, ERROR, t.start, t.end, message, ())
     if local.holds in (VECTOR, ARRAYREF, SCALAR, OPTIONAL_VALUE):
         members = MEMBERS[local.holds]
         # (`x.sym_sizes()` of a list is saved by the codegen too, but computed by the kernel on its
@@ -1307,7 +1337,7 @@ def _receiver_method(
         if t.text in members:
             return _not_called(tokens, i, local)
         message = f"'{receiver}' is {_described(local)}, which has no member '{t.text}'."
-        return Finding("formula-unknown-method", 1, t.start, t.end, message, _closest(t.text, members))
+        return Finding(FORMULA_UNKNOWN_METHOD, ERROR, t.start, t.end, message, _closest(t.text, members))
     if t.text in OPTIONAL_METHODS:
         return _not_called(tokens, i, local)
     what = "a method" if headers.is_tensor_method(t.text, False) else "no method"
@@ -1317,7 +1347,7 @@ def _receiver_method(
         f"'{receiver}->{t.text}' or '{receiver}.value().{t.text}')."
     )
     arrow = Rewrite(f"Use '{receiver}->{t.text}'", tokens[i - 1].start, t.end, f"->{t.text}")
-    return Finding("formula-unknown-method", 1, t.start, t.end, message, (), (arrow,) if what == "a method" else ())
+    return Finding(FORMULA_UNKNOWN_METHOD, ERROR, t.start, t.end, message, (), (arrow,) if what == "a method" else ())
 
 
 # Python's Tensor attributes that C++ spells otherwise (a method call)
@@ -1352,8 +1382,8 @@ def _uncalled(tokens: list[Token], i: int, what: str) -> Finding | None:
         return None
     t = tokens[i]
     return Finding(
-        "formula-member-not-called",
-        1,
+        FORMULA_MEMBER_NOT_CALLED,
+        ERROR,
         t.start,
         t.end,
         f"'{t.text}' is {what}: C++ has no properties; call it, '.{t.text}()'.",
@@ -1386,8 +1416,8 @@ def _qualified(tokens: list[Token], i: int, headers: HeaderIndex | None) -> list
         return []
     return [
         Finding(
-            "formula-unknown-qualified",
-            1,
+            FORMULA_UNKNOWN_QUALIFIED,
+            ERROR,
             t.start,
             t.end,
             f"'{namespace}::{t.text}' is not declared.",
@@ -1410,8 +1440,8 @@ def _local_called(tokens: list[Token], i: int, local: Local, headers: HeaderInde
         if has
     )
     return Finding(
-        "formula-local-called",
-        1,
+        FORMULA_LOCAL_CALLED,
+        ERROR,
         tokens[i].start,
         tokens[i].end,
         f"'{name}' here is {what}, a local of the generated code: it hides any function named '{name}', and "
@@ -1432,8 +1462,8 @@ def _unqualified(
         if local is None and m and (m.group(1) in scope.arguments or m.group(1) == "original_self"):
             what = "tangent" if m.group(2) == "t" else "primal"
             return Finding(
-                "formula-tangent-in-backward",
-                1,
+                FORMULA_TANGENT_IN_BACKWARD,
+                ERROR,
                 t.start,
                 t.end,
                 f"'{name}' (the {what} of '{m.group(1)}') only exists in forward formulas; a backward "
@@ -1442,8 +1472,8 @@ def _unqualified(
             )
         if name == "grad_input_mask" and not scope.multi_input:
             return Finding(
-                "formula-grad-input-mask-single",
-                1,
+                FORMULA_GRAD_INPUT_MASK_SINGLE,
+                ERROR,
                 t.start,
                 t.end,
                 "grad_input_mask only exists in a formula for several inputs ('a, b: …'); for a single "
@@ -1452,8 +1482,8 @@ def _unqualified(
     else:
         if local is None and (name in ("grad", "grads") or (name.startswith("grad_") and name[5:] in scope.outputs)):
             return Finding(
-                "formula-grad-in-forward",
-                1,
+                FORMULA_GRAD_IN_FORWARD,
+                ERROR,
                 t.start,
                 t.end,
                 f"'{name}' only exists in backward formulas; a forward formula uses tangents "
@@ -1467,8 +1497,8 @@ def _unqualified(
         if local.holds in (SCALAR, PRIMITIVE) and i + 1 < len(tokens) and tokens[i + 1].text == "[":
             what = "a c10::Scalar" if local.holds == SCALAR else f"a {local.cpp_type or 'number'}"
             return Finding(
-                "formula-not-subscriptable",
-                1,
+                FORMULA_NOT_SUBSCRIPTABLE,
+                ERROR,
                 t.start,
                 tokens[pairs[i + 1]].end if i + 1 in pairs else tokens[i + 1].end,
                 f"'{name}' is {what} here, which has no operator[]: only lists are indexed.",
@@ -1476,8 +1506,8 @@ def _unqualified(
         return None
     if name == "result" or re.fullmatch(r"result\d+", name):
         return Finding(
-            "formula-result-not-output",
-            1,
+            FORMULA_RESULT_NOT_OUTPUT,
+            ERROR,
             t.start,
             t.end,
             f"'{name}' is not an output here: the outputs are named {', '.join(scope.outputs) or '(none)'}.",
@@ -1504,8 +1534,8 @@ def _unqualified(
         if not scope.backward and "at" in headers.forward_namespaces:
             if nxt == "(" and name in FORWARD_AMBIGUOUS:
                 return Finding(
-                    "formula-ambiguous-name",
-                    1,
+                    FORMULA_AMBIGUOUS_NAME,
+                    ERROR,
                     t.start,
                     t.end,
                     f"'{name}' is ambiguous in a forward formula: VariableType.cpp finds both at::{name} (the ATen "
@@ -1515,8 +1545,8 @@ def _unqualified(
             return None  # VariableType.cpp's `using namespace at;`: ordinary lookup finds it
         if nxt == "(" and (i + 1) in pairs and not _may_hold_tensor(tokens[i + 2 : pairs[i + 1]], scope, declared):
             return Finding(
-                "formula-adl-no-tensor",
-                2,  # an error where every argument's type is known (see _adl_certain)
+                FORMULA_ADL_NO_TENSOR,
+                WARNING,  # an error where every argument's type is known (see _adl_certain)
                 t.start,
                 t.end,
                 f"'{name}' is an ATen function reached without 'at::' only through argument-dependent "
@@ -1531,8 +1561,8 @@ def _unqualified(
     m = _SUFFIX.match(name)
     if not scope.backward and m and m.group(1) in scope.arguments:
         return Finding(
-            "formula-unknown-name",
-            1,
+            FORMULA_UNKNOWN_NAME,
+            ERROR,
             t.start,
             t.end,
             f"'{name}' is not defined: '{m.group(1)}' is not a differentiable input here (it is not a "
@@ -1544,8 +1574,8 @@ def _unqualified(
         candidates -= {"grad", "grads"}
     python = PYTHON_NAMES.get(name)
     return Finding(
-        "formula-unknown-name",
-        1,
+        FORMULA_UNKNOWN_NAME,
+        ERROR,
         t.start,
         t.end,
         f"'{name}' is not declared: it is neither a local of this formula "
@@ -1583,8 +1613,8 @@ def _helper_arity(tokens: list[Token], i: int, close: int, overloads: list[Decla
     takes = " or ".join(_arity_text(low, high) for low, high in ranges)
     overload = "its overloads take" if len(overloads) > 1 else "it takes"
     return Finding(
-        "formula-argument-count",
-        1,
+        FORMULA_ARGUMENT_COUNT,
+        ERROR,
         t.start,
         t.end,
         f"'{t.text}' is called with {count} argument{'s' if count != 1 else ''}, but {overload} {takes} "
@@ -1614,8 +1644,8 @@ def _math_arity(
     takes = " or ".join(_arity_text(low, high) for low, high in sorted(ranges))
     what = f"std::{name}" if qualified else f"'{name}' (<cmath>, or an ATen function found through a Tensor argument)"
     return Finding(
-        "formula-argument-count",
-        1,
+        FORMULA_ARGUMENT_COUNT,
+        ERROR,
         t.start,
         t.end,
         f"'{name}' is called with {count} argument{'s' if count != 1 else ''}, but {what} takes {takes}.",
@@ -1630,8 +1660,8 @@ def _fmap_arity(tokens: list[Token], i: int, close: int) -> Finding | None:
     if count is None or count == 2:
         return None
     return Finding(
-        "formula-argument-count",
-        1,
+        FORMULA_ARGUMENT_COUNT,
+        ERROR,
         tokens[i].start,
         tokens[i].end,
         f"'fmap' is called with {count} argument{'s' if count != 1 else ''}, but fmap(inputs, fn) takes 2 "
