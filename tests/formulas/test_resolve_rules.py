@@ -140,7 +140,7 @@ AS_STRIDED = "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt?
 
 
 def test_every_call_saved_py_replaces_by_an_argument_has_its_types_in_savedcalls():
-    from derivls.derivatives.formulas.resolve import SAVED_CALLS_OF_ARGUMENTS
+    from derivls.derivatives.formulas.exprtypes import SAVED_CALLS_OF_ARGUMENTS
     from derivls.derivatives.formulas.savedcalls import CALLS
 
     assert set(CALLS) == set(SAVED_CALLS_OF_ARGUMENTS)

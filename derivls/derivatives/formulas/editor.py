@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from derivls.derivatives.formulas.exprtypes import declared_names
 from derivls.derivatives.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, Declaration, HeaderIndex
-from derivls.derivatives.formulas.resolve import declared_names
 from derivls.derivatives.formulas.scope import Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 

@@ -14,8 +14,9 @@ from collections.abc import Container
 from derivls.aten.native import NativeIndex
 from derivls.codes.setup import FORMULA_SOURCES_MISSING
 from derivls.derivatives.document import Scalar, offset_span
+from derivls.derivatives.formulas.findings import Finding
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
-from derivls.derivatives.formulas.resolve import Finding, resolve
+from derivls.derivatives.formulas.resolve import resolve
 from derivls.derivatives.formulas.scope import build_scope
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
