@@ -165,7 +165,7 @@ def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> lis
     one notice when the C++ sources formula names are checked against (FunctionsManual.h, …) are missing."""
     found = _native_setup(files, load)
     if files is not None and load is not None and load.index is not None and load.profile.codegen_stage_checks:
-        from derivls.derivatives.formulas.hook import workspace_diagnostics
+        from derivls.derivatives.formulas.entry_formulas import workspace_diagnostics
 
         found += workspace_diagnostics(load.index, load.index.path)  # formula-sources-missing
     return found

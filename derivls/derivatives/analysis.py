@@ -26,7 +26,7 @@ from derivls.codes.loader import (
 )
 from derivls.derivatives.document import Entry, Scalar, Section
 from derivls.derivatives.facts import FunctionFacts, canonical_function, function_facts
-from derivls.derivatives.formulas.hook import entry_diagnostics
+from derivls.derivatives.formulas.entry_formulas import entry_diagnostics
 from derivls.derivatives.forward import expand_auto_element_wise, expand_auto_linear
 from derivls.derivatives.results import (
     AUTOGRAD_KEYS,

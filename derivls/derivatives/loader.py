@@ -423,7 +423,7 @@ class DocumentAnalyzer:
     ) -> list[Diagnostic]:
         if not self.profile.codegen_stage_checks:
             return []  # torchgen 2.x's autograd codegen; the 2021 loader had other rules
-        from derivls.derivatives.formulas.hook import codegen_diagnostics
+        from derivls.derivatives.formulas.entry_formulas import codegen_diagnostics
 
         return [d.shifted(e.start_line) for e in entries for d in codegen_diagnostics(e.result, self.index, owned)]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.codes.docs import doc_uri
-from derivls.derivatives.formulas.editor import call_schemas, helper_declarations, semantic_tokens
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.profiles import TORCHGEN, Profile
 from derivls.diagnostics import Code, Span
 from derivls.ide import facts
+from derivls.ide.formula_editor import call_schemas, helper_declarations, semantic_tokens
 from derivls.ide.formulas import formula_at, headers_of
 from derivls.ide.targets import Target, target_at
 
@@ -250,7 +250,7 @@ def _type_in_backward(target: Target, name: str) -> str | None:
     kr, section = target.key_result, target.section_result
     if kr is None or kr.kind != "backward" or section is None or target.entry.result.canonical is None:
         return None
-    from derivls.derivatives.formulas.editor import scope_for_key
+    from derivls.ide.formula_editor import scope_for_key
 
     local = scope_for_key(target.entry.result, section, kr).get(name)
     return local.cpp_type if local is not None and local.holds else None
