@@ -299,7 +299,7 @@ FORMULA_INDEX_OUT_OF_RANGE = declare(
     right=MUL + "  self: mul_tensor_backward(grad, other, self.scalar_type())\n" + MUL_OTHER,
     profiles=ONLY,
     example=None,
-    tested_by="tests/formulas/test_resolve_rules.py",
+    tested_by="tests/formulas/rules/test_index_out_of_range.py",
 )
 
 FORMULA_NOT_BOOL = declare(
@@ -371,7 +371,7 @@ FORMULA_INT_TO_SYMINT = declare(
     right="(the plain name for an int list)",
     profiles=ONLY,
     example=None,
-    tested_by="tests/formulas/test_resolve_rules.py",
+    tested_by="tests/formulas/rules/test_int_to_symint.py",
 )
 
 FORMULA_ARGUMENT_TYPE = declare(
