@@ -1,7 +1,5 @@
-"""Codes of the codegen stage: the checks torchgen's autograd codegen makes after load_derivatives.
-
-derivls/derivatives/formulas/codegen/ holds one module per check that emits these.
-"""
+"""Codes of the codegen stage: the checks torchgen's autograd codegen makes after load_derivatives
+(emitted by derivls/derivatives/formulas/checks.py)."""
 
 from __future__ import annotations
 
