@@ -1,4 +1,4 @@
-"""derivls [serve] | check | dump | codegen | cache.
+"""derivls [serve] | check | dump | explain | codegen | cache | gradcheck.
 
 Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
 command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
@@ -85,6 +85,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from derivls.gradcheck.cli import add_gradcheck_arguments
 
         add_gradcheck_arguments(gradcheck)
+
+    from derivls.codes.explain import add_explain_command
+
+    add_explain_command(commands)
 
     codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
     if command in (None, "codegen"):
@@ -249,6 +253,11 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             from derivls.gradcheck.cli import run_gradcheck
 
             return run_gradcheck(args, sys.stdout)
+
+        if args.command == "explain":
+            from derivls.codes.explain import run_explain
+
+            return run_explain(args, sys.stdout)
         if args.command == "codegen":
             from derivls.codegen.command import run_codegen
 

@@ -7,8 +7,8 @@ from; the CLI and the server convert at their edges.
 from __future__ import annotations
 
 from dataclasses import replace
-from enum import IntEnum
 
+from derivls.codes.model import Code, Severity
 from derivls.frozen import frozen_dataclass
 
 
@@ -31,18 +31,6 @@ class Span:
 
 
 FIRST_LINE = Span(0, 0, 0, 1)  # where diagnostics about the set-up (not about a token) go
-
-
-class Severity(IntEnum):
-    # Values match LSP's DiagnosticSeverity so the server can pass them through.
-    ERROR = 1
-    WARNING = 2
-    INFORMATION = 3
-    HINT = 4
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
 
 
 @frozen_dataclass
@@ -79,10 +67,14 @@ class Fix:
 class Diagnostic:
     span: Span
     severity: Severity
-    code: str
+    code: Code  # a registered code (derivls.codes), never a bare string
     message: str
     related: tuple[Related, ...] = ()
     fixes: tuple[Fix, ...] = ()
+
+    def __post_init__(self) -> None:
+        if type(self.code) is not Code:
+            raise TypeError(f"diagnostic code {self.code!r} is not a registered Code (declare it in derivls.codes)")
 
     def shifted(self, lines: int) -> Diagnostic:
         if lines == 0:
@@ -94,9 +86,17 @@ class Diagnostic:
         )
 
 
-def error(span: Span, code: str, message: str, **extra: object) -> Diagnostic:
+def error(span: Span, code: Code, message: str, **extra: object) -> Diagnostic:
     return Diagnostic(span, Severity.ERROR, code, message, **extra)  # type: ignore[arg-type]
 
 
-def warning(span: Span, code: str, message: str, **extra: object) -> Diagnostic:
+def warning(span: Span, code: Code, message: str, **extra: object) -> Diagnostic:
     return Diagnostic(span, Severity.WARNING, code, message, **extra)  # type: ignore[arg-type]
+
+
+def emit(span: Span, code: Code, message: str, **extra: object) -> Diagnostic:
+    """A diagnostic at `code`'s own severity (the registry's)."""
+    return Diagnostic(span, code.severity, code, message, **extra)  # type: ignore[arg-type]
+
+
+__all__ = ["FIRST_LINE", "Code", "Diagnostic", "Edit", "Fix", "Related", "Severity", "Span", "emit", "error", "warning"]

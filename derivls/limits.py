@@ -16,6 +16,7 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from derivls.codes.yamlfile import DIAGNOSTICS_TRUNCATED, ENTRY_TOO_LARGE, TOO_MANY_ENTRIES
 from derivls.diagnostics import Diagnostic, Span, error, warning
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -156,7 +157,7 @@ def bound_text(text: str) -> tuple[str, list[Diagnostic]]:
                 line = count_line_breaks(text, 0, at + 1)
                 refusal = error(
                     Span(line, 0, line, 1),
-                    "too-many-entries",
+                    TOO_MANY_ENTRIES,
                     f"More than {MAX_ENTRIES:,} entries: derivls analyses the first {MAX_ENTRIES:,} and "
                     "refuses the rest of the file from this entry on (not checked).",
                 )
@@ -179,7 +180,7 @@ def bound_chunks(chunks: list[Chunk]) -> tuple[list[Chunk], list[Diagnostic]]:
         refused.append(
             error(
                 Span(chunk.start_line, 0, chunk.start_line, 1),
-                "entry-too-large",
+                ENTRY_TOO_LARGE,
                 f"This entry is {len(chunk.text):,} characters long, over derivls's limit of "
                 f"{MAX_ENTRY_CHARS:,}: it is refused (not checked).",
             )
@@ -199,7 +200,7 @@ def bound_diagnostics(
         kept.append(
             warning(
                 diagnostics[limit].span,
-                "diagnostics-truncated",
+                DIAGNOSTICS_TRUNCATED,
                 f"{len(diagnostics) - limit:,} more diagnostics from here on are not shown (derivls reports at "
                 f"most {limit:,} per file).",
             )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex, NativeIndexError
+from derivls.codes.setup import NATIVE_FUNCTIONS_LEFT_OUT, NATIVE_NOT_FOUND, NATIVE_UNREADABLE
 from derivls.derivatives import profiles
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.derivatives.profiles import AUTO, Profile
@@ -153,7 +154,7 @@ def left_out_warning(index: NativeIndex) -> Diagnostic:
     more = f"\n  … and {len(index.problems) - 10} more" if len(index.problems) > 10 else ""
     return warning(
         FIRST_LINE,
-        "native-functions-left-out",
+        NATIVE_FUNCTIONS_LEFT_OUT,
         f"{len(index.problems)} function(s) of native_functions.yaml use what {index.rules.label} does not know "
         f"and were left out (entries for them are not checked):\n{shown}{more}",
     )
@@ -164,7 +165,7 @@ def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> lis
     one notice when the C++ sources formula names are checked against (FunctionsManual.h, …) are missing."""
     found = _native_setup(files, load)
     if files is not None and load is not None and load.index is not None and load.profile.codegen_stage_checks:
-        from derivls.derivatives.formulas.hook import workspace_diagnostics
+        from derivls.derivatives.formulas.entry_formulas import workspace_diagnostics
 
         found += workspace_diagnostics(load.index, load.index.path)  # formula-sources-missing
     return found
@@ -174,7 +175,7 @@ def _native_setup(files: NativeFiles | None, load: NativeLoad | None) -> list[Di
     if files is None:
         return []
     if files.native is None:
-        return [warning(FIRST_LINE, "native-not-found", files.missing_message())]
+        return [warning(FIRST_LINE, NATIVE_NOT_FOUND, files.missing_message())]
     if load is not None and load.index is not None and load.index.problems:
         return [left_out_warning(load.index)]
     if load is None or load.index is not None or load.problem is None:
@@ -185,7 +186,7 @@ def _native_setup(files: NativeFiles | None, load: NativeLoad | None) -> list[Di
     return [
         error(
             FIRST_LINE,
-            "native-unreadable",
+            NATIVE_UNREADABLE,
             f"Cannot use {where}: {load.problem}. Fix the file, or point --native (CLI) or the "
             "'derivls.nativeFunctions' setting (editor) at another native_functions.yaml.",
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from derivls.codes.compile import COMPILE_ERROR
 from derivls.compile import messages
 from derivls.compile.backward import backward_source
 from derivls.compile.file_templates import Templates
@@ -25,7 +26,7 @@ from derivls.compile.toolchain import Pch, Toolchain, ensure_pch
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic, Related, Severity
 
-CODE = "compile-error"
+CODE = COMPILE_ERROR
 SOURCE = "derivls-compile"  # the diagnostic source a client sees
 MAX_NOTES = 6
 BACKWARD_BATCH = 48

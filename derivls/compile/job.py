@@ -26,8 +26,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from derivls.codes import lookup
 from derivls.compile.engine import CODE, SOURCE
-from derivls.diagnostics import Diagnostic, Related, Severity, Span
+from derivls.diagnostics import Code, Diagnostic, Related, Severity, Span
 
 __all__ = ["CODE", "SOURCE", "CompileJob", "CompileOnSave", "JobResult"]
 
@@ -167,11 +168,19 @@ class CompileJob:
         _live.discard(self)
 
 
+def _code(name: object) -> Code:
+    """The registered code a worker named (it sends the name); compile-error for anything else."""
+    try:
+        return lookup(name) if isinstance(name, str) else CODE
+    except KeyError:
+        return CODE
+
+
 def _from_json(d: dict[str, Any]) -> Diagnostic:
     return Diagnostic(
         Span(d["line"], d["column"], d["end_line"], d["end_column"]),
         Severity.ERROR,
-        d.get("code", CODE),
+        _code(d.get("code")),
         d["message"],
         tuple(Related(path, line, message) for path, line, message in d.get("related", ())),
     )

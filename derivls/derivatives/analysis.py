@@ -13,9 +13,20 @@ from dataclasses import replace
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.codes.loader import (
+    INVALID_DISPATCH_KEY,
+    LEGACY_SIGNATURE_NOT_FOUND,
+    NATIVE_FUNCTION_LEFT_OUT,
+    NO_CANONICAL_FUNCTION,
+    OUTPUT_DIFFERENTIABILITY_CONDITIONS,
+    OUTPUT_DIFFERENTIABILITY_ITEM,
+    OUTPUT_DIFFERENTIABILITY_NOT_LIST,
+    RESERVED_ARGUMENT_GRAD_INPUT_MASK,
+    RESERVED_ARGUMENT_RESULT,
+)
 from derivls.derivatives.document import Entry, Scalar, Section
 from derivls.derivatives.facts import FunctionFacts, canonical_function, function_facts
-from derivls.derivatives.formulas.hook import entry_diagnostics
+from derivls.derivatives.formulas.entry_formulas import entry_diagnostics
 from derivls.derivatives.forward import expand_auto_element_wise, expand_auto_linear
 from derivls.derivatives.loader_checks import (
     closest,
@@ -125,7 +136,7 @@ class EntryAnalyzer:
             diagnostics.append(
                 error(
                     name.span,
-                    "legacy-signature-not-found",
+                    LEGACY_SIGNATURE_NOT_FOUND,
                     f"No ATen function has the signature {signature} of '{specification}'.",
                 )
             )
@@ -135,7 +146,7 @@ class EntryAnalyzer:
             diagnostics.append(
                 error(
                     name.span,
-                    "no-canonical-function",
+                    NO_CANONICAL_FUNCTION,
                     f"None of the variants of '{specification}' is named '{defn_name}' (or '{defn_name}_'): "
                     f"{', '.join(str(f.func.name) for f in functions)}.",
                 )
@@ -146,16 +157,16 @@ class EntryAnalyzer:
     def _reserved_arguments(name: Scalar, defn_name: str, facts: FunctionFacts, diagnostics: list[Diagnostic]) -> bool:
         """Reports arguments named like what the generated code defines; True if there is one."""
         found = False
-        for reserved, why in (
-            ("grad_input_mask", "this name would be shadowed by the generated code"),
-            ("result", "'result' is reserved for outputs"),
+        for reserved, code, why in (
+            ("grad_input_mask", RESERVED_ARGUMENT_GRAD_INPUT_MASK, "this name would be shadowed by the generated code"),
+            ("result", RESERVED_ARGUMENT_RESULT, "'result' is reserved for outputs"),
         ):
             if reserved in facts.arg_names:
                 found = True
                 diagnostics.append(
                     error(
                         name.locate(reserved),
-                        f"reserved-argument-{reserved.replace('_', '-')}",
+                        code,
                         f"Schema for {defn_name} has an argument named {reserved}, but {why}. "
                         "Rename it in native_functions.yaml.",
                     )
@@ -171,7 +182,7 @@ class EntryAnalyzer:
         diagnostics.append(
             error(
                 section.key.span,
-                "invalid-dispatch-key",
+                INVALID_DISPATCH_KEY,
                 f"Invalid dispatch key '{key}' for {specification}: expected 'Default' or one of "
                 f"{', '.join(AUTOGRAD_KEYS)}.",
                 fixes=tuple(
@@ -192,7 +203,7 @@ class EntryAnalyzer:
             diagnostics.append(
                 error(
                     node.span,
-                    "output-differentiability-not-list",
+                    OUTPUT_DIFFERENTIABILITY_NOT_LIST,
                     "output_differentiability must be a list: one True/False per output, or a single condition string.",
                 )
             )
@@ -204,7 +215,7 @@ class EntryAnalyzer:
             diagnostics.append(
                 error(
                     item.span,
-                    "output-differentiability-item",
+                    OUTPUT_DIFFERENTIABILITY_ITEM,
                     f"Expected True, False or a condition string, not {short_repr(item.value)}.",
                 )
             )
@@ -215,7 +226,7 @@ class EntryAnalyzer:
                 diagnostics.append(
                     error(
                         node.span,
-                        "output-differentiability-conditions",
+                        OUTPUT_DIFFERENTIABILITY_CONDITIONS,
                         f"Not supported for {specification}: output_differentiability must be a list of bools, or a "
                         "list holding exactly one condition string (conditions only work for single-output functions).",
                     )
@@ -237,7 +248,7 @@ class EntryAnalyzer:
             return None
         return warning(
             name.span,
-            "native-function-left-out",
+            NATIVE_FUNCTION_LEFT_OUT,
             f"Not checked: this function (native_functions.yaml:{problem.line}) was left out of the index: "
             f"{problem.message}. Pick the matching release with --torch-version or the 'torchVersion' setting.",
             related=(Related(problem.path, problem.line - 1, problem.message),),

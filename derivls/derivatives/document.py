@@ -10,6 +10,16 @@ from __future__ import annotations
 from _thread import _local as _thread_local  # threading.local itself, without importing threading
 from functools import lru_cache
 
+from derivls.codes.yamlfile import (
+    DISPATCH_NOT_MAPPING,
+    DUPLICATE_KEY,
+    ENTRY_NOT_MAPPING,
+    IGNORED_KEY,
+    NOT_A_LIST,
+    SECTION_NOT_MAPPING,
+    YAML_SYNTAX,
+    YAML_VALUE,
+)
 from derivls.diagnostics import Diagnostic, Span, error, warning
 from derivls.frozen import frozen_dataclass
 from derivls.linebreaks import count_line_breaks, error_span, remap_marks
@@ -176,7 +186,7 @@ class _Builder:
         try:
             value = constructor.construct_object(node, deep=True)
         except ConstructorError as e:
-            self.diagnostics.append(error(_span(node), "yaml-value", f"Cannot read this value: {e.problem}"))
+            self.diagnostics.append(error(_span(node), YAML_VALUE, f"Cannot read this value: {e.problem}"))
             value = None
         finally:
             constructor.constructed_objects.clear()
@@ -197,7 +207,7 @@ class _Builder:
                 self.diagnostics.append(
                     error(
                         key.span,
-                        "duplicate-key",
+                        DUPLICATE_KEY,
                         f"Duplicate key '{key.value}' in {what} (first at line {seen[hashable_key].line + 1}); "
                         "torchgen rejects the whole file. Merge the two formulas.",
                     )
@@ -211,7 +221,7 @@ class _Builder:
         span = _span(node)
         if node.id != "mapping":
             self.diagnostics.append(
-                error(span, "entry-not-mapping", "An entry must be a mapping starting with 'name: <schema>'.")
+                error(span, ENTRY_NOT_MAPPING, "An entry must be a mapping starting with 'name: <schema>'.")
             )
             return Entry(span, None, None, (), (), tuple(self.diagnostics))
         name: Scalar | None = None
@@ -237,7 +247,7 @@ class _Builder:
                 self.diagnostics.append(
                     warning(
                         item.key.span,
-                        "ignored-key",
+                        IGNORED_KEY,
                         f"'{item.key.value}' is ignored: with a 'dispatch:' section, formulas belong under a "
                         "dispatch key (e.g. 'Default:').",
                     )
@@ -250,7 +260,7 @@ class _Builder:
                         self.diagnostics.append(
                             error(
                                 _span(section_value),
-                                "section-not-mapping",
+                                SECTION_NOT_MAPPING,
                                 f"Dispatch key '{section_key.value}' must map argument names to formulas.",
                             )
                         )
@@ -260,7 +270,7 @@ class _Builder:
                 self.diagnostics.append(
                     error(
                         _span(dispatch_value),
-                        "dispatch-not-mapping",
+                        DISPATCH_NOT_MAPPING,
                         "'dispatch' must map dispatch keys (Default, AutogradCUDA, …) to formulas.",
                     )
                 )
@@ -314,7 +324,7 @@ def _parse_with_pyyaml(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, 
         root = safe_compose(text, loader)  # no anchors/aliases: a few bytes of them expand to gigabytes
     except yaml.YAMLError as e:
         span = error_span(e, text) or Span(0, 0, 0, 1)  # on LSP lines; reader errors located too
-        return (), (error(span, "yaml-syntax", _yaml_message(e)),)
+        return (), (error(span, YAML_SYNTAX, _yaml_message(e)),)
     remap_marks(root, text)  # PyYAML also breaks lines at \x85, \u2028, \u2029: marks on LSP lines
     return _entries(root, text)
 
@@ -326,7 +336,7 @@ def _entries(root: yaml.Node | SubsetNode | None, text: str) -> tuple[tuple[Entr
         return (), (
             error(
                 _span(root),
-                "not-a-list",
+                NOT_A_LIST,
                 "derivatives.yaml must be a list of entries, each starting with '- name: <schema>'.",
             ),
         )

@@ -25,7 +25,7 @@ Storage: one diskcache value per context key, {chunk digest: pickled record}; re
 first lookup), each record unpickled when its chunk is asked for; written back with the chunks of
 the current file only (bounded by it), atomically, last writer wins. A record also holds the
 entry's codegen-stage diagnostics with the set of functions they were computed for (`mine`:
-formulas/hook.py), so a file pass over unchanged entries does not run those checks again either.
+formulas/entry_formulas.py), so a file pass over unchanged entries does not run those checks again either.
 """
 
 from __future__ import annotations
@@ -215,10 +215,10 @@ class EntryCache:
         return result  # type: ignore[no-any-return]
 
     def _seed(self, result: EntryResult, codegen: _Codegen) -> frozenset[object] | None:
-        """Hand formulas/hook.py the codegen-stage diagnostics read with the result."""
+        """Hand formulas/entry_formulas.py the codegen-stage diagnostics read with the result."""
         if codegen is None:
             return None
-        from derivls.derivatives.formulas.hook import remember_codegen
+        from derivls.derivatives.formulas.entry_formulas import remember_codegen
 
         schemas, found = codegen
         mine = frozenset(self.refs.index.by_schema[s].func for s in schemas)
@@ -274,11 +274,11 @@ class EntryCache:
         served = self._served.get(id(result))
         if served is None or served[0] is not result:
             return True
-        from derivls.derivatives.formulas.hook import remembered_codegen
+        from derivls.derivatives.formulas.entry_formulas import remembered_codegen
 
         for r, mine in zip(result[0], served[2]):
             now = remembered_codegen(r)
-            # forgotten (hook's memo was cleared): the stored record is still right for the `mine` it names
+            # forgotten (entry_formulas's memo was cleared): the stored record is still right for the `mine` it names
             if now is not None and now[0] != mine:
                 return True
         return False
@@ -294,7 +294,7 @@ class EntryCache:
 
     def _saving(self, chunks: Mapping[str, ChunkResult]) -> Generator[None, None, bool]:
         """`save(chunks)`, one step per record pickled; returns (StopIteration.value) whether it was written."""
-        from derivls.derivatives.formulas.hook import remembered_codegen
+        from derivls.derivatives.formulas.entry_formulas import remembered_codegen
 
         stored = self._load(wait=False)  # missed meanwhile: every record is pickled again (last writer wins)
         yield

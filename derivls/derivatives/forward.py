@@ -8,6 +8,12 @@ from collections.abc import Sequence
 from derivls.aten.cpp_types import Binding
 from derivls.aten.native import NativeFunction, Variant
 from derivls.aten.schema import SchemaKind
+from derivls.codes.loader import (
+    AUTO_ELEMENT_WISE_INPLACE,
+    AUTO_ELEMENT_WISE_MISUSE,
+    AUTO_LINEAR_MISUSE,
+    FORWARD_USES_BASE_NAME,
+)
 from derivls.derivatives.document import FormulaItem
 from derivls.derivatives.loader_checks import first_ident
 from derivls.derivatives.model import Derivative, ForwardDerivative
@@ -37,7 +43,7 @@ def postprocess_forward(
             if uses_ident(formula, arg.name):
                 context.error(
                     first_ident(item.value, arg.name),
-                    "forward-uses-base-name",
+                    FORWARD_USES_BASE_NAME,
                     f"The forward formula for {defn_name} uses the base name of the argument '{arg.name}', "
                     f"which is ambiguous: write {arg.name}_p for the primal value or {arg.name}_t for the tangent.",
                 )
@@ -92,14 +98,14 @@ def _auto_element_wise(
     if f.func.kind() == SchemaKind.inplace:
         context.error(
             item.value.span,
-            "auto-element-wise-inplace",
+            AUTO_ELEMENT_WISE_INPLACE,
             f"Cannot use auto_element_wise with {f.func.name} because it is an in-place variant.",
         )
         return None
     if len(args_with_derivatives) != 1 or not single_output:
         context.error(
             item.value.span,
-            "auto-element-wise-misuse",
+            AUTO_ELEMENT_WISE_MISUSE,
             f"{defn_name} defines its forward derivative as auto_element_wise, but that only works for "
             "functions with a single differentiable input and a single differentiable output.",
         )
@@ -107,7 +113,7 @@ def _auto_element_wise(
     if len(derivatives) != 1:
         context.error(
             item.value.span,
-            "auto-element-wise-misuse",
+            AUTO_ELEMENT_WISE_MISUSE,
             f"{defn_name} defines its forward derivative as auto_element_wise, but does not define the "
             "backward formula of its input, which it is derived from.",
         )
@@ -128,7 +134,7 @@ def _auto_linear(
     if not single_output:
         context.error(
             item.value.span,
-            "auto-linear-misuse",
+            AUTO_LINEAR_MISUSE,
             f"{defn_name} defines its forward derivative as auto_linear, but that only works for "
             "functions with a single differentiable output.",
         )
@@ -136,7 +142,7 @@ def _auto_linear(
     if not diff_arg_names:
         context.error(
             item.value.span,
-            "auto-linear-misuse",
+            AUTO_LINEAR_MISUSE,
             f"{defn_name} defines its forward derivative as auto_linear, but has no differentiable "
             "argument: give at least one argument a backward formula.",
         )
@@ -145,7 +151,7 @@ def _auto_linear(
     if expanded is None:
         context.error(
             item.value.span,
-            "auto-linear-misuse",
+            AUTO_LINEAR_MISUSE,
             f"auto_linear calls {defn_name} again, but it is neither a function nor a method variant.",
         )
     return expanded

@@ -34,6 +34,22 @@ from dataclasses import replace
 
 from derivls.aten import legacy_cpp
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.codes.loader import (
+    DISPATCH_NOT_SUPPORTED,
+    FORMULA_NOT_STRING,
+    GRADS_MIXED,
+    GRADS_OUT_OF_BOUNDS,
+    GRADS_SOLELY_ZERO,
+    KEY_NOT_STRING,
+    NO_CANONICAL_FUNCTION,
+    OUTPUT_DIFFERENTIABILITY_ITEM,
+    OUTPUT_DIFFERENTIABILITY_NOT_LIST,
+    OVERLAP,
+    RESERVED_ARGUMENT_GRAD_INPUT_MASK,
+    UNKNOWN_NAME,
+    UNSUPPORTED_TYPE,
+)
+from derivls.codes.yamlfile import DUPLICATE_KEY
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, Section
 from derivls.derivatives.legacy_saved import LEGACY_REPLACEMENTS, LegacyFacts, legacy_facts, legacy_saved_variables
 from derivls.derivatives.loader_checks import (
@@ -144,7 +160,7 @@ class LegacyEntryAnalyzer:
             diagnostics.append(
                 error(
                     name.span,
-                    "no-canonical-function",
+                    NO_CANONICAL_FUNCTION,
                     f"None of the functions sharing the signature of '{specification}' is named '{defn_name}' "
                     f"(or '{defn_name}_'): {', '.join(str(g.func.name) for g in self.group(schema_function))}. "
                     "The 2021 loader fails here (an assertion in canonical_function).",
@@ -156,7 +172,7 @@ class LegacyEntryAnalyzer:
             facts = legacy_facts(canonical)
         except ValueError as e:
             diagnostics.append(
-                error(name.span, "unsupported-type", f"{canonical.func.name} cannot be read by the 2021 codegen: {e}.")
+                error(name.span, UNSUPPORTED_TYPE, f"{canonical.func.name} cannot be read by the 2021 codegen: {e}.")
             )
             return done(defn_name, schema_function)
 
@@ -164,7 +180,7 @@ class LegacyEntryAnalyzer:
             diagnostics.append(
                 error(
                     name.locate("grad_input_mask"),
-                    "reserved-argument-grad-input-mask",
+                    RESERVED_ARGUMENT_GRAD_INPUT_MASK,
                     f"Schema for {defn_name} has an argument named grad_input_mask, but this name would be "
                     "shadowed by the generated code. Rename it in native_functions.yaml.",
                 )
@@ -177,7 +193,7 @@ class LegacyEntryAnalyzer:
                 diagnostics.append(
                     error(
                         explicit[0].key.span,
-                        "dispatch-not-supported",
+                        DISPATCH_NOT_SUPPORTED,
                         "The 2021 loader has no dispatch sections: it reads 'dispatch' as an argument name and "
                         "fails on its mapping. Write the formulas directly under the entry.",
                     )
@@ -197,7 +213,7 @@ class LegacyEntryAnalyzer:
             diagnostics.append(
                 warning(
                     node.span,
-                    "output-differentiability-not-list",
+                    OUTPUT_DIFFERENTIABILITY_NOT_LIST,
                     "output_differentiability should be a list of True/False, one per output; the 2021 loader "
                     "keeps this value as is and the code generated from it fails.",
                 )
@@ -208,7 +224,7 @@ class LegacyEntryAnalyzer:
                 diagnostics.append(
                     warning(
                         item.span,
-                        "output-differentiability-item",
+                        OUTPUT_DIFFERENTIABILITY_ITEM,
                         f"Expected True or False, not {short_repr(item.value)}.",
                     )
                 )
@@ -233,9 +249,7 @@ class LegacyEntryAnalyzer:
                 keyed.append((item.key.value, item))
             else:
                 diagnostics.append(
-                    error(
-                        item.key.span, "key-not-string", f"Expected argument names, not {short_repr(item.key.value)}."
-                    )
+                    error(item.key.span, KEY_NOT_STRING, f"Expected argument names, not {short_repr(item.key.value)}.")
                 )
                 results.append(KeyResult(item, "Default", (), "invalid"))
 
@@ -258,7 +272,7 @@ class LegacyEntryAnalyzer:
                 diagnostics.append(
                     error(
                         item.key.locate(n),
-                        "overlap",
+                        OVERLAP,
                         f"'{n}' is marked non_differentiable here but also has a derivative formula "
                         f"(line {differentiable[n].key.span.line + 1} of this entry); keep one.",
                     )
@@ -298,7 +312,7 @@ class LegacyEntryAnalyzer:
             diagnostics.append(
                 error(
                     item.value.span,
-                    "formula-not-string",
+                    FORMULA_NOT_STRING,
                     f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
                     f"not {type(formula).__name__} {short_repr(formula)}; the 2021 loader fails on it. Quote it.",
                 )
@@ -309,7 +323,7 @@ class LegacyEntryAnalyzer:
                 diagnostics.append(
                     warning(
                         item.key.locate(n),
-                        "unknown-name",
+                        UNKNOWN_NAME,
                         f"'{n}' is not an argument of {f.func.name} (arguments: {', '.join(facts.arg_names) or 'none'}). "
                         "The 2021 loader accepts it but computes no gradient for it.",
                         fixes=name_fixes(item.key, n, facts.arg_names),
@@ -331,7 +345,7 @@ class LegacyEntryAnalyzer:
                 diagnostics.append(
                     error(
                         item.value.locate(f"grads[{i}]"),
-                        "grads-out-of-bounds",
+                        GRADS_OUT_OF_BOUNDS,
                         f"Out of bounds grads access: the formula uses grads[{i}], but {legacy_cpp.name(f.func)} "
                         f"only returns {n_returns} output{'s' if n_returns != 1 else ''}.",
                     )
@@ -361,7 +375,7 @@ def _check_grad_usage(
         diagnostics.append(
             error(
                 first_ident(grads_items[0].value, "grads"),
-                "grads-mixed",
+                GRADS_MIXED,
                 f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
                 fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
             )
@@ -371,7 +385,7 @@ def _check_grad_usage(
         diagnostics.append(
             error(
                 grads_items[0].value.locate("grads[0]"),
-                "grads-solely-zero",
+                GRADS_SOLELY_ZERO,
                 f"The derivatives of {defn_name} only refer to 'grads[0]'. If the first output is the only "
                 "differentiable one, write 'grad'; otherwise the declaration is likely wrong.",
                 fixes=(Fix("Replace 'grads[0]' with 'grad'", edits, True),) if edits else (),
@@ -381,7 +395,7 @@ def _check_grad_usage(
 
 def _parse_diagnostic(d: Diagnostic) -> Diagnostic:
     """The 2021 loader read the file with plain yaml.load, which keeps the last of duplicate keys."""
-    if d.code == "duplicate-key" and d.severity == Severity.ERROR:
+    if d.code == DUPLICATE_KEY and d.severity == Severity.ERROR:
         return replace(
             d,
             severity=Severity.WARNING,

@@ -10,6 +10,7 @@ from derivls.aten import legacy_cpp
 from derivls.aten.cpp_types import Binding, NamedCType
 from derivls.aten.legacy_cpp import LegacyCType, saved_type
 from derivls.aten.native import NativeFunction
+from derivls.codes.loader import STRIDES_MULTI
 from derivls.derivatives.model import SavedAttribute
 from derivls.derivatives.saved import Replacement, SavedVariableError, uses_ident
 
@@ -22,7 +23,7 @@ __all__ = ["LEGACY_REPLACEMENTS", "LegacyFacts", "legacy_facts", "legacy_saved_v
 def _stride_expr(name: str, var_names: Sequence[str]) -> str:
     if tuple(var_names) != (name,):
         raise SavedVariableError(
-            "strides-multi",
+            STRIDES_MULTI,
             'Replacement for ".strides()" is only supported in the formula for the derivative of the '
             f"tensor it is called on: write '{name}.strides()' only in the '{name}:' formula.",
             f"{name}.strides()",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
+from derivls.codes.loader import DUPLICATE_ENTRY
 from derivls.derivatives import profiles
 from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
@@ -391,7 +392,7 @@ class DocumentAnalyzer:
         if old_entry.result is not old_result:
             return None
         first, last = after.start_line, after.start_line + after.text.count("\n")
-        if any(d.code == "duplicate-entry" and first <= d.span.line <= last for d in old.diagnostics):
+        if any(d.code == DUPLICATE_ENTRY and first <= d.span.line <= last for d in old.diagnostics):
             return None  # its warning points at this entry's name, which may have moved
         entry = PlacedEntry(after.start_line, new_result, old_entry.ops)
         owned = self._owners  # the same: the entry's canonical function did not change
@@ -422,7 +423,7 @@ class DocumentAnalyzer:
     ) -> list[Diagnostic]:
         if not self.profile.codegen_stage_checks:
             return []  # torchgen 2.x's autograd codegen; the 2021 loader had other rules
-        from derivls.derivatives.formulas.hook import codegen_diagnostics
+        from derivls.derivatives.formulas.entry_formulas import codegen_diagnostics
 
         return [d.shifted(e.start_line) for e in entries for d in codegen_diagnostics(e.result, self.index, owned)]
 
@@ -468,7 +469,7 @@ def _duplicate(entry: PlacedEntry, earlier: PlacedEntry) -> Diagnostic:
     assert name is not None and canonical is not None  # only entries with a canonical function are compared
     return warning(
         name.span.shifted(entry.start_line),
-        "duplicate-entry",
+        DUPLICATE_ENTRY,
         f"Another entry (line {earlier.line + 1}) is for the same function {canonical.func}; "
         "only one can take effect (PyTorch 2.x's loader silently keeps this later one). Merge them.",
         related=(Related(None, earlier.line, "the other entry for this function"),),

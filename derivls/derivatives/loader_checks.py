@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
+from derivls.codes.loader import MISSING_NAME, NAME_NOT_STRING, SCHEMA_NOT_FOUND, UNSUPPORTED_SCHEMA
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, locate_in, offset_span
 from derivls.derivatives.model import SavedAttribute
 from derivls.derivatives.results import split_name_params
@@ -59,7 +60,7 @@ def schema_not_found(
     )
     return error(
         name.span,
-        "schema-not-found",
+        SCHEMA_NOT_FOUND,
         f"Could not find ATen function for schema: {specification}. {hint}",
         related=related,
         fixes=tuple(Fix(f"Replace with '{s}'", (Edit(name.span, s),), i == 0) for i, s in enumerate(ranked[:10])),
@@ -146,7 +147,7 @@ def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | No
         diagnostics.append(
             error(
                 first_line(entry.span),
-                "missing-name",
+                MISSING_NAME,
                 "This entry has no 'name:' key; write the ATen schema it is for, e.g. "
                 "'name: abs(Tensor self) -> Tensor'.",
             )
@@ -156,7 +157,7 @@ def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | No
         diagnostics.append(
             error(
                 name.span,
-                "name-not-string",
+                NAME_NOT_STRING,
                 "'name:' must be an ATen schema string, e.g. 'abs(Tensor self) -> Tensor'.",
             )
         )
@@ -167,7 +168,7 @@ def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | No
         diagnostics.append(
             error(
                 name.span,
-                "unsupported-schema",
+                UNSUPPORTED_SCHEMA,
                 f"'{specification}' is not a function schema: expected 'name.overload(args) -> returns'.",
             )
         )

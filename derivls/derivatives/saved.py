@@ -29,6 +29,8 @@ from derivls.aten.cpp_types import (
     tensorOptionsT,
     typeAndSizeT,
 )
+from derivls.codes.loader import SIZE_NOT_SUPPORTED, SIZES_NOT_SUPPORTED, STRIDES_MULTI, STRIDES_NOT_SUPPORTED
+from derivls.codes.model import Code
 from derivls.derivatives.model import SavedAttribute
 from derivls.frozen import frozen_dataclass
 
@@ -68,7 +70,7 @@ def uses_ident(formula: str, name: str) -> bool:
 class SavedVariableError(ValueError):
     """A formula uses a pattern the loader refuses; `token` is the text to point at."""
 
-    def __init__(self, code: str, message: str, token: str, fix: str | None = None) -> None:
+    def __init__(self, code: Code, message: str, token: str, fix: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.token = token
@@ -100,7 +102,7 @@ class Replacement:
 def _stride_expr(name: str, var_names: Sequence[str]) -> str:
     if tuple(var_names) != (name,):
         raise SavedVariableError(
-            "strides-multi",
+            STRIDES_MULTI,
             'Replacement for ".sym_strides()" is only supported in the formula for the derivative of the '
             f"tensor it is called on: write '{name}.sym_strides()' only in the '{name}:' formula.",
             f"{name}.sym_strides()",
@@ -177,7 +179,7 @@ def check_unsupported_calls(formula: str) -> None:
     m = _SIZES.search(formula) if "sizes()" in formula else None
     if m:
         raise SavedVariableError(
-            "sizes-not-supported",
+            SIZES_NOT_SUPPORTED,
             ".sizes() is not supported in derivative formulas: use the SymInt version .sym_sizes(), "
             "which returns a c10::SymIntArrayRef.",
             m.group(0),
@@ -186,7 +188,7 @@ def check_unsupported_calls(formula: str) -> None:
     m = _SIZE_N.search(formula) if "size(" in formula else None
     if m:
         raise SavedVariableError(
-            "size-not-supported",
+            SIZE_NOT_SUPPORTED,
             ".size(int) is not supported in derivative formulas: use the SymInt version .sym_size(int).",
             m.group(0),
             m.group(0).replace("size(", "sym_size(", 1),
@@ -194,7 +196,7 @@ def check_unsupported_calls(formula: str) -> None:
     m = _STRIDES.search(formula) if "strides()" in formula else None
     if m:
         raise SavedVariableError(
-            "strides-not-supported",
+            STRIDES_NOT_SUPPORTED,
             ".strides() is not supported in derivative formulas: use the SymInt version .sym_strides(), "
             "which returns a c10::SymIntArrayRef.",
             m.group(0),

@@ -8,6 +8,19 @@ from collections.abc import Sequence
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeFunction
+from derivls.codes.loader import (
+    ARG_AND_RETURN,
+    FORMULA_NOT_STRING,
+    GRADS_MIXED,
+    GRADS_OUT_OF_BOUNDS,
+    GRADS_SOLELY_ZERO,
+    KEY_NOT_STRING,
+    NAMED_GRADS_MIXED,
+    OVERLAP,
+    RESULT_INDEX_OUT_OF_BOUNDS,
+    RESULT_MULTI_OUTPUT,
+    UNKNOWN_NAME,
+)
 from derivls.derivatives.document import FormulaItem, Section
 from derivls.derivatives.facts import FunctionFacts
 from derivls.derivatives.forward import postprocess_forward
@@ -30,7 +43,7 @@ from derivls.derivatives.saved import (
     saved_variables,
     uses_ident,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, Span, error
+from derivls.diagnostics import Code, Diagnostic, Edit, Fix, Span, error
 from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -56,7 +69,7 @@ class SectionContext:
         self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
         self.loader_rules = loader_rules
 
-    def error(self, span: Span, code: str, message: str, **extra: Any) -> None:
+    def error(self, span: Span, code: Code, message: str, **extra: Any) -> None:
         self.diagnostics.append(error(span, code, message, **extra))
 
 
@@ -97,7 +110,7 @@ def analyse_section(
         if n in items.differentiable_names:
             context.error(
                 item.key.locate(n),
-                "overlap",
+                OVERLAP,
                 f"'{n}' is marked non_differentiable here but also has a derivative formula "
                 f"(line {items.differentiable_names[n].key.span.line + 1} of this entry); keep one.",
             )
@@ -156,7 +169,7 @@ def _sort_items(
             keyed.append((item.key.value, item))
         else:
             context.error(
-                item.key.span, "key-not-string", f"Expected argument or output names, not {short_repr(item.key.value)}."
+                item.key.span, KEY_NOT_STRING, f"Expected argument or output names, not {short_repr(item.key.value)}."
             )
             items.results.append(KeyResult(item, section.key.value, (), "invalid"))
     for raw_names, item in sorted(keyed, key=lambda pair: pair[0]):
@@ -193,7 +206,7 @@ def backward_item(
         if n in all_arg_names and n in all_ret_names:
             context.error(
                 item.key.locate(n),
-                "arg-and-return",
+                ARG_AND_RETURN,
                 f"'{n}' is both an input argument and a named return of {f.func.name}; rename the return "
                 "in native_functions.yaml.",
             )
@@ -202,7 +215,7 @@ def backward_item(
     if not isinstance(formula, str):
         context.error(
             item.value.span,
-            "formula-not-string",
+            FORMULA_NOT_STRING,
             f"The formula for '{item.key.value}' must be a string (a C++ expression or 'non_differentiable'), "
             f"not {type(formula).__name__} {short_repr(formula)}; quote it.",
         )
@@ -215,7 +228,7 @@ def backward_item(
     for n in unknown:
         context.error(
             item.key.locate(n),
-            "unknown-name",
+            UNKNOWN_NAME,
             f"'{n}' is not an argument of {f.func.name}; arguments: {', '.join(all_arg_names)}.",
             fixes=name_fixes(item.key, n, all_arg_names),
         )
@@ -240,7 +253,7 @@ def backward_item(
         if i >= len(f.func.returns):
             context.error(
                 item.value.locate(f"grads[{i}]"),
-                "grads-out-of-bounds",
+                GRADS_OUT_OF_BOUNDS,
                 f"Out of bounds grads access: the formula uses grads[{i}], but {cpp.name(f.func)} only returns "
                 f"{len(f.func.returns)} output{'s' if len(f.func.returns) != 1 else ''}.",
             )
@@ -273,7 +286,7 @@ def forward_item(
             if len(returns) != 1:
                 context.error(
                     item.key.span,
-                    "result-multi-output",
+                    RESULT_MULTI_OUTPUT,
                     f"'result' names the only output, but {f.func.name} has {len(returns)} outputs; use "
                     + ", ".join(_output_names(f))
                     + ".",
@@ -290,7 +303,7 @@ def forward_item(
                     if index >= len(returns):
                         context.error(
                             item.key.locate(n),
-                            "result-index-out-of-bounds",
+                            RESULT_INDEX_OUT_OF_BOUNDS,
                             f"'{n}' is out of bounds: {f.func.name} has {len(returns)} output"
                             f"{'s' if len(returns) != 1 else ''}.",
                         )
@@ -303,7 +316,7 @@ def forward_item(
         for n in unmatched or list(names):
             context.error(
                 item.key.locate(n),
-                "unknown-name",
+                UNKNOWN_NAME,
                 f"'{n}' is neither an argument nor an output of {f.func.name}. "
                 f"Arguments: {', '.join(all_arg_names) or '(none)'}; outputs: {', '.join(_output_names(f))}.",
                 fixes=name_fixes(item.key, n, [*all_arg_names, *_output_names(f)]),
@@ -340,7 +353,7 @@ def check_grad_usage(
         edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
         context.error(
             first_ident(grads_items[0].value, "grads"),
-            "grads-mixed",
+            GRADS_MIXED,
             f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
             fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
         )
@@ -348,7 +361,7 @@ def check_grad_usage(
         edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
         context.error(
             grads_items[0].value.locate("grads[0]"),
-            "grads-solely-zero",
+            GRADS_SOLELY_ZERO,
             f"The derivatives of {defn_name} only refer to 'grads[0]'. If the first output is the only "
             "differentiable one, write 'grad'; otherwise the declaration is likely wrong.",
             fixes=(Fix("Replace 'grads[0]' with 'grad'", edits, True),) if edits else (),
@@ -358,7 +371,7 @@ def check_grad_usage(
         word = "grad" if grad_items else "grads"
         context.error(
             first_ident(offender.value, word),
-            "named-grads-mixed",
+            NAMED_GRADS_MIXED,
             f"The derivatives of {defn_name} mix named gradients (grad_<output>) with 'grad' or 'grads[i]'; "
             "use only one way to refer to gradients.",
         )

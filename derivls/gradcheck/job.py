@@ -104,8 +104,8 @@ class GradcheckJob:
 
 def _from_json(d: dict[str, Any]) -> Diagnostic:
     return Diagnostic(
-        Span(d["line"], d["column"], d["end_line"], d["end_column"]), Severity.ERROR, d.get("code", CODE), d["message"]
-    )
+        Span(d["line"], d["column"], d["end_line"], d["end_column"]), Severity.ERROR, CODE, d["message"]
+    )  # the worker reports only gradcheck-mismatch
 
 
 @dataclass

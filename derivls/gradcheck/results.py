@@ -8,9 +8,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from derivls.codes.gradcheck import GRADCHECK_MISMATCH
 from derivls.diagnostics import Diagnostic, Severity, Span
 
-CODE = "gradcheck-mismatch"
+CODE = GRADCHECK_MISMATCH
 SOURCE = "derivls-gradcheck"  # the diagnostic source a client sees
 
 

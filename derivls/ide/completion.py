@@ -100,7 +100,7 @@ def _member_completions(
     were listed."""
     if analysis is None or analysis.index is None or receiver.isdigit():
         return False
-    from derivls.derivatives.formulas.resolve import MEMBERS, element_of
+    from derivls.derivatives.formulas.exprtypes import MEMBERS, element_of
     from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, SCALAR, TENSOR
     from derivls.ide.formulas import formula_at, headers_of
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from derivls.derivatives.analysis import KeyResult, SectionResult
 from derivls.derivatives.document import Scalar
-from derivls.derivatives.formulas.editor import scope_for_key
+from derivls.derivatives.formulas.entry_formulas import value_offsets
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
-from derivls.derivatives.formulas.hook import value_offsets
 from derivls.derivatives.formulas.scope import Scope
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
+from derivls.ide.formula_editor import scope_for_key
 from derivls.ide.targets import entry_at, key_result_for, scalar_offset, section_result_for
 
 FORMULA_KINDS = ("backward", "forward")

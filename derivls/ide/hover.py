@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.aten.native import NativeFunction, NativeIndex
-from derivls.derivatives.formulas.editor import call_schemas, helper_declarations, semantic_tokens
+from derivls.codes.docs import doc_uri
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.profiles import TORCHGEN, Profile
-from derivls.diagnostics import Span
+from derivls.diagnostics import Code, Span
 from derivls.ide import facts
+from derivls.ide.formula_editor import call_schemas, helper_declarations, semantic_tokens
 from derivls.ide.formulas import formula_at, headers_of
 from derivls.ide.targets import Target, target_at
 
@@ -41,7 +42,24 @@ class HoverInfo:
 
 
 def hover(analysis: DocumentAnalysis, index: NativeIndex | None, line: int, column: int) -> HoverInfo | None:
-    """Hover at (line, column) of an analysed document; `index` is the native index it was analysed with."""
+    """Hover at (line, column) of an analysed document; `index` is the native index it was analysed with.
+    On a squiggle, the first paragraph of each diagnostic's code doc comes first (with a link to the doc)."""
+    found = [d for d in analysis.diagnostics if d.span.contains(line, column)]
+    info = _hover(analysis, index, line, column)
+    if not found:
+        return info
+    notes = "\n\n".join(code_note(code) for code in dict.fromkeys(d.code for d in found))
+    if info is None:
+        return HoverInfo(notes, found[0].span)
+    return HoverInfo(f"{notes}\n\n---\n\n{info.markdown}", info.span)
+
+
+def code_note(code: Code) -> str:
+    """A diagnostic code's first doc paragraph, with a link to its whole doc (shipped in the package)."""
+    return f"**`{code}`** ({code.severity.label}): {code.first_paragraph} [More]({doc_uri(code)})"
+
+
+def _hover(analysis: DocumentAnalysis, index: NativeIndex | None, line: int, column: int) -> HoverInfo | None:
     target = target_at(analysis, line, column)
     if target is None:
         return None
@@ -232,7 +250,7 @@ def _type_in_backward(target: Target, name: str) -> str | None:
     kr, section = target.key_result, target.section_result
     if kr is None or kr.kind != "backward" or section is None or target.entry.result.canonical is None:
         return None
-    from derivls.derivatives.formulas.editor import scope_for_key
+    from derivls.ide.formula_editor import scope_for_key
 
     local = scope_for_key(target.entry.result, section, kr).get(name)
     return local.cpp_type if local is not None and local.holds else None

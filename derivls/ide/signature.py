@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from derivls.derivatives.formulas import editor
 from derivls.derivatives.loader import DocumentAnalysis
+from derivls.ide import formula_editor as editor
 from derivls.ide.formulas import formula_at, headers_of
 
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from derivls.derivatives.document import offset_span
-from derivls.derivatives.formulas.editor import KINDS, scalar_tokens, scope_for_key
 from derivls.derivatives.formulas.headers import HeaderIndex
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.results import EntryResult
 from derivls.diagnostics import Span
+from derivls.ide.formula_editor import KINDS, scalar_tokens, scope_for_key
 from derivls.ide.formulas import FORMULA_KINDS, headers_of
 
 AUTO_FORMULAS = ("auto_element_wise", "auto_linear")  # derivatives.yaml's own words: keywords
@@ -40,7 +40,7 @@ AUTO_FORMULAS = ("auto_element_wise", "auto_linear")  # derivatives.yaml's own w
 TOKEN_TYPES = ("parameter", "variable", "function", "method", "namespace", "type", "keyword", "number", "string")
 TOKEN_MODIFIERS = ("tangent", "primal", "output", "grad", "defaultLibrary", "unresolved")
 
-# formula kind (derivls.derivatives.formulas.editor.KINDS) → (token type, modifiers)
+# formula kind (derivls.ide.formula_editor.KINDS) → (token type, modifiers)
 LEGEND: dict[str, tuple[str, tuple[str, ...]]] = {
     "argument": ("parameter", ()),
     "tangent": ("parameter", ("tangent",)),

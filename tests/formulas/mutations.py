@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from derivls.derivatives.formulas import savedcalls
-from derivls.derivatives.formulas.resolve import _arguments
+from derivls.derivatives.formulas.exprtypes import _arguments
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize, top_level
 
 KINDS = (
@@ -188,7 +188,7 @@ _Edit = tuple[int, int, Callable[[str, random.Random], str]]  # replace value[st
 
 def _calls(tokens: list[Token]) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """(offset of `(`, offset of its `)`, argument offset ranges) of each call `name(…)` whose arguments
-    derivls can tell apart (resolve._arguments)."""
+    derivls can tell apart (exprtypes._arguments)."""
     pairs = matching_brackets(tokens)
     out = []
     for i, t in enumerate(tokens[:-1]):

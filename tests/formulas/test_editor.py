@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from derivls.derivatives.formulas.editor import (
+from derivls.ide.formula_editor import (
     KINDS,
     call_schemas,
     entry_semantic_tokens,

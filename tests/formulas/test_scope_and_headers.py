@@ -95,7 +95,7 @@ def test_the_header_index_knows_helpers_methods_and_aten_functions(headers):
 
 
 def test_missing_sources_are_said_once_and_present_ones_not_at_all(real_files, native_index, tmp_path: Path):
-    from derivls.derivatives.formulas.hook import workspace_diagnostics
+    from derivls.derivatives.formulas.entry_formulas import workspace_diagnostics
 
     assert workspace_diagnostics(native_index, str(real_files.native)) == []
     lone = tmp_path / "native_functions.yaml"
@@ -127,7 +127,7 @@ def test_declarations_carry_their_own_line_and_normalized_parameters():
 
 
 def test_the_codegen_memo_keeps_what_the_current_pass_computed_when_it_overflows(monkeypatch):
-    from derivls.derivatives.formulas import hook
+    from derivls.derivatives.formulas import entry_formulas as hook
 
     monkeypatch.setattr(hook, "_codegen_cache", {})
     old = [object() for _ in range(hook.MEMO_LIMIT - 10)]  # earlier versions of the file

@@ -15,6 +15,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from derivls.server.documents.positions import LineIndex, apply_change
+from tests.lsp import doclinks
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lsp"
 CHECKOUT = FIXTURES / "checkout"
@@ -59,7 +60,26 @@ def make_client() -> LanguageClient:
     def generated_changed(params: Any) -> None:
         client.generated_changes.append(params)  # type: ignore[attr-defined]
 
+    _check_code_links(client)
     return client
+
+
+def _check_code_links(client: LanguageClient) -> None:
+    features = client.protocol.fm.features
+    published = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]  # pytest-lsp's: it keeps client.diagnostics
+
+    def checked(params: types.PublishDiagnosticsParams) -> Any:
+        doclinks.check(params)
+        return published(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = checked
+
+
+@pytest.fixture(autouse=True)
+def _every_published_diagnostic_links_to_its_doc():
+    doclinks.UNDOCUMENTED.clear()
+    yield
+    assert not doclinks.UNDOCUMENTED, "diagnostics without a doc link:\n" + "\n".join(doclinks.UNDOCUMENTED[:10])
 
 
 CONFIG = ClientServerConfig(server_command=SERVER, client_factory=make_client)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from derivls.derivatives.formulas.editor import KINDS
 from derivls.ide import hover, signature, tokens
+from derivls.ide.formula_editor import KINDS
 from derivls.ide.formulas import formula_at, headers_of, value_offset
 from tests.unit.ide_support import analyse, at, real_analysis, real_files, real_text
 

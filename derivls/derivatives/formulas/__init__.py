@@ -7,6 +7,6 @@ Layering: below ide/, above aten/ and derivatives/. Nothing here imports LSP typ
 - scope.py: the locals the generated code has in scope for one formula.
 - resolve.py: every name of a formula resolved -> diagnostics.
 - checks.py: the autograd codegen's own checks (gen_variable_type & co) that an entry can trigger.
-- editor.py: plain-data editor features (semantic tokens, declarations, signature help).
-- hook.py: the one call the loader makes per entry.
+- (the plain-data editor features on formulas live in derivls/ide/formula_editor.py)
+- entry_formulas.py: the formula diagnostics of one entry (the one call the loader makes per entry).
 """

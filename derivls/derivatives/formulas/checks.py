@@ -38,6 +38,19 @@ from collections.abc import Iterable
 from derivls.aten import cpp
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.aten.schema import BaseType, ListType, SchemaKind
+from derivls.codes.codegen import (
+    CODEGEN_DERIVATIVE_FOR_NON_TENSOR,
+    CODEGEN_DERIVATIVE_IGNORED,
+    CODEGEN_FORWARD_COUNT,
+    CODEGEN_FORWARD_NO_TANGENT,
+    CODEGEN_FORWARD_OUTPUT_TYPE,
+    CODEGEN_INPLACE_FORWARD_COUNT,
+    CODEGEN_INPLACE_USES_SELF_P,
+    CODEGEN_NOT_ABSTRACT,
+    CODEGEN_OUTPUT_DIFFERENTIABILITY_INPLACE,
+    CODEGEN_OUTPUT_DIFFERENTIABILITY_LENGTH,
+    CODEGEN_STRIDES_INPLACE,
+)
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.derivatives.saved import ident_pattern, uses_ident
 from derivls.diagnostics import Diagnostic, error
@@ -276,14 +289,14 @@ def _section_checks(
                 ):
                     yield error(
                         k.item.value.locate("sym_strides()"),
-                        "codegen-strides-inplace",
+                        CODEGEN_STRIDES_INPLACE,
                         f"'.sym_strides()' in the 'self' formula is not supported for an in-place function, and these "
                         f"formulas also apply to {label} (torchgen's autograd codegen rejects it).",
                     )
             if info.forward_derivatives and len(info.forward_derivatives) != 1:
                 yield error(
                     forward_span,
-                    "codegen-inplace-forward-count",
+                    CODEGEN_INPLACE_FORWARD_COUNT,
                     f"These formulas also apply to {label}, which is in-place: it takes exactly one forward "
                     f"formula, not {len(info.forward_derivatives)}.",
                 )
@@ -292,7 +305,7 @@ def _section_checks(
                     if ident_pattern("self_p").search(str(k.item.value.value)):
                         yield error(
                             k.item.value.locate("self_p"),
-                            "codegen-inplace-uses-self-p",
+                            CODEGEN_INPLACE_USES_SELF_P,
                             f"The forward formula of the in-place {label} reads self_p, the value it overwrites; "
                             "use 'result' (torchgen's autograd codegen rejects self_p here).",
                         )
@@ -301,7 +314,7 @@ def _section_checks(
         if info.has_derivatives and not f.is_abstract and _has_dispatch_sections(index):
             yield error(
                 name_span,
-                "codegen-not-abstract",
+                CODEGEN_NOT_ABSTRACT,
                 f"There are backward formulas for {label}, which has no dispatch section in native_functions.yaml "
                 "(it is CompositeImplicitAutograd); give it explicit backends (e.g. CompositeExplicitAutograd) "
                 "or remove the formulas.",
@@ -310,7 +323,7 @@ def _section_checks(
         if problem == "length":
             yield error(
                 od_span,
-                "codegen-output-differentiability-length",
+                CODEGEN_OUTPUT_DIFFERENTIABILITY_LENGTH,
                 f"output_differentiability has {len(info.output_differentiability or ())} item(s), but {label} has "
                 f"{len(f.func.returns)} output(s).",
             )
@@ -318,7 +331,7 @@ def _section_checks(
         if problem == "inplace":
             yield error(
                 od_span,
-                "codegen-output-differentiability-inplace",
+                CODEGEN_OUTPUT_DIFFERENTIABILITY_INPLACE,
                 f"output_differentiability has a False, but these formulas also apply to {label}, which is in-place "
                 "(its version counter would not be updated).",
             )
@@ -336,7 +349,7 @@ def _section_checks(
                         missing = True
                         yield error(
                             k.item.key.locate(n),
-                            "codegen-derivative-for-non-tensor",
+                            CODEGEN_DERIVATIVE_FOR_NON_TENSOR,
                             f"'{n}' is not a differentiable Tensor input of {label}; only Tensor inputs not marked "
                             "non_differentiable can have a backward formula.",
                         )
@@ -356,7 +369,7 @@ def _section_checks(
             )
             yield error(
                 od_span if not outputs and entry.output_differentiability is not None else backward_span,
-                "codegen-derivative-ignored",
+                CODEGEN_DERIVATIVE_IGNORED,
                 f"These backward formulas would be ignored for {label}: {why}.",
             )
             continue
@@ -366,7 +379,7 @@ def _section_checks(
         if count != len(outputs):
             yield error(
                 forward_span,
-                "codegen-forward-count",
+                CODEGEN_FORWARD_COUNT,
                 f"The forward formulas cover {count} output(s), but {label} has {len(outputs)} differentiable "
                 f"output(s) ({', '.join(outputs) or 'none'}): give one forward formula per differentiable output, "
                 "or none.",
@@ -380,7 +393,7 @@ def _section_checks(
             ):
                 yield error(
                     k.item.value.span,
-                    "codegen-forward-no-tangent",
+                    CODEGEN_FORWARD_NO_TANGENT,
                     f"This forward formula reads no tangent (<input>_t) of an input with a backward formula; for "
                     f"{label} that is only supported when the single differentiable input is a Tensor list.",
                 )
@@ -392,7 +405,7 @@ def _section_checks(
             ):
                 yield error(
                     k.item.key.span,
-                    "codegen-forward-output-type",
+                    CODEGEN_FORWARD_OUTPUT_TYPE,
                     f"A forward formula can only be for Tensor outputs (or a single Tensor list) of {label}; "
                     f"{', '.join(k.var_names)} is {', '.join(str(t) for t in types)}.",
                 )

@@ -10,7 +10,7 @@ Only operations whose two operands are certain are judged: `a op b` where `a` an
 expressions (a name, a literal, a call, a member, a subscript, a parenthesized expression, maybe
 negated) and the operators around them bind less tightly than `op` (so `a * b` in `x + a * b` is judged,
 `x * a` in `x * a * b` is judged too, `a * b` in `x * a * b` is not: its left operand is `x * a`).
-The operands' types are the caller's (`kind`: see resolve._argument_kind); an operand it cannot type is
+The operands' types are the caller's (`kind`: see exprtypes._argument_kind); an operand it cannot type is
 never judged.
 """
 

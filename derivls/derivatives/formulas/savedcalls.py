@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from derivls.codes.formula import FORMULA_ARGUMENT_COUNT, FORMULA_ARGUMENT_TYPE, FORMULA_UNKNOWN_NAME
 from derivls.derivatives.formulas.tokens import Token
+from derivls.diagnostics import Code
 from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -147,7 +149,7 @@ JUDGED = (
 
 @frozen_dataclass
 class Slip:
-    code: str  # formula-argument-type, formula-argument-count, formula-unknown-name
+    code: Code  # formula-argument-type, formula-argument-count, formula-unknown-name
     start: int  # offsets into the formula: the called name (a count) or the argument (a type)
     end: int
     message: str
@@ -218,7 +220,7 @@ def _argument_type(call: SavedCall, argument: Token, local: Local | None, *, sav
         else f"'{argument.text}' is {local.cpp_type} here"
     )
     return Slip(
-        "formula-argument-type",
+        FORMULA_ARGUMENT_TYPE,
         argument.start,
         argument.end,
         f"{where}: {call.name} takes {call.takes_what} ({'; '.join(call.declarations)}).",
@@ -235,7 +237,7 @@ def _count(call: SavedCall, name: Token, count: int, backward: bool) -> Slip:
         else ""
     )
     return Slip(
-        "formula-argument-count",
+        FORMULA_ARGUMENT_COUNT,
         name.start,
         name.end,
         f"'{call.name}' takes {counts} argument{'s' if call.counts != (1,) else ''}, not {count}{saved}: "
@@ -246,7 +248,7 @@ def _count(call: SavedCall, name: Token, count: int, backward: bool) -> Slip:
 
 def _undeclared(call: SavedCall, name: Token, text: str) -> Slip:
     return Slip(
-        "formula-unknown-name",
+        FORMULA_UNKNOWN_NAME,
         name.start,
         name.end,
         f"'{text}' stays in the formula: load_derivatives replaces only '{call.name}(<argument>)' of an argument "

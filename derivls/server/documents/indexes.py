@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from derivls import discovery
 from derivls.aten.native import NativeIndex
+from derivls.codes.setup import NATIVE_INDEX
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.gcpolicy import freeze_heap, paused_gc
 from derivls.ide import manual
@@ -191,7 +192,8 @@ def publish_native_problem(ls: DerivlsServer, loaded: LoadedIndex) -> None:
                 range=convert.point((loaded.problem_line or 1) - 1),
                 message=f"derivls cannot index this file: {loaded.problem}",
                 severity=types.DiagnosticSeverity.Error,
-                code="native-index",
+                code=NATIVE_INDEX,
+                code_description=convert.code_description(NATIVE_INDEX),
                 source=convert.SOURCE,
             )
         )

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from derivls.diagnostics import Diagnostic
+from derivls.codes.docs import doc_uri
+from derivls.diagnostics import Code, Diagnostic
 from derivls.server.documents.positions import LineIndex
 
 SOURCE = "derivls"
@@ -21,6 +22,11 @@ def point(line: int) -> types.Range:
     return types.Range(
         start=types.Position(line=max(line, 0), character=0), end=types.Position(line=max(line, 0), character=0)
     )
+
+
+def code_description(code: Code) -> types.CodeDescription:
+    """The link an editor shows on a diagnostic: the code's doc page shipped inside the package."""
+    return types.CodeDescription(href=doc_uri(code))
 
 
 def to_lsp(d: Diagnostic, lines: LineIndex, uri: str) -> types.Diagnostic:
@@ -41,6 +47,7 @@ def to_lsp(d: Diagnostic, lines: LineIndex, uri: str) -> types.Diagnostic:
         message=d.message,
         severity=types.DiagnosticSeverity(int(d.severity)),
         code=d.code,
+        code_description=code_description(d.code),
         source=SOURCE,
         related_information=related,
     )
@@ -50,4 +57,4 @@ def to_lsp_all(diagnostics: Iterable[Diagnostic], lines: LineIndex, uri: str) ->
     return [to_lsp(d, lines, uri) for d in diagnostics]
 
 
-__all__ = ["SOURCE", "file_uri", "point", "to_lsp", "to_lsp_all"]
+__all__ = ["SOURCE", "code_description", "file_uri", "point", "to_lsp", "to_lsp_all"]

@@ -12,9 +12,11 @@ import itertools
 from collections.abc import Container
 
 from derivls.aten.native import NativeIndex
+from derivls.codes.setup import FORMULA_SOURCES_MISSING
 from derivls.derivatives.document import Scalar, offset_span
+from derivls.derivatives.formulas.findings import Finding
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
-from derivls.derivatives.formulas.resolve import Finding, resolve
+from derivls.derivatives.formulas.resolve import resolve
 from derivls.derivatives.formulas.scope import build_scope
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
@@ -67,7 +69,7 @@ def _diagnostic(scalar: Scalar, f: Finding, mapping: list[int] | None) -> Diagno
         for k, r in enumerate(f.rewrites)
     )
     related = tuple(Related(path, line, text) for path, line, text in f.related)
-    return Diagnostic(span, Severity(f.severity), f.code, f.message, related=related, fixes=fixes)
+    return Diagnostic(span, f.severity, f.code, f.message, related=related, fixes=fixes)
 
 
 def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_path: str | None) -> list[Diagnostic]:
@@ -153,7 +155,7 @@ def setup_diagnostics(headers: HeaderIndex) -> list[Diagnostic]:
         Diagnostic(
             Span(0, 0, 0, 1),
             Severity.INFORMATION,
-            "formula-sources-missing",
+            FORMULA_SOURCES_MISSING,
             f"{' and '.join(headers.problems)} not found (looked at: {tried}); formula names that need "
             "them (helpers, Tensor methods) are not checked.",
         )

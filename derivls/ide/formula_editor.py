@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from derivls.derivatives.formulas.exprtypes import declared_names
 from derivls.derivatives.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, Declaration, HeaderIndex
-from derivls.derivatives.formulas.resolve import declared_names
 from derivls.derivatives.formulas.scope import Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 
@@ -103,7 +103,7 @@ def _classify(tokens: list[Token], i: int, scope: Scope, headers: HeaderIndex | 
 
 def scalar_tokens(scalar: Scalar, scope: Scope, headers: HeaderIndex | None) -> list[tuple[Span, str]]:
     """Semantic tokens of a formula scalar, on the document (spans relative to its chunk, like the scalar's)."""
-    from derivls.derivatives.formulas.hook import finding_span, value_offsets
+    from derivls.derivatives.formulas.entry_formulas import finding_span, value_offsets
 
     formula = scalar.value
     if not isinstance(formula, str):

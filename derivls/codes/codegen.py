@@ -1,0 +1,179 @@
+"""Codes of the codegen stage: the checks torchgen's autograd codegen makes after load_derivatives
+(emitted by derivls/derivatives/formulas/checks.py)."""
+
+from __future__ import annotations
+
+from derivls.codes.model import TORCHGEN, Severity, Stage, declare
+
+ERROR, CODEGEN = Severity.ERROR, Stage.CODEGEN
+ONLY = (TORCHGEN,)
+MUL = "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n"
+MUL_BACKWARD = (
+    "  self: mul_tensor_backward(grad, other, self.scalar_type())\n"
+    "  other: mul_tensor_backward(grad, self, other.scalar_type())\n"
+)
+MAX_DIM = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n"
+MAX_BACKWARD = "  self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)\n"
+
+CODEGEN_STRIDES_INPLACE = declare(
+    "codegen-strides-inplace",
+    ERROR,
+    CODEGEN,
+    "`.sym_strides()` in the `self` formula while an in-place overload shares it",
+    what="""The `self` formula calls `self.sym_strides()`, and an in-place overload shares the entry's formulas:
+    the in-place function overwrites `self`, so its strides cannot be saved.""",
+    why="""torchgen's match_differentiability_info asserts against it.""",
+    wrong="(an entry for `mul.Tensor` whose `self:` formula reads `self.sym_strides()`; `mul_.Tensor` shares it)",
+    right="(the formula without `self.sym_strides()`, or an entry of its own for the in-place overload)",
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/parity/test_codegen_stage_parity.py",
+)
+
+CODEGEN_INPLACE_FORWARD_COUNT = declare(
+    "codegen-inplace-forward-count",
+    ERROR,
+    CODEGEN,
+    "several forward formulas shared with an in-place overload",
+    what="""The entry has several forward formulas and an in-place overload shares them.""",
+    why="""torchgen's match_differentiability_info asserts an in-place function has at most one.""",
+    wrong="(an entry with two forward formulas for a function with an in-place variant)",
+    right="(one forward formula, or an entry of its own for the in-place overload)",
+    profiles=ONLY,
+    example=None,
+    tested_by="",  # no derivatives.yaml edit found yet that reaches it: see tests/codes NOT_YET_EMITTED
+)
+
+CODEGEN_INPLACE_USES_SELF_P = declare(
+    "codegen-inplace-uses-self-p",
+    ERROR,
+    CODEGEN,
+    "an in-place entry's forward formula reads `self_p`",
+    what="""An entry for an in-place function whose forward formula reads `self_p`, the value the function
+    overwrites.""",
+    why="""torchgen's match_differentiability_info asserts against it: `self_p` is already the new value.""",
+    wrong="- name: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n"
+    + MUL_BACKWARD
+    + "  result: self_t * other_p + self_p * other_t\n",
+    right="(use `original_self_p`, or derive the in-place formula from the functional entry)",
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/parity/test_codegen_stage_parity.py",
+)
+
+CODEGEN_NOT_ABSTRACT = declare(
+    "codegen-not-abstract",
+    ERROR,
+    CODEGEN,
+    "formulas for a function without a dispatch section (CompositeImplicitAutograd)",
+    what="""The entry gives formulas for a function without a `dispatch:` section in native_functions.yaml
+    (CompositeImplicitAutograd): autograd goes through the functions it calls, not through a node of its
+    own.""",
+    why="""torchgen's gen_variable_type_func asserts against it.""",
+    wrong="- name: square(Tensor self) -> Tensor\n  self: 2 * grad * self\n",
+    right="(no entry: `square` is differentiated through `pow`)",
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/parity/test_codegen_stage_parity.py",
+)
+
+CODEGEN_OUTPUT_DIFFERENTIABILITY_LENGTH = declare(
+    "codegen-output-differentiability-length",
+    ERROR,
+    CODEGEN,
+    "`output_differentiability` whose length differs from an overload's outputs",
+    what="""`output_differentiability:` has a different number of items than the function (or an overload
+    sharing its formulas) has outputs.""",
+    why="""torchgen's gen_differentiable_outputs asserts the lengths are equal.""",
+    wrong=MAX_DIM + MAX_BACKWARD + "  output_differentiability: [True]\n",
+    right=MAX_DIM + MAX_BACKWARD + "  output_differentiability: [True, False]\n",
+    profiles=ONLY,
+)
+
+CODEGEN_OUTPUT_DIFFERENTIABILITY_INPLACE = declare(
+    "codegen-output-differentiability-inplace",
+    ERROR,
+    CODEGEN,
+    "a False in `output_differentiability` while an in-place overload shares it",
+    what="""`output_differentiability:` holds False, and an in-place overload shares the entry's formulas.""",
+    why="""torchgen's gen_differentiable_outputs asserts an in-place function's output is differentiable.""",
+    wrong=MUL + MUL_BACKWARD + "  output_differentiability: [False]\n",
+    right=MUL + MUL_BACKWARD,
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/parity/test_codegen_stage_parity.py",
+)
+
+CODEGEN_DERIVATIVE_FOR_NON_TENSOR = declare(
+    "codegen-derivative-for-non-tensor",
+    ERROR,
+    CODEGEN,
+    "a backward formula for an argument that is not a differentiable Tensor",
+    what="""A backward formula for an argument that is not a differentiable Tensor (an int, a bool, a Scalar,
+    an integral Tensor list…).""",
+    why="""torchgen's emit_body finds no such differentiable input and asserts.""",
+    wrong="- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n"
+    + MAX_BACKWARD
+    + "  dim: grad\n",
+    right=MAX_DIM + MAX_BACKWARD,
+    fix="Mark it `non_differentiable`, or drop the formula.",
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/parity/test_codegen_stage_parity.py",
+)
+
+CODEGEN_DERIVATIVE_IGNORED = declare(
+    "codegen-derivative-ignored",
+    ERROR,
+    CODEGEN,
+    "backward formulas but no differentiable output or input",
+    what="""The entry has backward formulas, but no differentiable output (`output_differentiability` all
+    False, a DONT_REQUIRE_DERIVATIVE function) or input.""",
+    why="""torchgen's emit_body asserts the formulas would be used.""",
+    wrong=MAX_DIM + MAX_BACKWARD + "  output_differentiability: [False, False]\n",
+    right=MAX_DIM + MAX_BACKWARD + "  output_differentiability: [True, False]\n",
+    profiles=ONLY,
+)
+
+CODEGEN_FORWARD_COUNT = declare(
+    "codegen-forward-count",
+    ERROR,
+    CODEGEN,
+    "forward formulas covering more or fewer outputs than the differentiable ones",
+    what="""The forward formulas cover more or fewer outputs than the function has differentiable ones.""",
+    why="""torchgen's emit_body asserts every differentiable output has one forward formula, or none has.""",
+    wrong="- name: _fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)\n"
+    "  self: _fused_dropout_backward(grad, result1, p)\n  result0: self_t\n  result1: self_t\n",
+    right="(one forward formula for each differentiable output)",
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/parity/test_codegen_stage_parity.py",
+)
+
+CODEGEN_FORWARD_NO_TANGENT = declare(
+    "codegen-forward-no-tangent",
+    ERROR,
+    CODEGEN,
+    "a forward formula that reads no tangent of a differentiable input",
+    what="""A forward formula reads no `<input>_t` of any input that has a backward formula.""",
+    why="""torchgen's emit_body builds the "any input has a forward grad" condition from the tangents a formula
+    reads, and asserts there is one.""",
+    wrong="- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n  result: self_p.sgn()\n",
+    right="- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
+    "  result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())\n",
+    profiles=ONLY,
+)
+
+CODEGEN_FORWARD_OUTPUT_TYPE = declare(
+    "codegen-forward-output-type",
+    ERROR,
+    CODEGEN,
+    "a forward formula for an output that is not a Tensor",
+    what="""A forward formula for an output that is not a Tensor (or a single Tensor list).""",
+    why="""torchgen's emit_fw_derivatives only generates forward code for Tensor outputs and asserts.""",
+    wrong="(a forward formula for an `int` output)",
+    right="(forward formulas for Tensor outputs only)",
+    profiles=ONLY,
+    example=None,
+    tested_by="",  # no derivatives.yaml edit found yet that reaches it: see tests/codes NOT_YET_EMITTED
+)

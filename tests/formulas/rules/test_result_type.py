@@ -1,0 +1,37 @@
+"""The rule in derivls/derivatives/formulas/rules/result_type.py, on the scope of real entries."""
+
+from __future__ import annotations
+
+from derivls.derivatives.formulas.resolve import resolve
+from tests.formulas.rules.common import ABS, EIGH, LAYER_NORM, MATMUL, codes, where
+
+
+def test_a_backward_formula_is_a_tensor_for_one_input_and_a_tuple_for_several(scope_of, headers):
+    one, two = scope_of(ABS, "self"), scope_of(MATMUL, "self, other")
+    assert codes("matmul_backward(grad, self, other, grad_input_mask)", two, headers) == []
+    assert codes("grad.matmul(self.mH())", one, headers) == []
+    found = resolve("at::matmul(grad, other)", two, headers)
+    assert [(f.code, "at::matmul(grad, other)"[f.start : f.end]) for f in found] == [("formula-result-type", "matmul")]
+    assert found[0].message.startswith("The formula for 2 inputs (self, other) is 'at::Tensor' (a Tensor)")
+    assert "std::get<0>…std::get<1>(grad_result)" in found[0].message
+    assert where("polar_backward(grad, self)", one, headers) == [("formula-result-type", "polar_backward")]
+    assert where("grad * other.sgn()", two, headers) == [("formula-result-type", "grad * other.sgn()")]
+    assert where("M_PI", one, headers) == [("formula-result-type", "M_PI")]
+
+
+def test_a_tuple_for_several_inputs_has_at_least_as_many_elements(scope_of, headers):
+    three = scope_of(LAYER_NORM, "input, weight, bias")
+    assert where("polar_backward(grad, input)", three, headers) == [("formula-result-type", "polar_backward")]
+    assert "a std::tuple of 2" in resolve("polar_backward(grad, input)", three, headers)[0].message
+    assert codes("polar_backward(grad, self)", scope_of(MATMUL, "self, other"), headers) == []  # 2 for 2
+
+
+def test_a_forward_formula_is_a_tensor_for_one_output_and_a_tuple_of_as_many_for_several(scope_of, headers):
+    one, two = scope_of(ABS, "result"), scope_of(EIGH, "eigenvalues, eigenvectors")
+    assert codes("linalg_eig_jvp(A_t, eigenvalues, eigenvectors, /*is_hermitian=*/true)", two, headers) == []
+    assert where("polar_backward(self_t, result)", one, headers) == [("formula-result-type", "polar_backward")]
+    assert where("at::matmul(A_t, eigenvectors)", two, headers) == [("formula-result-type", "matmul")]
+    # a conditional, a call derivls does not type, the literal 0: not judged
+    assert where("self_t.defined() ? polar_backward(self_t, result) : self_t", one, headers) == []
+    assert where("self_t.sym_size(0)", one, headers) == []
+    assert where("0", scope_of(ABS, "self"), headers) == []
