@@ -13,6 +13,7 @@ from collections.abc import Container
 
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.document import Scalar, offset_span
+from derivls.derivatives.formulas.context_hook import in_context
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
 from derivls.derivatives.formulas.resolve import Finding, resolve
 from derivls.derivatives.formulas.scope import build_scope
@@ -84,7 +85,7 @@ def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_pat
             if not isinstance(formula, str) or formula in ("auto_element_wise", "auto_linear"):
                 continue
             scope = build_scope(result.canonical, section.info, key.kind == "backward", key.var_names)
-            findings = resolve(formula, scope, headers)
+            findings = resolve(formula, scope, headers) + in_context(formula, scope, section)
             if findings:
                 mapping = None if scalar.source == formula else value_offsets(scalar)
                 out.extend(_diagnostic(scalar, f, mapping) for f in findings)
