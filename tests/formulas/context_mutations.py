@@ -46,7 +46,9 @@ def context_sites(value: str, tokens: list[Token], arguments: list[str]) -> dict
                 depth -= 1
             elif t.text == "," and depth == 0:
                 sites["context-separator"].append((t.start, t.end, lambda _w, _r: ";"))
-    sites["context-statement"].append((0, end, lambda w, r: r.choice(("return {};", "return {}", "auto value = {}")).format(w)))
+    sites["context-statement"].append(
+        (0, end, lambda w, r: r.choice(("return {};", "return {}", "auto value = {}")).format(w))
+    )
     top = top_level(tokens)
     if len(tokens) > 5 and [t.text for t in tokens[:2]] == ["std", "::"] and tokens[2].text in _TUPLES:
         if tokens[3].text == "(" and pairs.get(3) == len(tokens) - 1:  # std::make_tuple(a, b) -> a, b

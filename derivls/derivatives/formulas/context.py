@@ -94,7 +94,9 @@ def tensor_local(scope: Scope) -> Callable[[str], bool | None]:
         local = scope.get(name)
         if local is None:
             return None
-        return local.holds in (TENSOR, OPTIONAL_TENSOR) or local.cpp_type.removeprefix("const ").startswith("at::Tensor")
+        return local.holds in (TENSOR, OPTIONAL_TENSOR) or local.cpp_type.removeprefix("const ").startswith(
+            "at::Tensor"
+        )
 
     return judge
 
@@ -179,7 +181,9 @@ def _slips(
                         "this ';' as the formula's value and compiles the rest as other statements.",
                     )
                 )
-        elif t.kind == "ident" and (t.text in _STATEMENTS or (t.text in _DECLARES and not _template_argument(tokens, j))):
+        elif t.kind == "ident" and (
+            t.text in _STATEMENTS or (t.text in _DECLARES and not _template_argument(tokens, j))
+        ):
             if first_top_semicolon is not None and j > first_top_semicolon and depth[j] == 0 and not inside:
                 continue  # a statement after a statement's ';' (that ';' has its finding)
             what = "a statement keyword" if t.text in _STATEMENTS else "a declaration's keyword"
