@@ -7,6 +7,8 @@ entry of its own in the real 2.13 derivatives.yaml (its existing entry, if any, 
 
     backward      `<arg>: grad`
     forward       `<arg>: grad` and `result: <arg>_t`            (the argument's tangent in a forward formula)
+    other_forward `<arg>: grad`, `<t>: grad` and `result: <t>_t` (a forward formula that reads another Tensor
+                                                                  argument's tangent, not this one's)
     auto_linear   `<arg>: grad` and `result: auto_linear`
     element_wise  `<arg>: grad` and `result: auto_element_wise`
 
@@ -32,7 +34,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PLACES = ("backward", "forward", "auto_linear", "element_wise")
+PLACES = ("backward", "forward", "other_forward", "auto_linear", "element_wise")
 RELEASES = Path.home() / ".cache" / "derivls-test-releases"
 _FUNC = re.compile(r"^- func: (.*)$", re.M)
 
@@ -42,7 +44,7 @@ def split_arguments(schema: str) -> list[tuple[str, str]]:
     args = schema.split("(", 1)[1].rsplit(") ->", 1)[0]
     parts, depth, cur = [], 0, ""
     for c in args:
-        depth += c in "([" 
+        depth += c in "(["
         depth -= c in ")]"
         if c == "," and depth == 0:
             parts.append(cur)
@@ -74,6 +76,7 @@ class Case:
     place: str
     schema: str = ""  # the 2.13 function given the entry ("" where 2.13 has no function with such an argument)
     argument: str = ""
+    other: str = ""  # another Tensor argument of the function (other_forward: its tangent, not the argument's)
     gate: str = ""  # "loader" | "codegen" | "g++" | "" (accepted)
     derivls: list[tuple[int, str]] = field(default_factory=list)  # (0-based line in the entry, code) of errors
     message: str = ""
@@ -81,53 +84,53 @@ class Case:
     @property
     def entry(self) -> str:
         lines = [f"- name: {self.schema}", f"  {self.argument}: grad"]
-        if self.place != "backward":
-            formula = {"forward": f"{self.argument}_t", "auto_linear": "auto_linear"}.get(self.place, "auto_element_wise")
+        if self.place == "other_forward":
+            lines += [f"  {self.other}: grad", f"  result: {self.other}_t"]
+        elif self.place != "backward":
+            formula = {"forward": f"{self.argument}_t", "auto_linear": "auto_linear"}.get(
+                self.place, "auto_element_wise"
+            )
             lines.append(f"  result: {formula}")
         return "\n".join(lines) + "\n"
 
 
-def pick_functions(native: Path, tags: Path, kinds: list[str], derivatives_text: str) -> dict[str, tuple[str, str]]:
+def pick_functions(
+    native: Path, tags: Path, kinds: list[str], derivatives_text: str
+) -> dict[str, tuple[str, str, str]]:
     """kind -> (schema, argument name) of a 2.13 function with a kernel and one Tensor output, preferring one
     without an entry in derivatives.yaml and a functional one; a kind no 2.13 function has is left out."""
     from derivls.aten.native import NativeIndex
 
     index = NativeIndex.load(str(native), str(tags))
     has_entry = set(re.findall(r"^- name: (.*)$", derivatives_text, re.M))
-    best: dict[str, tuple[tuple[int, ...], str, str]] = {}
-    used: set[str] = set()
+    best: dict[str, tuple[tuple[int, ...], str, str, str]] = {}
     for f in sorted(index, key=lambda f: str(f.func)):
         schema = str(f.func)
         if f.has_composite_implicit_autograd_kernel or not f.dispatch:
             continue
         returns = schema.rsplit(") -> ", 1)[1]
-        for kind, name in split_arguments(schema):
+        arguments = split_arguments(schema)
+        name_ = schema.split("(")[0]
+        for kind, name in arguments:
             if kind not in kinds or name in ("grad", "result"):
                 continue
+            other = next((n for k, n in arguments if k == "Tensor" and n != name), "")
             rank = (
                 returns not in ("Tensor", "Tensor(a)", "Tensor(a!)"),
+                not other,
+                name_.split(".")[0].endswith("_") or "out" in name_.split(".")[-1],
                 schema in has_entry,
-                "." in schema.split("(")[0] and "out" in schema.split("(")[0],
                 len(schema),
             )
             if kind not in best or rank < best[kind][0]:
-                best[kind] = (rank, schema, name)
-    del used
-    return {kind: (schema, name) for kind, (_rank, schema, name) in best.items()}
+                best[kind] = (rank, schema, name, other)
+    return {kind: (schema, name, other) for kind, (_rank, schema, name, other) in best.items()}
 
 
 def _with_entries(text: str, entries: list[tuple[str, str]]) -> tuple[str, list[int]]:
-    """derivatives.yaml `text` with each (schema, entry) appended (an existing entry for a schema removed), and
-    the 0-based line each new entry starts on."""
-    lines = text.split("\n")
-    schemas = {schema for schema, _ in entries}
-    starts = [i for i, line in enumerate(lines) if line.startswith("- name:")]
-    for k in range(len(starts) - 1, -1, -1):
-        start = starts[k]
-        if lines[start][len("- name:") :].strip() in schemas:
-            end = starts[k + 1] if k + 1 < len(starts) else len(lines)
-            lines[start:end] = []
-    body = "\n".join(lines).rstrip("\n") + "\n"
+    """A derivatives.yaml of the (schema, entry) pairs alone, and the 0-based line each entry starts on."""
+    del text  # (the other entries change no verdict on these: each is judged alone, and fast)
+    body = "# the argument-kind campaign's entries (tests/formulas/argkinds.py)\n"
     at = []
     for _schema, entry in entries:
         body += "\n"
@@ -164,8 +167,8 @@ def judge(packaged: Path, torch_include: str, kinds: list[str] | None = None, pl
     picked = pick_functions(native, tags, kinds, text)
     cases = [Case(kind, place) for kind in kinds for place in places]
     for case in cases:
-        if case.kind in picked:
-            case.schema, case.argument = picked[case.kind]
+        if case.kind in picked and (case.place != "other_forward" or picked[case.kind][2]):
+            case.schema, case.argument, case.other = picked[case.kind]
     judged = [c for c in cases if c.schema]
     with tempfile.TemporaryDirectory(prefix="derivls-argkinds-") as folder:
         dirs = []
@@ -225,7 +228,7 @@ def _torchgen(native: Path, tags: Path, folder: str, dirs: list[tuple[Path, str]
 
 
 # torchgen_codegen's restricted run, told apart: a loader error, or one of the codegen after it ("codegen: …")
-_RUNNER = r'''
+_RUNNER = r"""
 import json, re, sys
 re._MAXCACHE = 1_000_000
 sys.path = [p for p in sys.path if p not in ("", ".")]
@@ -248,7 +251,10 @@ for arg in rest:
         ok, error = False, f"load_derivatives: {type(e).__name__}: {e}"
     if ok:
         try:
-            with_infos = match_differentiability_info(fns_all, infos)
+            base = schema.split("(")[0].split(".")[0].rstrip("_")
+            # (only a function of the entry's base name can take its infos: the others are not asked)
+            group = [f for f in fns_all if f.func.name.name.base.rstrip("_") == base]
+            with_infos = match_differentiability_info(group, infos)
             touched = [i for s, by_key in infos.items() if str(s) == schema for i in by_key.values()]
             for fn in with_infos:
                 if str(fn.func.func) == schema or (fn.info is not None and any(i in touched for i in fn.info.values())):
@@ -262,19 +268,55 @@ for arg in rest:
         except Exception as e:
             ok, error = False, f"codegen: {type(e).__name__}: {e}"
     print(json.dumps({"dir": directory, "ok": ok, "error": error[:2000]}), flush=True)
-'''
+"""
 
 
 def table(cases: list[Case]) -> str:
-    rows = [f"{'kind':16} " + " ".join(f"{p:>14}" for p in PLACES)]
+    rows = [f"{'kind':16} " + " ".join(f"{p:>14}" for p in PLACES) + "  function, argument"]
     by = {(c.kind, c.place): c for c in cases}
     for kind in sorted({c.kind for c in cases}):
         cells = []
-        for p in PLACES:
+        for p in PLACES:  # (a `!` where derivls disagrees with the chain)
             c = by.get((kind, p))
-            cells.append("-" if c is None or not c.schema else (c.gate or "ok") + ("" if bool(c.derivls) == bool(c.gate) else "!"))
-        rows.append(f"{kind:16} " + " ".join(f"{x:>14}" for x in cells))
+            cells.append(
+                "-"
+                if c is None or not c.schema
+                else (c.gate or "ok") + ("" if bool(c.derivls) == bool(c.gate) else "!")
+            )
+        first = next((c for c in cases if c.kind == kind and c.schema), None)
+        where = f"  {first.schema.split('(')[0]}, {first.argument}" if first else ""
+        rows.append(f"{kind:16} " + " ".join(f"{x:>14}" for x in cells) + where)
     return "\n".join(rows)
+
+
+def verdicts_module(cases: list[Case]) -> str:
+    """argkind_verdicts.py's text: the function each kind was given, the gate of each case, the kinds 2.13 has no
+    function for."""
+    lines = [
+        '"""The whole chain\'s verdict on a formula for each argument kind of the 15 releases, in each place',
+        "(tests/formulas/argkinds.py; written by `python -m tests.formulas.argkinds --write`): (kind, place) -> the",
+        'first gate that rejects it ("loader", "codegen", "g++"), or "" where torchgen and g++ accept it."""',
+        "",
+        '# kind -> (2.13 function, the argument of that kind, another Tensor argument or "")',
+        "FUNCTIONS = {",
+    ]
+    seen = set()
+    for c in cases:
+        if c.schema and c.kind not in seen:
+            seen.add(c.kind)
+            lines.append(f"    {c.kind!r}: ({c.schema!r}, {c.argument!r}, {c.other!r}),")
+    lines += ["}", "", "VERDICTS = {"]
+    for c in cases:
+        if c.schema:
+            lines.append(
+                f"    ({c.kind!r}, {c.place!r}): {c.gate!r},  # {c.message[:80]!r}"
+                if c.gate
+                else f"    ({c.kind!r}, {c.place!r}): '',"
+            )
+    lines += ["}", "", "# kinds of the releases no 2.13 function has an argument of (no chain of 2.13 to judge them)"]
+    missing = sorted({c.kind for c in cases} - seen)
+    lines.append("NO_2_13_FUNCTION = (" + "".join(f"{k!r}, " for k in missing).rstrip(" ") + ")")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> None:
@@ -288,11 +330,8 @@ def main(argv: list[str]) -> None:
     kinds = [a for a in argv if not a.startswith("--")] or None
     cases = judge(packaged, include, kinds)
     print(table(cases))
-    print("\nVERDICTS = {")
-    for c in cases:
-        if c.schema:
-            print(f"    ({c.kind!r}, {c.place!r}): {c.gate!r},")
-    print("}")
+    if "--write" in argv:
+        Path(__file__).with_name("argkind_verdicts.py").write_text(verdicts_module(cases), encoding="utf-8")
     for c in cases:
         if c.schema and bool(c.derivls) != bool(c.gate):
             print(f"\n{'missed' if c.gate else 'extra'}: {c.kind} {c.place} {c.schema} {c.argument}")
