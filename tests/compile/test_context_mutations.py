@@ -4,8 +4,9 @@ call's arguments, `return`/`auto` before it, a top-level comma (a tuple's elemen
 Python's trailing `,`, `\\` or `# comment`. g++ judges each in the code torchgen generates for the entry;
 derivls must report exactly what it rejects (formula-context: derivatives/formulas/context.py).
 
-Measured (250 entries a seed, `python -m tests.formulas.mutations --context SEED`): seed 1: 238 compiled,
-the compiler rejected 170, derivls reported those 170 and none of the other 68.
+Measured (250 entries a seed, `python -m tests.formulas.mutations --context SEED`), compiled / compiler
+rejected / derivls reported / derivls reported where the compiler accepted: seed 1: 238 / 170 / 170 / 0;
+seed 2: 243 / 184 / 184 / 0; seed 3: 243 / 179 / 179 / 0; seed 4: 236 / 177 / 177 / 0.
 """
 
 from __future__ import annotations
