@@ -177,3 +177,22 @@ CODEGEN_FORWARD_OUTPUT_TYPE = declare(
     example=None,
     tested_by="",  # no derivatives.yaml edit found yet that reaches it: see tests/codes NOT_YET_EMITTED
 )
+
+CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST = declare(
+    "codegen-forward-optional-tensor-list",
+    ERROR,
+    CODEGEN,
+    "a `Tensor?[]` / `Tensor[]` argument with a backward formula whose tangent a forward formula reads",
+    what="""A backward formula for a `Tensor?[]` or `Tensor[]` argument (not in a `_foreach_` entry), in an entry
+    whose forward formula reads that argument's tangent or primal (`indices_t`; `auto_linear` and
+    `auto_element_wise` read every one). The loader and gen_variable_type accept it as differentiable; reported on
+    the argument's key.""",
+    why="""gen_variable_type unpacks every input with a derivative through `isFwGradDefined` and
+    `toNonOptFwGrad`, which take a `const std::optional<Tensor>&`; a `c10::List<std::optional<Tensor>>` (or an
+    `at::TensorList`) is not one, and VariableType.cpp does not compile.""",
+    wrong="`indices: grad` with `result: auto_linear` on an entry whose `indices` is a `Tensor?[]`",
+    right="`indices: non_differentiable`, or no forward formula that reads `indices_t`",
+    profiles=ONLY,
+    example=None,
+    tested_by="tests/formulas/test_argument_kinds.py",
+)

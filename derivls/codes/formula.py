@@ -387,3 +387,25 @@ FORMULA_ARGUMENT_TYPE = declare(
     right=_abs("grad * std::sqrt(M_PI)"),
     profiles=ONLY,
 )
+
+FORMULA_CONTEXT = declare(
+    "formula-context",
+    ERROR,
+    FORMULA,
+    "text that cannot stand where the generated C++ puts the formula (`;`, `return`, a top-level comma, `#`)",
+    what="""A formula is one C++ expression, and torchgen pastes it into a fixed place: a backward formula for
+    one Tensor input into `auto grad_result = any_grad_defined ? (<formula>) : Tensor();`, several inputs into
+    `auto grad_result = <formula>;`, a `_foreach_` entry's into `grad_result.emplace_back(<formula>);`, a forward
+    formula into `<out>_new_fw_grad_opt = <formula>;` (and, for `auto_element_wise`, the backward formula into
+    `(<formula>).conj()` too). A `;`, a statement keyword (`return`, `for`, …) or `auto` outside a lambda's body,
+    a bare top-level comma, a Python `# comment` or `\\`, or a formula that ends on `,`, `:` or an operator
+    cannot stand there. Where the build accepts the text (a trailing `;` where the formula ends a statement, a
+    comma operator that drops a value) it is a warning.""",
+    why="""The generated Functions.cpp or VariableType.cpp does not compile (g++: expected ')' before ';',
+    expected primary-expression before 'return', …).""",
+    wrong=_abs("grad * self.sgn();"),
+    right=_abs("grad * self.sgn()"),
+    fix="Write one expression; statements belong in a lambda's body (`[&]() { auto g = grad; return g; }()`), "
+    "several inputs' values in `std::make_tuple(…)`.",
+    profiles=ONLY,
+)

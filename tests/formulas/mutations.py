@@ -46,7 +46,10 @@ headers) about each mutation. The compiler is the truth: derivls must never repo
 mutation the compiler accepts (tests/compile/test_mutations.py), and the share of the compiler's
 rejections derivls reports is its recall.
 
-    python -m tests.formulas.mutations [--more | --conversions | --python | --saved-calls] [SEED ...]   # the table of verdicts per kind
+and, with `--context`, the shapes of text a formula's place in the generated C++ may not hold (a statement's
+`;`, `return`, a top-level comma, Python's trailing `,` or `\\`: tests/formulas/context_mutations.py).
+
+    python -m tests.formulas.mutations [--more | --conversions | --python | --saved-calls | --context] [SEED ...]   # the table of verdicts per kind
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from pathlib import Path
 from derivls.derivatives.formulas import savedcalls
 from derivls.derivatives.formulas.exprtypes import _arguments
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize, top_level
+from tests.formulas.context_mutations import CONTEXT_KINDS, context_sites
 
 KINDS = (
     "typo-function",
@@ -89,7 +93,7 @@ PYTHON_KINDS = (
     "python-list",
     "python-truthiness",
 )
-_RARE_KINDS = (CONVERSION_KINDS, PYTHON_KINDS, SAVED_CALL_KINDS)  # drawn where a formula has the site
+_RARE_KINDS = (CONVERSION_KINDS, PYTHON_KINDS, SAVED_CALL_KINDS, CONTEXT_KINDS)  # drawn where a formula has the site
 # members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
 _CONVERSIONS = frozenset(
     "toDouble toComplexDouble toLong toBool toSymInt toSymFloat value expect_int guard_int".split()
@@ -290,6 +294,7 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
             start = args[-2][1] if len(args) >= 2 else open_ + 1
             sites["drop-last-arg"].append((start, close, lambda _w, _r: ""))
             sites["extra-arg"].append((close, close, lambda _w, _r: ", 1"))
+    sites.update(context_sites(formula.value, tokens, arguments))  # (--context: tests/formulas/context_mutations.py)
     return sites
 
 
@@ -368,7 +373,7 @@ def table(verdicts: list[Verdict]) -> str:
             c["derivls only" if v.derivls_rejects else "neither"] += 1
     columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
     rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
-    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS + SAVED_CALL_KINDS:
+    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS + SAVED_CALL_KINDS + CONTEXT_KINDS:
         if kind in counts:
             rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
     return "\n".join(rows)
@@ -387,6 +392,7 @@ def main(argv: list[str]) -> None:
         "--conversions": CONVERSION_KINDS,
         "--python": PYTHON_KINDS,
         "--saved-calls": SAVED_CALL_KINDS,
+        "--context": CONTEXT_KINDS,
     }.get(next((a for a in argv if a.startswith("--")), ""), KINDS)
     verdicts = []
     for seed in [int(a) for a in argv if not a.startswith("--")] or [1]:

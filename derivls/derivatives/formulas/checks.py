@@ -34,6 +34,7 @@ gen_view_funcs, gen_trace_type, gen_python_functions).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeFunction, NativeIndex
@@ -51,6 +52,7 @@ from derivls.codes.codegen import (
     CODEGEN_OUTPUT_DIFFERENTIABILITY_LENGTH,
     CODEGEN_STRIDES_INPLACE,
 )
+from derivls.derivatives.formulas.argkinds import argument_kind_checks
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.derivatives.saved import ident_pattern, uses_ident
 from derivls.diagnostics import Diagnostic, error
@@ -238,7 +240,7 @@ def codegen_checks(result: EntryResult, index: NativeIndex, owned: frozenset[obj
     for section in result.sections:
         if section.info is None:
             continue
-        for d in _section_checks(result, section, overloads, index):
+        for d in chain(_section_checks(result, section, overloads, index), argument_kind_checks(result, section)):
             k = (d.code, d.span.line, d.span.column)
             if k not in seen:  # one diagnostic per place, even if several overloads trip it
                 seen.add(k)

@@ -17,6 +17,7 @@ from derivls.derivatives.document import Scalar, offset_span
 from derivls.derivatives.formulas.findings import Finding
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
 from derivls.derivatives.formulas.resolve import resolve
+from derivls.derivatives.formulas.rules.context import in_context
 from derivls.derivatives.formulas.scope import build_scope
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
@@ -86,7 +87,7 @@ def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_pat
             if not isinstance(formula, str) or formula in ("auto_element_wise", "auto_linear"):
                 continue
             scope = build_scope(result.canonical, section.info, key.kind == "backward", key.var_names)
-            findings = resolve(formula, scope, headers)
+            findings = resolve(formula, scope, headers) + in_context(formula, scope, section)
             if findings:
                 mapping = None if scalar.source == formula else value_offsets(scalar)
                 out.extend(_diagnostic(scalar, f, mapping) for f in findings)
