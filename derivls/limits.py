@@ -32,6 +32,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "FileRefused",
     "MAX_ENTRIES",
+    "MAX_NATIVE_ENTRIES",
     "MAX_ENTRY_CHARS",
     "MAX_RESPONSE_ITEMS",
     "bound_chunks",
@@ -46,6 +47,9 @@ __all__ = [
 MAX_FILE_BYTES = 64 * 1024 * 1024  # the real files: derivatives.yaml 0.2 MB, native_functions.yaml 0.6 MB
 MAX_DIAGNOSTICS = 10_000  # per file; the real derivatives.yaml has none, a broken one a few dozen
 MAX_ENTRIES = 20_000  # entries of derivatives.yaml analysed; the real file has about 1,400
+# entries of native_functions.yaml (the real files have 2,300-2,700): each costs ~2 KB once read, and
+# 50 MB of renamed copies (190,000 entries, 250,000 functions) cost 650 MB, so a file over this is refused
+MAX_NATIVE_ENTRIES = 20_000
 MAX_RESPONSE_ITEMS = 5_000  # symbols, inlay hints, code lenses in one answer; the real file needs under 1,300
 MAX_ENTRY_CHARS = 1_000_000  # characters of one entry (its lines, values); the real file's largest is under 2,000
 

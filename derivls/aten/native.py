@@ -41,7 +41,7 @@ from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, Unknow
 from derivls.aten.schema import FunctionSchema
 from derivls.aten.sharing import sharing
 from derivls.gcpolicy import paused_gc
-from derivls.limits import read_regular_file
+from derivls.limits import MAX_NATIVE_ENTRIES, read_regular_file
 
 __all__ = [
     "Location",
@@ -216,6 +216,12 @@ class NativeIndex:
         legacy: bool | None,
         rules: NativeRules = NEWEST,
     ) -> NativeIndex:
+        # counted before anything is parsed: an entry starts a line with "-" (an upper bound: "---" too)
+        if native_text.count("\n-") + native_text.startswith("-") > MAX_NATIVE_ENTRIES:
+            raise NativeIndexError(
+                f"more than {MAX_NATIVE_ENTRIES:,} entries (the real file has about 2,600): not read",
+                path=path,
+            )
         if legacy is None:
             legacy = tags_text is None
         valid_tags: set[str] | None = None

@@ -84,3 +84,31 @@ def huge_name(megabytes: float) -> str:
 def duplicate_entries(count: int) -> str:
     """`count` entries for one function, each a little different (so not one cached chunk)."""
     return "".join(f"- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * {i}\n" for i in range(count))
+
+
+def renamed_native_copies(megabytes: float) -> str:
+    """The real native_functions.yaml's functions copied until `megabytes` MB, each copy's operators
+    renamed (`c3_add.Tensor`, its `structured_delegate:` and `autogen:` names too): a valid file of
+    ~190,000 functions at 50 MB, each one a full NativeFunction."""
+    import re
+
+    from derivls.aten import native_generated as g
+
+    known = {
+        *g.FUNCTIONAL_OPS_THAT_CANNOT_GET_AN_OUT_VARIANT,
+        *g.MUTABLE_OPS_THAT_CANNOT_GET_AN_OUT_VARIANT,
+        *g.INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY,
+        *g.OUT_OPS_THAT_DONT_GET_GROUPED_PROPERLY,
+    }
+
+    text = REAL_NATIVE.read_text(encoding="utf-8")
+    # torchgen lists by name the functions without an out= variant: their renamed copies are left out
+    entries = text[text.index("\n- func:") + 1 :].split("\n- func: ")
+    body = "\n- func: ".join(e for e in entries if e.split("(", 1)[0].removeprefix("- func: ") not in known)
+    names = re.compile(r"^(- func: |  structured_delegate: )(\w)", re.MULTILINE)
+    autogen = re.compile(r"^(  autogen: )(.*)$", re.MULTILINE)
+    copies = [text]
+    for k in range(1, max(1, int(megabytes * 1e6) // len(text))):
+        copy = names.sub(rf"\g<1>c{k}_\g<2>", body)
+        copies.append(autogen.sub(lambda m, k=k: m[1] + ", ".join(f"c{k}_{n.strip()}" for n in m[2].split(",")), copy))
+    return "".join(copies)

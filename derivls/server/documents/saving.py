@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from derivls.derivatives import entrycache
 from derivls.derivatives.entrycache import EntryCache
+from derivls.gcpolicy import release_free_memory
 
 log = logging.getLogger("derivls.server")
 
@@ -85,6 +86,10 @@ class Saves:
                         self.spent + now - began,
                         max(self.longest, now - began) * 1000,
                     )
+                    # the save read the stored records and pickled new ones (~1.2 MB each for the real
+                    # file): freed, they stay in the C heap (reuse_large_blocks keeps up to 32 MB at
+                    # its top). Given back after each save: 20,000 paced edits +3.1 -> +1.9 MB RSS.
+                    release_free_memory()
                     began = time.perf_counter()
                     self.spent = 0.0
                 except Exception:  # a failing save costs only itself (the cache is an optimisation)
