@@ -10,7 +10,8 @@ would run code. `loads` here looks globals up through `find_class`, which allows
   (`os.path`) is refused, so nothing reachable from such a module's namespace slips in;
 - the plain builtins in BUILTINS (containers and scalars), `collections.defaultdict` and
   `collections.OrderedDict`;
-- the few functions in FUNCTIONS (indexrefs._ref: a reference resolved against the live index).
+- the few functions in FUNCTIONS (indexrefs._ref: a reference resolved against the live index;
+  codes.model.lookup: a diagnostic code, the registered object of that name, KeyError for another).
 
 Anything else raises `pickle.UnpicklingError`, which every caller treats as a miss. `find_class` is
 called once per distinct global in a pickle (the pickler memoizes them), so the check costs a few
@@ -33,6 +34,7 @@ DATA_MODULES = frozenset(
         "derivls.aten.schema_args",
         "derivls.aten.schema_names",
         "derivls.aten.schema_types",
+        "derivls.codes.model",
         "derivls.derivatives.document",
         "derivls.derivatives.model",
         "derivls.derivatives.results",
@@ -58,7 +60,7 @@ BUILTINS = frozenset(
     }
 )
 COLLECTIONS = frozenset({"defaultdict", "OrderedDict"})
-FUNCTIONS = frozenset({("derivls.derivatives.indexrefs", "_ref")})
+FUNCTIONS = frozenset({("derivls.derivatives.indexrefs", "_ref"), ("derivls.codes.model", "lookup")})
 
 
 class SafeUnpickler(pickle.Unpickler):

@@ -8,6 +8,7 @@ import time
 import pytest
 import yaml
 
+from derivls.codes import lookup
 from derivls.diagnostics import Span, warning
 from derivls.limits import MAX_DIAGNOSTICS, bound_diagnostics
 from derivls.linebreaks import CompactLines, count_line_breaks
@@ -56,8 +57,8 @@ def test_compact_lines_are_the_lsp_lines() -> None:
 
 
 def test_bound_diagnostics_keeps_refusals_and_says_how_many_were_cut() -> None:
-    many = tuple(warning(Span(i, 0, i, 1), "w", "m") for i in range(MAX_DIAGNOSTICS + 5))
-    refusal = warning(Span(10**6, 0, 10**6, 1), "too-many-entries", "r")
+    many = tuple(warning(Span(i, 0, i, 1), lookup("unknown-name"), "m") for i in range(MAX_DIAGNOSTICS + 5))
+    refusal = warning(Span(10**6, 0, 10**6, 1), lookup("too-many-entries"), "r")
     bounded = bound_diagnostics(many, [refusal])
     assert len(bounded) == MAX_DIAGNOSTICS + 2
     assert bounded[-1] is refusal and bounded[-2].code == "diagnostics-truncated"
