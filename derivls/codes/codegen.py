@@ -1,5 +1,5 @@
 """Codes of the codegen stage: the checks torchgen's autograd codegen makes after load_derivatives
-(emitted by derivls/derivatives/formulas/checks.py)."""
+(emitted by the rules of derivls/derivatives/formulas/codegen_rules/, driven by formulas/checks.py)."""
 
 from __future__ import annotations
 

@@ -37,9 +37,7 @@ from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.codes.loader import (
     DISPATCH_NOT_SUPPORTED,
     FORMULA_NOT_STRING,
-    GRADS_MIXED,
     GRADS_OUT_OF_BOUNDS,
-    GRADS_SOLELY_ZERO,
     KEY_NOT_STRING,
     NO_CANONICAL_FUNCTION,
     OUTPUT_DIFFERENTIABILITY_ITEM,
@@ -55,10 +53,8 @@ from derivls.derivatives.legacy_saved import LEGACY_REPLACEMENTS, LegacyFacts, l
 from derivls.derivatives.loader_checks import (
     dedup_saved,
     entry_name,
-    first_ident,
+    grad_usage_checks,
     guess_has_derivatives,
-    ident_spans,
-    literal_spans,
     name_fixes,
     schema_not_found,
     unique,
@@ -73,9 +69,8 @@ from derivls.derivatives.results import (
 )
 from derivls.derivatives.saved import (
     SavedVariableError,
-    ident_pattern,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, error, warning
+from derivls.diagnostics import Diagnostic, Severity, error, warning
 from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False
@@ -278,7 +273,7 @@ class LegacyEntryAnalyzer:
                     )
                 )
 
-        _check_grad_usage(defn_name, derivatives, diagnostics)
+        diagnostics.extend(grad_usage_checks(defn_name, derivatives))  # (2021: no named gradients)
 
         backward = [d for d, _ in derivatives]
         info = DifferentiabilityInfo(
@@ -360,37 +355,6 @@ class LegacyEntryAnalyzer:
             named_gradients=frozenset(),
         )
         return KeyResult(item, "Default", names, "backward", derivative=derivative)
-
-
-def _check_grad_usage(
-    defn_name: str, derivatives: Sequence[tuple[Derivative, FormulaItem]], diagnostics: list[Diagnostic]
-) -> None:
-    """The 2021 check_grad_usage: no mixing of `grad` and `grads`, no lone `grads[0]`."""
-    grad_items = [item for d, item in derivatives if ident_pattern("grad").search(d.formula)]
-    grads_items = [item for d, item in derivatives if ident_pattern("grads").search(d.formula)]
-    num_grads_uses = sum(len(ident_pattern("grads").findall(d.formula)) for d, _ in derivatives)
-    indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
-    if grad_items and num_grads_uses > 0:
-        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
-        diagnostics.append(
-            error(
-                first_ident(grads_items[0].value, "grads"),
-                GRADS_MIXED,
-                f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
-                fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
-            )
-        )
-    elif num_grads_uses == len(indices) and indices and set(indices) == {0}:
-        edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
-        diagnostics.append(
-            error(
-                grads_items[0].value.locate("grads[0]"),
-                GRADS_SOLELY_ZERO,
-                f"The derivatives of {defn_name} only refer to 'grads[0]'. If the first output is the only "
-                "differentiable one, write 'grad'; otherwise the declaration is likely wrong.",
-                fixes=(Fix("Replace 'grads[0]' with 'grad'", edits, True),) if edits else (),
-            )
-        )
 
 
 def _parse_diagnostic(d: Diagnostic) -> Diagnostic:

@@ -7,11 +7,25 @@ from collections.abc import Callable, Iterable, Sequence
 
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
-from derivls.codes.loader import MISSING_NAME, NAME_NOT_STRING, SCHEMA_NOT_FOUND, UNSUPPORTED_SCHEMA
+from derivls.codes.loader import (
+    GRADS_MIXED,
+    GRADS_SOLELY_ZERO,
+    MISSING_NAME,
+    NAME_NOT_STRING,
+    NAMED_GRADS_MIXED,
+    SCHEMA_NOT_FOUND,
+    UNSUPPORTED_SCHEMA,
+)
 from derivls.derivatives.document import Entry, FormulaItem, Scalar, locate_in, offset_span
-from derivls.derivatives.model import SavedAttribute
-from derivls.derivatives.results import split_name_params
-from derivls.derivatives.saved import SavedVariableError, check_unsupported_calls, ident_pattern, plain_name
+from derivls.derivatives.model import Derivative, SavedAttribute
+from derivls.derivatives.results import split_name_params, used_gradient_indices
+from derivls.derivatives.saved import (
+    SavedVariableError,
+    check_unsupported_calls,
+    ident_pattern,
+    plain_name,
+    uses_ident,
+)
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 
 
@@ -174,3 +188,51 @@ def entry_name(entry: Entry, diagnostics: list[Diagnostic]) -> tuple[Scalar | No
         )
         return None, None, None
     return name, specification, defn_name
+
+
+def grad_usage_checks(defn_name: str, derivatives: Sequence[tuple[Derivative, FormulaItem]]) -> list[Diagnostic]:
+    """load_derivatives' check_grad_usage (both loader generations): no mixing of `grad` and `grads`, no lone
+    `grads[0]`; and (torchgen's only: a 2021 formula has no named gradients) no named gradients beside them."""
+    out: list[Diagnostic] = []
+    grads = ident_pattern("grads")
+    grad_items = [item for d, item in derivatives if uses_ident(d.formula, "grad")]
+    # (every match of `grads` contains the word: most formulas skip its regex)
+    grads_items = [item for d, item in derivatives if "grads" in d.formula and grads.search(d.formula)]
+    num_grads_uses = sum(len(grads.findall(d.formula)) for d, _ in derivatives if "grads" in d.formula)
+    indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
+    named_items = [item for d, item in derivatives if d.named_gradients]
+    only_indexed = num_grads_uses == len(indices)
+
+    if grad_items and num_grads_uses > 0:
+        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
+        out.append(
+            error(
+                first_ident(grads_items[0].value, "grads"),
+                GRADS_MIXED,
+                f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
+                fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
+            )
+        )
+    elif only_indexed and indices and set(indices) == {0}:
+        edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
+        out.append(
+            error(
+                grads_items[0].value.locate("grads[0]"),
+                GRADS_SOLELY_ZERO,
+                f"The derivatives of {defn_name} only refer to 'grads[0]'. If the first output is the only "
+                "differentiable one, write 'grad'; otherwise the declaration is likely wrong.",
+                fixes=(Fix("Replace 'grads[0]' with 'grad'", edits, True),) if edits else (),
+            )
+        )
+    if named_items and (grad_items or num_grads_uses > 0):
+        offender = (grad_items or grads_items)[0]
+        word = "grad" if grad_items else "grads"
+        out.append(
+            error(
+                first_ident(offender.value, word),
+                NAMED_GRADS_MIXED,
+                f"The derivatives of {defn_name} mix named gradients (grad_<output>) with 'grad' or 'grads[i]'; "
+                "use only one way to refer to gradients.",
+            )
+        )
+    return out

@@ -11,11 +11,8 @@ from derivls.aten.native import NativeFunction
 from derivls.codes.loader import (
     ARG_AND_RETURN,
     FORMULA_NOT_STRING,
-    GRADS_MIXED,
     GRADS_OUT_OF_BOUNDS,
-    GRADS_SOLELY_ZERO,
     KEY_NOT_STRING,
-    NAMED_GRADS_MIXED,
     OVERLAP,
     RESULT_INDEX_OUT_OF_BOUNDS,
     RESULT_MULTI_OUTPUT,
@@ -26,9 +23,7 @@ from derivls.derivatives.facts import FunctionFacts
 from derivls.derivatives.forward import postprocess_forward
 from derivls.derivatives.loader_checks import (
     dedup_saved,
-    first_ident,
-    ident_spans,
-    literal_spans,
+    grad_usage_checks,
     name_fixes,
     saved_variable_diagnostic,
 )
@@ -39,11 +34,10 @@ from derivls.derivatives.saved import (
     TORCHGEN_REPLACEMENTS,
     Replacement,
     SavedVariableError,
-    ident_pattern,
     saved_variables,
     uses_ident,
 )
-from derivls.diagnostics import Code, Diagnostic, Edit, Fix, Span, error
+from derivls.diagnostics import Code, Diagnostic, Span, error
 from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -340,41 +334,7 @@ def forward_item(
 def check_grad_usage(
     defn_name: str, derivatives: Sequence[tuple[Derivative, FormulaItem]], context: SectionContext
 ) -> None:
-    grads = ident_pattern("grads")
-    grad_items = [item for d, item in derivatives if uses_ident(d.formula, "grad")]
-    # (every match of `grads` contains the word: most formulas skip its regex)
-    grads_items = [item for d, item in derivatives if "grads" in d.formula and grads.search(d.formula)]
-    num_grads_uses = sum(len(grads.findall(d.formula)) for d, _ in derivatives if "grads" in d.formula)
-    indices = [i for d, _ in derivatives for i in used_gradient_indices(d.formula)]
-    named_items = [item for d, item in derivatives if d.named_gradients]
-    only_indexed = num_grads_uses == len(indices)
-
-    if grad_items and num_grads_uses > 0:
-        edits = tuple(Edit(s, "grads[0]") for item in grad_items for s in ident_spans(item.value, "grad"))
-        context.error(
-            first_ident(grads_items[0].value, "grads"),
-            GRADS_MIXED,
-            f"The derivatives of {defn_name} mix 'grad' and 'grads'; use one. 'grad' is 'grads[0]'.",
-            fixes=(Fix("Replace 'grad' with 'grads[0]'", edits, True),) if edits else (),
-        )
-    elif only_indexed and indices and set(indices) == {0}:
-        edits = tuple(Edit(s, "grad") for item in grads_items for s in literal_spans(item.value, "grads[0]"))
-        context.error(
-            grads_items[0].value.locate("grads[0]"),
-            GRADS_SOLELY_ZERO,
-            f"The derivatives of {defn_name} only refer to 'grads[0]'. If the first output is the only "
-            "differentiable one, write 'grad'; otherwise the declaration is likely wrong.",
-            fixes=(Fix("Replace 'grads[0]' with 'grad'", edits, True),) if edits else (),
-        )
-    if named_items and (grad_items or num_grads_uses > 0):
-        offender = (grad_items or grads_items)[0]
-        word = "grad" if grad_items else "grads"
-        context.error(
-            first_ident(offender.value, word),
-            NAMED_GRADS_MIXED,
-            f"The derivatives of {defn_name} mix named gradients (grad_<output>) with 'grad' or 'grads[i]'; "
-            "use only one way to refer to gradients.",
-        )
+    context.diagnostics.extend(grad_usage_checks(defn_name, derivatives))
 
 
 def _is_backward_key(result: KeyResult, arg_names: Sequence[str]) -> bool:

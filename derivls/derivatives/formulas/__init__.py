@@ -6,7 +6,8 @@ Layering: below ide/, above aten/ and derivatives/. Nothing here imports LSP typ
 - headers.py: the names those files declare (plus a short documented list no file here declares).
 - scope.py: the locals the generated code has in scope for one formula.
 - resolve.py: every name of a formula resolved -> diagnostics.
-- checks.py: the autograd codegen's own checks (gen_variable_type & co) that an entry can trigger.
+- checks.py: the driver of the autograd codegen's own checks (gen_variable_type & co) that an entry can
+  trigger; each a module of codegen_rules/; overloads.py: the functions an entry's infos apply to.
 - (the plain-data editor features on formulas live in derivls/ide/formula_editor.py)
 - entry_formulas.py: the formula diagnostics of one entry (the one call the loader makes per entry).
 """

@@ -109,7 +109,8 @@ def codegen_diagnostics(result: EntryResult, index: NativeIndex | None, owned: C
         return []
     if any(d.severity == Severity.ERROR and not d.code.startswith("formula-") for d in result.diagnostics):
         return []  # the codegen runs only on what load_derivatives accepted
-    from derivls.derivatives.formulas.checks import codegen_checks, overload_group
+    from derivls.derivatives.formulas.checks import codegen_checks
+    from derivls.derivatives.formulas.overloads import overload_group
 
     group = overload_group(result.canonical, index)
     mine = frozenset(f.func for f in group if f.func in owned) if group else frozenset()

@@ -1,4 +1,5 @@
-"""Argument kinds the loader and the codegen take as differentiable, but whose generated code does not compile.
+"""codegen-forward-optional-tensor-list: argument kinds the loader and the codegen take as differentiable, but
+whose generated code does not compile.
 
 A `Tensor?[]` argument (`index.Tensor(Tensor self, Tensor?[] indices)`) is tensor-like to torchgen: a backward
 formula for it passes load_derivatives and gen_variable_type, and the node compiles. But the forward-mode code
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 
 from derivls.aten.schema_types import BaseTy, BaseType, ListType, OptionalType
 from derivls.codes.codegen import CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST
+from derivls.derivatives.formulas.codegen_rules.context import SectionContext
 from derivls.diagnostics import Diagnostic, error
 
 TYPE_CHECKING = False
@@ -32,6 +34,11 @@ if TYPE_CHECKING:
     from derivls.derivatives.results import EntryResult, SectionResult
 
 CODE = CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST
+
+
+def check(s: SectionContext) -> Iterator[Diagnostic]:
+    """A section rule: it runs once per section, after the overload rules."""
+    return argument_kind_checks(s.result, s.section)
 
 
 def argument_kind_checks(result: EntryResult, section: SectionResult) -> Iterator[Diagnostic]:
