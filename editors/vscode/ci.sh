@@ -13,5 +13,8 @@ npm run lint
 npm test
 npm run package
 test -s derivls.vsix
-unzip -l derivls.vsix | grep -q 'extension/bundled/libs/derivls/__init__.py'
+# (the listing goes to a file: `grep -q` closing the pipe early would make unzip die of SIGPIPE under pipefail)
+unzip -l derivls.vsix > derivls.vsix.list
+grep -q 'extension/bundled/libs/derivls/__init__.py' derivls.vsix.list
+rm -f derivls.vsix.list
 echo "== derivls vscode: OK ($(wc -c < derivls.vsix) bytes in derivls.vsix, the server bundled)"

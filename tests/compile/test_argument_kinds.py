@@ -1,5 +1,5 @@
 """The whole chain re-derives part of the argument-kind verdict table (tests/formulas/argkind_verdicts.py): for a
-Tensor, a Tensor?[] and an int argument in every place, torchgen's loader and codegen (the installed 2.13 wheel's)
+Tensor, a Tensor?[], an int and a Tensor(a!) argument in every place, torchgen's loader and codegen (the installed 2.13 wheel's)
 and g++ on the generated node and VariableType kernel give the gate the table holds, and derivls reports an error
 exactly where one rejects. (The whole table: `python -m tests.formulas.argkinds --write`.)"""
 
@@ -12,7 +12,7 @@ from tests.formulas.argkinds import PLACES, judge, table
 
 pytestmark = pytest.mark.compile
 
-KINDS = ["Tensor", "Tensor?[]", "int"]
+KINDS = ["Tensor", "Tensor?[]", "int", "Tensor(a!)"]  # Tensor(a!): the loader's gate
 
 
 @pytest.fixture(scope="module")
