@@ -28,7 +28,7 @@ NATIVE_UNREADABLE = declare(
     SETUP,
     "native_functions.yaml (or tags.yaml) cannot be read or indexed",
     what="""The native_functions.yaml derivls uses cannot be read or indexed (not YAML, a broken entry,
-    unreadable, or more than 20,000 entries — the real files have about 2,600: a bound on the work a hostile
+    unreadable, or more than 30,000 entries — the real files have about 2,600: a bound on the work a hostile
     file can cause); nothing is checked against it.""",
     why="""torchgen would fail on the same file before reading derivatives.yaml.""",
     wrong="(a native_functions.yaml with a syntax error)",

@@ -129,6 +129,7 @@ async def test_a_warm_start_answers_and_publishes_what_the_full_server_does(
     assert warm_features == cold_features and "mul" in warm_features[0] and warm_features[1]
 
 
+@pytest.mark.slow  # several cold server starts
 async def test_the_boots_diagnostics_are_not_published_twice(checkout: Path, tmp_path: Path) -> None:
     await cold_then_warm(checkout, tmp_path)
     async with Session(tmp_path / "cache", tmp_path / "third.log") as session:
@@ -142,6 +143,7 @@ async def test_the_boots_diagnostics_are_not_published_twice(checkout: Path, tmp
         assert any(line.startswith("published") for line in session.booted())
 
 
+@pytest.mark.slow  # several cold server starts
 async def test_a_change_sent_during_the_boot_is_applied(checkout: Path, tmp_path: Path) -> None:
     await cold_then_warm(checkout, tmp_path)
     async with Session(tmp_path / "cache", tmp_path / "third.log") as session:
@@ -163,6 +165,7 @@ async def test_a_change_sent_during_the_boot_is_applied(checkout: Path, tmp_path
         assert "othr" in " ".join(d.message for d in found)  # the other errors stay
 
 
+@pytest.mark.slow  # several cold server starts
 async def test_a_request_sent_during_the_boot_is_answered(checkout: Path, tmp_path: Path) -> None:
     (_, _, _, cold_features), _ = await cold_then_warm(checkout, tmp_path)
     async with Session(tmp_path / "cache", tmp_path / "third.log") as session:
@@ -174,6 +177,7 @@ async def test_a_request_sent_during_the_boot_is_answered(checkout: Path, tmp_pa
         assert any(line.startswith("published") for line in session.booted())
 
 
+@pytest.mark.slow  # several cold server starts
 async def test_other_settings_or_capabilities_miss(checkout: Path, tmp_path: Path) -> None:
     await cold_then_warm(checkout, tmp_path)
     async with Session(tmp_path / "cache", tmp_path / "other-caps.log") as session:
@@ -212,6 +216,7 @@ SHUTDOWN = {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}
 EXIT = {"jsonrpc": "2.0", "method": "exit", "params": None}
 
 
+@pytest.mark.slow  # several cold server starts
 async def test_exit_statuses_and_framing_resync_hold_during_the_boot(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = await raw_session(cache, INITIALIZE, SHUTDOWN, EXIT)  # cold: fills the cache

@@ -143,6 +143,7 @@ async def _compare(client: LanguageClient, root: Path, options: dict, chosen: li
         assert served == checked, f"{case.derivatives} with profile {profile}: server {served[:5]} != CLI {checked[:5]}"
 
 
+@pytest.mark.slow  # every checkout and wheel layout, three profiles: a minute
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_checkouts_and_wheels(client: LanguageClient, cases, profile: str, tmp_path: Path) -> None:
     """native_functions.yaml found by the layout: every dataset and tags.yaml choice in one server."""

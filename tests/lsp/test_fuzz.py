@@ -185,6 +185,7 @@ def _expected(index: NativeIndex, native: Path, text: str) -> list[tuple[int, st
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow  # hypothesis drives the real server: half a minute
 @given(edits=st.lists(edit, min_size=1, max_size=6), requests=st.lists(request, max_size=6))
 def test_fuzz_the_server(server, index, real_files, edits, requests):
     docs: Documents = server.docs

@@ -18,6 +18,8 @@ import pytest
 from derivls.aten.native import NativeIndex
 from derivls.derivatives.loader import DocumentAnalyzer
 
+pytestmark = pytest.mark.slow  # torchgen's codegen on every seeded edit: a minute; run by .ci/run
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -12,6 +12,8 @@ from tests.reliability import inputs
 from tests.reliability.conftest import MAX_RSS_MB, open_and_query, run_cli
 from tests.reliability.realfiles import REAL_NATIVE
 
+pytestmark = pytest.mark.slow  # hostile inputs of many MB through the CLI and the server: minutes; run by .ci/run
+
 MB = float(os.environ.get("DERIVLS_RELIABILITY_MB", "50"))  # the size of the huge files
 
 CASES = {

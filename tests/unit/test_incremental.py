@@ -118,6 +118,7 @@ def scaled(tmp_path_factory) -> tuple[NativeIndex, str]:
     return NativeIndex.load(str(native), str(tags)), derivatives.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # a 10x file: half a minute
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=st.floats(0, 1), edits=nearby)
 def test_told_edits_on_a_file_10x_as_large_give_what_the_whole_text_gives(scaled, first, edits):
