@@ -281,19 +281,10 @@ class CompileOnSave:
 
     def diagnostics(self, uri: str, analysis: Any) -> list[Diagnostic]:
         """The compile diagnostics of the entries that did not change since compiled, at their place now."""
-        from dataclasses import replace
-
-        from derivls.compile.units import entry_key
+        from derivls.compile.units import placed_diagnostics
 
         state = self._documents.get(uri)
-        if state is None:
-            return []
-        out: list[Diagnostic] = []
-        for placed in analysis.entries:
-            relative = state.compiled.get(entry_key(placed))
-            if relative:
-                out.extend(replace(d, span=d.span.shifted(placed.line)) for d in relative)
-        return out
+        return [] if state is None else placed_diagnostics(state.compiled, analysis)
 
     def close(self, uri: str) -> None:
         state = self._documents.pop(uri, None)

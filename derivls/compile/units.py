@@ -6,12 +6,12 @@ text stands in the YAML (a `FormulaOrigin`), so compiler errors can be mapped ba
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from derivls.compile.sourcemap import FormulaOrigin
-from derivls.diagnostics import Span
+from derivls.diagnostics import Diagnostic, Span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,6 +79,17 @@ def entry_key(placed: Any) -> str:
     # its node names: a change to either changes what the compiler sees.
     return repr(placed.result.entry) + repr(placed.ops)
 
+
+
+def placed_diagnostics(stored: Mapping[str, list[Diagnostic]], analysis: Any) -> list[Diagnostic]:
+    """Diagnostics kept per entry (by entry_key, spans relative to the entry's first line), at each
+    unchanged entry's place in `analysis` now: what a background check found stays on the entries it checked."""
+    out: list[Diagnostic] = []
+    for placed in analysis.entries:
+        relative = stored.get(entry_key(placed))
+        if relative:
+            out.extend(replace(d, span=d.span.shifted(placed.line)) for d in relative)
+    return out
 
 def collect_units(analysis: Any, only: Sequence[str] | None = None, lines: Iterable[int] | None = None) -> list[Unit]:
     """The units of a DocumentAnalysis, in file order (view_copy nodes after their view's).

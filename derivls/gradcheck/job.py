@@ -199,19 +199,10 @@ class GradcheckRuns:
         return result
 
     def diagnostics(self, uri: str, analysis: Any) -> list[Diagnostic]:
-        from dataclasses import replace
-
-        from derivls.compile.units import entry_key
+        from derivls.compile.units import placed_diagnostics
 
         state = self._documents.get(uri)
-        if state is None:
-            return []
-        out: list[Diagnostic] = []
-        for placed in analysis.entries:
-            relative = state.checked.get(entry_key(placed))
-            if relative:
-                out.extend(replace(d, span=d.span.shifted(placed.line)) for d in relative)
-        return out
+        return [] if state is None else placed_diagnostics(state.checked, analysis)
 
     def close(self, uri: str) -> None:
         state = self._documents.pop(uri, None)
