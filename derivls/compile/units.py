@@ -80,7 +80,6 @@ def entry_key(placed: Any) -> str:
     return repr(placed.result.entry) + repr(placed.ops)
 
 
-
 def placed_diagnostics(stored: Mapping[str, list[Diagnostic]], analysis: Any) -> list[Diagnostic]:
     """Diagnostics kept per entry (by entry_key, spans relative to the entry's first line), at each
     unchanged entry's place in `analysis` now: what a background check found stays on the entries it checked."""
@@ -90,6 +89,7 @@ def placed_diagnostics(stored: Mapping[str, list[Diagnostic]], analysis: Any) ->
         if relative:
             out.extend(replace(d, span=d.span.shifted(placed.line)) for d in relative)
     return out
+
 
 def collect_units(analysis: Any, only: Sequence[str] | None = None, lines: Iterable[int] | None = None) -> list[Unit]:
     """The units of a DocumentAnalysis, in file order (view_copy nodes after their view's).
