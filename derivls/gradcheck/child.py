@@ -1,8 +1,10 @@
 """The gradcheck child: run by path (`python -I child.py`) by the chosen Python; never imports derivls.
 
-Reads one JSON request on stdin: {"library": path.so, "namespace": ns, "units": [...],
-"double_backward": bool, "max_samples": n}; writes JSON lines on stdout: {"event": "torch", ...},
-then per unit {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
+Reads a JSON request line on stdin: {"units": [...], "double_backward": bool, "max_samples": n},
+with "library": path.so and "namespace": ns in it, or (so that importing torch and finding OpInfo samples
+overlap the compile) in a second line sent once the extension is built; no second line (end of input)
+ends the run. Writes JSON lines on stdout: {"event": "torch", ...}, {"event": "samples"} once the samples
+are found, then per unit {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
 "samples", "inputs": "opinfo"|"schema", "failures": [{"kind", "input", "output", "sample", "dtype",
 "message"}]}, then {"event": "done"}.
 """
@@ -18,13 +20,19 @@ def emit(obj):
 
 
 def main():
-    request = json.loads(sys.stdin.read())
+    request = json.loads(sys.stdin.readline())
     import torch
 
     emit({"event": "torch", "version": torch.__version__})
+    samples = find_samples(torch, request["units"], request.get("max_samples", 6))
+    emit({"event": "samples"})
+    if "library" not in request:
+        line = sys.stdin.readline()
+        if not line.strip():
+            return  # the build failed or was cancelled
+        request.update(json.loads(line))
     torch.ops.load_library(request["library"])
     ns = getattr(torch.ops, request["namespace"])
-    samples = find_samples(torch, request["units"], request.get("max_samples", 6))
     for unit in request["units"]:
         try:
             emit(check_unit(torch, ns, unit, samples.get(unit["id"]), request))

@@ -70,7 +70,10 @@ def torch_include(python: str) -> str | None:
 
 
 class Child:
-    """One run of child.py; `events()` yields its JSON lines; `cancel()` kills its process group."""
+    """One run of child.py; `events()` yields its JSON lines; `cancel()` kills its process group.
+
+    The request goes as a first line; `send()` adds the rest (the built extension) while the child imports
+    torch and finds its samples, and `end_input()` closes its stdin (with nothing sent: the run ends)."""
 
     def __init__(self, python: str | None, request: dict[str, Any]) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
@@ -89,9 +92,19 @@ class Child:
         self.stderr = ""
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
+        self.send(request)
+
+    def send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(request))
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+        except (OSError, ValueError):  # the child is gone (its events say why) or stdin is closed
+            pass
+
+    def end_input(self) -> None:
+        assert self.process.stdin is not None
+        try:
             self.process.stdin.close()
         except OSError:
             pass
@@ -126,3 +139,4 @@ class Child:
         if self.process.poll() is None:
             self.cancel()
             self.process.wait()
+        self.end_input()

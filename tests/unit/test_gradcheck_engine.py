@@ -1,0 +1,95 @@
+"""The gradcheck engine starts the torch child before it compiles, so that importing torch and finding OpInfo
+samples overlap g++; the child gets the extension once it is built, and dies when the build fails
+(derivls.gradcheck.engine with a stand-in child and build: no torch, no compiler)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from derivls.compile.toolchain import SetupError
+from derivls.gradcheck import engine, runner
+from derivls.gradcheck.build import Built
+
+FAKE_CHILD = """
+import json, os, signal, sys
+signal.alarm(30)  # a stand-in never outlives a broken test
+log = open(os.environ["DERIVLS_TEST_CHILD_LOG"], "a")
+request = json.loads(sys.stdin.readline())
+log.write("started %d\\n" % len(request["units"])); log.flush()
+print(json.dumps({"event": "torch", "version": "0.0"}), flush=True)
+print(json.dumps({"event": "samples"}), flush=True)
+line = sys.stdin.readline()
+if not line.strip():
+    log.write("no library\\n"); sys.exit(0)
+log.write("library %s\\n" % json.loads(line)["library"]); log.flush()
+for unit in request["units"]:
+    print(json.dumps({"event": "unit", "id": unit["id"], "status": "passed", "failures": []}), flush=True)
+print(json.dumps({"event": "done"}), flush=True)
+"""
+
+
+@pytest.fixture
+def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
+    child = tmp_path / "child.py"
+    child.write_text(FAKE_CHILD)
+    log = tmp_path / "child.log"
+    log.touch()
+    monkeypatch.setenv("DERIVLS_TEST_CHILD_LOG", str(log))
+    monkeypatch.setattr(runner, "CHILD", child)
+    plan = SimpleNamespace(id="AcosBackward0_0", to_json=lambda: {"id": "AcosBackward0_0"})
+    rendered = SimpleNamespace(source="// unit", plans=[plan], not_buildable=[])
+    monkeypatch.setattr(engine, "render", lambda units, library, templates: rendered)
+    monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
+    monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
+    monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
+    children: list[runner.Child] = []
+    real_child = engine.Child
+
+    def recording_child(*args, **kwargs):
+        children.append(real_child(*args, **kwargs))
+        return children[-1]
+
+    monkeypatch.setattr(engine, "Child", recording_child)
+    monkeypatch.setattr(engine, "interpret", lambda events, plans, not_buildable: ([], SimpleNamespace()))
+    return SimpleNamespace(log=log, library=tmp_path / "derivls_gc_x.so", children=children)
+
+
+def _wait_for(path: Path, text: str, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text in path.read_text():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_child_is_running_while_the_extension_compiles_and_gets_it_when_built(stand_ins, monkeypatch):
+    seen_during_build = []
+
+    def build(source, toolchain, templates, cache):
+        seen_during_build.append(_wait_for(stand_ins.log, "started 1"))
+        return Built(stand_ins.library, "derivls_gc_x", False, 0.0)
+
+    monkeypatch.setattr(engine.building, "build", build)
+    result = engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
+    assert seen_during_build == [True]
+    assert f"library {stand_ins.library}" in stand_ins.log.read_text()
+    assert result.torch_version == "0.0"
+
+
+def test_a_failed_compile_ends_the_child_and_reports_the_compile(stand_ins, monkeypatch):
+    def build(source, toolchain, templates, cache):
+        assert _wait_for(stand_ins.log, "started 1")
+        raise SetupError("compiling the formulas failed: error: expected ';'")
+
+    monkeypatch.setattr(engine.building, "build", build)
+    with pytest.raises(SetupError, match="compiling the formulas failed"):
+        engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
+    [child] = stand_ins.children
+    assert child.process.poll() is not None
+    assert "library" not in stand_ins.log.read_text()
