@@ -87,7 +87,16 @@ def run(request: dict[str, Any], out: Any) -> int:
 
 
 def main() -> int:
-    return run(json.loads(sys.stdin.read()), sys.stdout)
+    from derivls.children import die_with_parent, set_exit_on_term
+
+    die_with_parent()  # SIGTERM when the server dies: the torch child and the compilers die with this process
+    set_exit_on_term()  # SIGTERM (cancel) ends it through `finally`s: the build's work folder is removed
+    try:
+        request = json.loads(sys.stdin.read())
+    except ValueError:
+        sys.stdout.write(json.dumps({"error": "the gradcheck request is not JSON"}) + "\n")
+        return 2
+    return run(request, sys.stdout)
 
 
 if __name__ == "__main__":

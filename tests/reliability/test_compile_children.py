@@ -134,3 +134,45 @@ def test_the_compile_worker_runs_no_workspace_code_and_nothing_outlives_the_serv
     assert not workspace["marker"].exists()
     assert work_folders() - before == set()
     assert list(workspace["cache"].rglob("*.gch.*.tmp")) == []
+
+
+FAKE_PYTHON = """#!/bin/sh
+# a stand-in for a Python with torch 2.13: where its torch is, and a torch child that records its pid
+for a in "$@"; do
+  if [ "$a" = "-c" ]; then echo "$TORCH_FOLDER"; exit 0; fi
+done
+echo $$ >> "$PIDS"
+exec sleep 300
+"""
+
+
+def test_a_gradcheck_run_its_compiler_and_its_torch_child_do_not_outlive_the_server(workspace, monkeypatch):
+    monkeypatch.setenv("STAGE", "pch")
+    torch_folder = workspace["root"].parent / "site" / "torch"
+    torch_folder.mkdir(parents=True)
+    (torch_folder / "version.py").write_text("__version__ = '2.13.0'\n")
+    monkeypatch.setenv("TORCH_FOLDER", str(torch_folder))
+    python = workspace["root"].parent / "bin" / "fakepython"
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    with RawServer(cwd=workspace["root"]) as server:
+        server.initialize(
+            workspace["root"],
+            options={
+                "trustedWorkspace": True,
+                "gradcheckPython": str(python),
+                "compileCxx": str(workspace["cxx"]),
+                "compileTorchInclude": str(workspace["include"]),
+            },
+        )
+        doc = server.open(workspace["path"], REAL_DERIVATIVES.read_text(encoding="utf-8"))
+        assert server.diagnostics(doc, timeout=120) is not None
+        line = REAL_DERIVATIVES.read_text(encoding="utf-8").splitlines().index("- name: acos(Tensor self) -> Tensor")
+        answer = server.call("workspace/executeCommand", {"command": "derivls.runGradcheck", "arguments": [doc, line]})
+        assert answer.get("result", {}).get("started") is True, answer
+        # the torch child (started beside the compile) and the compiler of the precompiled header
+        assert wait_until(lambda: len(compiler_pids(workspace)) >= 2, 120), server.stderr_text()[-2000:]
+        server.close()
+    assert wait_until(lambda: not any(alive(pid) for pid in compiler_pids(workspace)), 10)
+    assert not workspace["marker"].exists()
+    assert list(workspace["cache"].rglob("*.gch.*.tmp")) == []

@@ -24,17 +24,15 @@ republishes the analysis without them), and move with the entry when lines are i
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from typing import Any
 
 from lsprotocol import types
 
 from derivls.compile.job import SOURCE, CompileOnSave
+from derivls.server.documents import background
 
 log = logging.getLogger(__name__)
-_tokens = itertools.count(1)
-POLL_SECONDS = 0.25
 
 
 def enabled(ls: Any) -> bool:
@@ -84,54 +82,19 @@ def on_save(ls: Any, uri: str) -> None:
         getattr(files, "torch_version", None),  # DocFiles carry the torchVersion setting; plain NativeFiles don't
     )
     if job is not None:
-        asyncio.ensure_future(_follow(ls, uri, job))
+        asyncio.ensure_future(background.follow(ls, uri, job, engine(ls), title="derivls: compiling", report=_report))
 
 
-async def _follow(ls: Any, uri: str, job: Any) -> None:
-    token: str | None = f"derivls-compile-{next(_tokens)}"
-    progress = ls.work_done_progress
-    try:
-        await asyncio.wait_for(progress.create_async(token), timeout=5)
-        progress.begin(token, types.WorkDoneProgressBegin(title="derivls: compiling", cancellable=True, percentage=0))
-        cancelled = progress.tokens.get(token)
-        if cancelled is not None:
-            cancelled.add_done_callback(lambda f: job.cancel() if f.cancelled() else None)
-    except Exception:  # a client without work-done progress: compile all the same
-        token = None
-    last = None
-    while not job.done:
-        await asyncio.sleep(POLL_SECONDS)
-        if token is not None and job.progress != last:
-            last = job.progress
-            done, total, what = last
-            progress.report(
-                token, types.WorkDoneProgressReport(message=what, percentage=int(100 * done / max(total, 1)))
-            )
-    result = engine(ls).collect(uri)
-    if token is not None:
-        progress.end(token, types.WorkDoneProgressEnd(message="cancelled" if result and result.cancelled else "done"))
-    if result is None or result.cancelled:
-        return
-    if result.error:
-        ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Warning, message=f"derivls: {result.error}")
-        )
-        return
-    doc = ls.docs.get(uri)
-    if doc is not None and doc.analysis is not None and doc.lines is not None:
-        ls.publish(doc)
+def _report(progress: tuple[int, int, str]) -> types.WorkDoneProgressReport:
+    done, total, what = progress
+    return types.WorkDoneProgressReport(message=what, percentage=int(100 * done / max(total, 1)))
 
 
 def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
     """Hook 2 (publish): the compile diagnostics of the entries unchanged since compiled."""
     if not enabled(ls) or doc.analysis is None or doc.lines is None:
         return []
-    from derivls.server.features import convert
-
-    out = convert.to_lsp_all(engine(ls).diagnostics(doc.uri, doc.analysis), doc.lines, doc.uri)
-    for d in out:
-        d.source = SOURCE
-    return out
+    return background.lsp_diagnostics(engine(ls), doc, SOURCE)
 
 
 def close(ls: Any, uri: str) -> None:

@@ -15,7 +15,6 @@ document cancels the older one.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from typing import Any
 
@@ -23,11 +22,10 @@ from lsprotocol import types
 
 from derivls.gradcheck.job import SOURCE, GradcheckRuns
 from derivls.ide import gradcheck as ide
+from derivls.server.documents import background
 
 log = logging.getLogger(__name__)
 RUN_GRADCHECK = ide.RUN_GRADCHECK
-_tokens = itertools.count(1)
-POLL_SECONDS = 0.25
 
 
 def engine(ls: Any) -> GradcheckRuns:
@@ -116,45 +114,23 @@ def _start(ls: Any, uri: str, doc: Any, lines: list[int]) -> bool:
     )
     if job is None:
         return False
-    asyncio.ensure_future(_follow(ls, uri, job))
+    asyncio.ensure_future(
+        background.follow(
+            ls,
+            uri,
+            job,
+            engine(ls),
+            title="derivls: gradcheck",
+            report=lambda progress: types.WorkDoneProgressReport(message=str(progress)),
+            finished=_finished,
+            warning="derivls gradcheck",
+        )
+    )
     return True
 
 
-async def _follow(ls: Any, uri: str, job: Any) -> None:
-    token: str | None = f"derivls-gradcheck-{next(_tokens)}"
-    progress = ls.work_done_progress
-    try:
-        await asyncio.wait_for(progress.create_async(token), timeout=5)
-        progress.begin(token, types.WorkDoneProgressBegin(title="derivls: gradcheck", cancellable=True))
-        cancelled = progress.tokens.get(token)
-        if cancelled is not None:
-            cancelled.add_done_callback(lambda f: job.cancel() if f.cancelled() else None)
-    except Exception:  # a client without work-done progress: run all the same
-        token = None
-    last = None
-    while not job.done:
-        await asyncio.sleep(POLL_SECONDS)
-        if token is not None and job.progress != last:
-            last = job.progress
-            progress.report(token, types.WorkDoneProgressReport(message=last))
-    result = engine(ls).collect(uri)
-    if token is not None:
-        message = (
-            "cancelled"
-            if result and result.cancelled
-            else (result.summary.splitlines()[0] if result and result.summary else "done")
-        )
-        progress.end(token, types.WorkDoneProgressEnd(message=message))
-    if result is None or result.cancelled:
-        return
-    if result.error:
-        ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Warning, message=f"derivls gradcheck: {result.error}")
-        )
-        return
-    doc = ls.docs.get(uri)
-    if doc is not None and doc.analysis is not None and doc.lines is not None:
-        ls.publish(doc)
+def _finished(result: Any) -> str:
+    return result.summary.splitlines()[0] if result and result.summary else "done"
 
 
 def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
@@ -168,12 +144,7 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is None:
         return []
-    from derivls.server.features import convert
-
-    out = convert.to_lsp_all(found.diagnostics(doc.uri, doc.analysis), doc.lines, doc.uri)
-    for d in out:
-        d.source = SOURCE
-    return out
+    return background.lsp_diagnostics(found, doc, SOURCE)
 
 
 def close(ls: Any, uri: str) -> None:

@@ -1,0 +1,74 @@
+"""Following a background job (compile/background.py: compile-on-save, gradcheck) in the editor: `$/progress`
+while it runs (cancellable: the client's cancel ends the job), a warning when it could not run, the document
+republished with its results when it ends; and its results as LSP diagnostics of one source."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+
+from derivls.compile.background import EntryJobs, JobResult, WorkerJob
+
+POLL_SECONDS = 0.25
+_tokens = itertools.count(1)
+
+
+async def follow(
+    ls: Any,
+    uri: str,
+    job: WorkerJob,
+    runs: EntryJobs[Any],
+    *,
+    title: str,
+    report: Callable[[Any], types.WorkDoneProgressReport],
+    finished: Callable[[JobResult | None], str] = lambda result: "done",
+    warning: str = "derivls",
+) -> None:
+    """Until `job` ends: its `progress` reported (`report` turns it into a report); then its result collected
+    from `runs` and the document republished (or `warning: error` shown)."""
+    token: str | None = f"derivls-{job.what}-{next(_tokens)}"
+    progress = ls.work_done_progress
+    try:
+        await asyncio.wait_for(progress.create_async(token), timeout=5)
+        begin = types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0)
+        progress.begin(token, begin)
+        cancelled = progress.tokens.get(token)
+        if cancelled is not None:
+            cancelled.add_done_callback(lambda f: job.cancel() if f.cancelled() else None)
+    except Exception:  # a client without work-done progress: run all the same
+        token = None
+    last = None
+    while not job.done:
+        await asyncio.sleep(POLL_SECONDS)
+        current = getattr(job, "progress", None)
+        if token is not None and current != last:
+            last = current
+            progress.report(token, report(current))
+    result = runs.collect(uri)
+    if token is not None:
+        message = "cancelled" if result and result.cancelled else finished(result)
+        progress.end(token, types.WorkDoneProgressEnd(message=message))
+    if result is None or result.cancelled:
+        return
+    if result.error:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"{warning}: {result.error}")
+        )
+        return
+    doc = ls.docs.get(uri)
+    if doc is not None and doc.analysis is not None and doc.lines is not None:
+        ls.publish(doc)
+
+
+def lsp_diagnostics(runs: EntryJobs[Any], doc: Any, source: str) -> list[types.Diagnostic]:
+    """The results of `doc`'s entries unchanged since their job, where they are now, as `source`'s."""
+    from derivls.server.features import convert
+
+    out = convert.to_lsp_all(runs.diagnostics(doc.uri, doc.analysis), doc.lines, doc.uri)
+    for d in out:
+        d.source = source
+    return out
