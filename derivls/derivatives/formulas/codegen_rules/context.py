@@ -71,7 +71,7 @@ def differentiable_outputs(f: NativeFunction, info: DifferentiabilityInfo) -> tu
 def label(f: NativeFunction, exact: bool) -> str:
     if exact:
         return f"{f.func.name}"
-    kind = {SchemaKind.inplace: "in-place", SchemaKind.out: "out="}.get(f.func.kind(), "")
+    kind = {SchemaKind.inplace: "in-place", SchemaKind.out: "out="}.get(f.func.kind(), "generated functional")
     return f"its {kind} overload {f.func.name}"
 
 
