@@ -3,7 +3,9 @@
 Each is a located error with a stable code; each runs on every overload the entry's formulas apply
 to, as torchgen's match_differentiability_info pairs them: the entry's own function, and when that
 is functional, every in-place and out= function with the same signature (strip_default=True) that is
-not a generated out= variant. What fires where (torchgen 2.13 file and check):
+not a generated out= variant; when it is not, the generated functional variant of its signature. Past
+match_differentiability_info, only on an overload gen_variable_type writes a kernel for (not
+MANUAL_AUTOGRAD: VariableTypeManual.cpp's). What fires where (torchgen 2.13 file and check):
 
   codegen-strides-inplace        api/autograd.py match_differentiability_info: `.sym_strides()` in the
                                  `self` formula, and an in-place overload uses it
