@@ -221,6 +221,27 @@ CODEGEN_FORWARD_RESULT_NAMED_OUTPUT = declare(
     profiles=ONLY,
 )
 
+CODEGEN_VIEW_FUNCTION = declare(
+    "codegen-view-function",
+    ERROR,
+    CODEGEN,
+    "a view function whose differentiable output the ADInplaceOrView kernel cannot replay",
+    what="""An entry gives a view function (`view`, `select`, `narrow`… with their overloads: torchgen's
+    RETURNS_VIEWS_OF_INPUT) a differentiable output, and the function has an argument the generated view-replay
+    lambda cannot capture (anything but an int, SymInt, bool, int list, SymInt list, Tensor or optional int,
+    SymInt or Tensor: a `ScalarType dtype`, a `float`, a `Tensor[]`…), or it gives it several differentiable
+    outputs. The real file keeps such outputs non-differentiable (`view.dtype`: `output_differentiability:
+    [False]`). Reported on the entry's backward formulas.""",
+    why="""gen_inplace_or_view_type's emit_view_body writes a lambda that replays the view for each
+    differentiable output (emit_view_func), and raises a TypeError for an argument of any other type ("You are
+    adding an … argument to op view in addition to known types"), or a RuntimeError for several differentiable
+    outputs.""",
+    wrong="- name: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)\n  self: grad\n",
+    right="- name: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)\n  output_differentiability: [False]\n",
+    fix="Mark the output non-differentiable (`output_differentiability: [False]`), as the real file does.",
+    profiles=ONLY,
+)
+
 CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST = declare(
     "codegen-forward-optional-tensor-list",
     ERROR,

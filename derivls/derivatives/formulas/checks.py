@@ -30,6 +30,9 @@ MANUAL_AUTOGRAD: VariableTypeManual.cpp's). What fires where (torchgen 2.13 file
   codegen-forward-result-named-output
                                  emit_fw_derivatives: a forward formula keyed `result` of a function whose
                                  kernel declares its one output by its name (g++ rejects VariableType.cpp)
+  codegen-view-function          gen_inplace_or_view_type.py emit_view_body: a view function with a
+                                 differentiable output and an argument its replay lambda cannot capture
+                                 (a ScalarType…), or several differentiable outputs
   codegen-not-abstract           gen_variable_type_func: formulas for a function without a dispatch
                                  section (CompositeImplicitAutograd) in native_functions.yaml
 Not checked (they depend on native_functions.yaml only, or on no edit a derivatives.yaml can make):
@@ -59,6 +62,7 @@ from derivls.derivatives.formulas.codegen_rules import (
     not_abstract,
     output_differentiability,
     strides_inplace,
+    view_function,
 )
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext, SectionContext
 from derivls.derivatives.formulas.overloads import applied_overloads
@@ -90,6 +94,7 @@ OVERLOAD_RULES: tuple[tuple[Callable[[OverloadContext], bool], tuple[tuple[Overl
             (output_differentiability.check, ENDS),
             (derivative_for_non_tensor.check, ENDS),
             (derivative_ignored.check, ENDS),
+            (view_function.check, GOES_ON),  # (gen_inplace_or_view_type, on the same overloads)
         ),
     ),
     (  # emit_body's forward derivatives
