@@ -71,6 +71,8 @@ def differentiable_outputs(f: NativeFunction, info: DifferentiabilityInfo) -> tu
 def label(f: NativeFunction, exact: bool) -> str:
     if exact:
         return f"{f.func.name}"
+    if "view_copy" in f.tags:
+        return f"its view_copy variant {f.func.name}"
     kind = {SchemaKind.inplace: "in-place", SchemaKind.out: "out="}.get(f.func.kind(), "generated functional")
     return f"its {kind} overload {f.func.name}"
 
