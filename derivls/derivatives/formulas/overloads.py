@@ -96,7 +96,9 @@ def view_copy_of(canonical: NativeFunction, index: NativeIndex) -> list[NativeFu
     `_fw_primal_copy` takes `_fw_primal`'s), unless it has an entry of its own (see applied_overloads)."""
     hit = _view_copies.get(id(index))
     if hit is None or hit[0] is not index:
-        table = {g.view.func.name: g.view_copy for g in index.view_groups if g.view_copy is not None}
+        table: dict[object, NativeFunction] = {
+            g.view.func.name: g.view_copy for g in index.view_groups if g.view_copy is not None
+        }
         hit = (index, table)
         _view_copies.clear()
         _view_copies[id(index)] = hit
