@@ -37,12 +37,16 @@ class Unit:
 
     @property
     def has_forward(self) -> bool:
-        """Forward formulas in a VariableType kernel torchgen writes (not one of VariableTypeManual.cpp's:
-        gen_variable_type skips MANUAL_AUTOGRAD functions, and their forward formulas reach no C++)."""
+        return bool(self.info.forward_derivatives)
+
+    @property
+    def in_generated_kernel(self) -> bool:
+        """Its forward formulas stand in a VariableType kernel torchgen writes: not one of VariableTypeManual.cpp's
+        (gen_variable_type skips MANUAL_AUTOGRAD functions; their forward formulas reach no C++)."""
         from derivls.aten import cpp
         from derivls.derivatives.formulas.codegen_rules.context import MANUAL_AUTOGRAD
 
-        return bool(self.info.forward_derivatives) and cpp.name(self.info.func.func) not in MANUAL_AUTOGRAD
+        return cpp.name(self.info.func.func) not in MANUAL_AUTOGRAD
 
 
 def _origin(item: Any, formula: str, start_line: int) -> FormulaOrigin | None:
