@@ -104,6 +104,28 @@ CODEGEN_OUTPUT_DIFFERENTIABILITY_INPLACE = declare(
     tested_by="tests/parity/test_codegen_stage_parity.py",
 )
 
+CODEGEN_FOREACH_ARGUMENT_TYPE = declare(
+    "codegen-foreach-argument-type",
+    ERROR,
+    CODEGEN,
+    "an in-place `_foreach_` function whose arguments are not its formulas' function's, element by element",
+    what="""Formulas for an in-place `_foreach_` function (`_foreach_div_.Tensor`…) taken from an info whose
+    function's arguments are not the foreach function's, element for element: most often an entry for the
+    in-place foreach function itself, whose `Tensor[] self` is then compared with itself. Reported on the
+    entry's backward formulas.""",
+    why="""torchgen's emit_body (gen_variable_type.py) reads an in-place foreach function's formulas as its
+    reference's (the non-foreach function, `div.Tensor` for `_foreach_div_.Tensor`): it pairs each argument with
+    the reference's and asserts `foreach_arg_type == ref_arg.type`, a list argument compared by its element
+    (`Tensor[]` as `Tensor`).""",
+    wrong="- name: _foreach_div_.Tensor(Tensor(a!)[] self, Tensor other) -> ()\n  self: grad\n",
+    right="- name: div.Tensor(Tensor self, Tensor other) -> Tensor\n"
+    "  self: div_tensor_self_backward(grad, other, self.scalar_type())\n"
+    "  other: div_tensor_other_backward(grad, self, other)\n",
+    fix="""Remove the in-place foreach function's entry: torchgen gives it the formulas of its reference
+    (`div.Tensor` for `_foreach_div_.Tensor`), element by element.""",
+    profiles=ONLY,
+)
+
 CODEGEN_DERIVATIVE_FOR_NON_TENSOR = declare(
     "codegen-derivative-for-non-tensor",
     ERROR,
@@ -176,6 +198,48 @@ CODEGEN_FORWARD_OUTPUT_TYPE = declare(
     profiles=ONLY,
     example=None,
     tested_by="",  # no derivatives.yaml edit found yet that reaches it: see tests/codes NOT_YET_EMITTED
+)
+
+CODEGEN_FORWARD_RESULT_NAMED_OUTPUT = declare(
+    "codegen-forward-result-named-output",
+    ERROR,
+    CODEGEN,
+    "a forward formula keyed `result` for a function whose one output the kernel declares by another name",
+    what="""A forward formula keyed `result` for a function (not in-place) whose one output is named in
+    native_functions.yaml (`-> Tensor output`): load_derivatives takes `result` for the only output, but the
+    VariableType kernel declares it by its name. Reported on the key.""",
+    why="""gen_variable_type writes the forward-mode code with the key's names (`result_new_fw_grad_opt`,
+    `result.defined()`, `result._set_fw_grad(…)`) beside a kernel that declares `auto output = …`: VariableType.cpp
+    does not compile ('result' was not declared in this scope).""",
+    wrong="- name: cudnn_grid_sampler(Tensor self, Tensor grid) -> Tensor output\n"
+    '  self, grid: "grad.defined() ? cudnn_grid_sampler_backward(self, grid, grad) : std::tuple<Tensor, Tensor>()"\n'
+    "  result: auto_linear\n",
+    right="- name: cudnn_grid_sampler(Tensor self, Tensor grid) -> Tensor output\n"
+    '  self, grid: "grad.defined() ? cudnn_grid_sampler_backward(self, grid, grad) : std::tuple<Tensor, Tensor>()"\n'
+    "  output: auto_linear\n",
+    fix="Key the forward formula by the output's name.",
+    profiles=ONLY,
+)
+
+CODEGEN_VIEW_FUNCTION = declare(
+    "codegen-view-function",
+    ERROR,
+    CODEGEN,
+    "a view function whose differentiable output the ADInplaceOrView kernel cannot replay",
+    what="""An entry gives a view function (`view`, `select`, `narrow`… with their overloads: torchgen's
+    RETURNS_VIEWS_OF_INPUT) a differentiable output, and the function has an argument the generated view-replay
+    lambda cannot capture (anything but an int, SymInt, bool, int list, SymInt list, Tensor or optional int,
+    SymInt or Tensor: a `ScalarType dtype`, a `float`, a `Tensor[]`…), or it gives it several differentiable
+    outputs. The real file keeps such outputs non-differentiable (`view.dtype`: `output_differentiability:
+    [False]`). Reported on the entry's backward formulas.""",
+    why="""gen_inplace_or_view_type's emit_view_body writes a lambda that replays the view for each
+    differentiable output (emit_view_func), and raises a TypeError for an argument of any other type ("You are
+    adding an … argument to op view in addition to known types"), or a RuntimeError for several differentiable
+    outputs.""",
+    wrong="- name: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)\n  self: grad\n",
+    right="- name: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)\n  output_differentiability: [False]\n",
+    fix="Mark the output non-differentiable (`output_differentiability: [False]`), as the real file does.",
+    profiles=ONLY,
 )
 
 CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST = declare(

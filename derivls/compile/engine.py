@@ -64,7 +64,7 @@ class CompileResult:
 def make_batches(units: Sequence[Unit], templates: Templates, size: int = BACKWARD_BATCH) -> list[Batch]:
     batches: list[Batch] = []
     backward = [u for u in units if u.has_backward]
-    forward = [u for u in units if u.has_forward]
+    forward = [u for u in units if u.has_forward and u.in_generated_kernel]
     for i in range(0, len(backward), size):
         part = tuple(backward[i : i + size])
         batches.append(Batch("backward", part, backward_source(part, templates)))

@@ -39,6 +39,15 @@ class Unit:
     def has_forward(self) -> bool:
         return bool(self.info.forward_derivatives)
 
+    @property
+    def in_generated_kernel(self) -> bool:
+        """Its forward formulas stand in a VariableType kernel torchgen writes: not one of VariableTypeManual.cpp's
+        (gen_variable_type skips MANUAL_AUTOGRAD functions; their forward formulas reach no C++)."""
+        from derivls.aten import cpp
+        from derivls.derivatives.formulas.codegen_rules.context import MANUAL_AUTOGRAD
+
+        return cpp.name(self.info.func.func) not in MANUAL_AUTOGRAD
+
 
 def _origin(item: Any, formula: str, start_line: int) -> FormulaOrigin | None:
     value = item.value

@@ -18,7 +18,8 @@ gives (`derivls check --compile`, whose codegen the parity tests hold byte-equal
 gate is the first that rejects it ("loader", "codegen", "g++") or "" where all accept; derivls must report an
 error on the entry's formula keys exactly where a gate rejects.
 
-    python -m tests.formulas.argkinds   # the verdict table, as tests/formulas/argkind_verdicts.py holds it
+    python -m tests.formulas.argkinds            # the verdict table, as tests/formulas/argkind_verdicts.py holds it
+    python -m tests.formulas.argkinds --seed 3   # per kind, a function drawn at random (pick_functions)
 """
 
 from __future__ import annotations
@@ -95,20 +96,33 @@ class Case:
 
 
 def pick_functions(
-    native: Path, tags: Path, kinds: list[str], derivatives_text: str
+    native: Path, tags: Path, kinds: list[str], derivatives_text: str, seed: int = 0
 ) -> dict[str, tuple[str, str, str]]:
-    """kind -> (schema, argument name) of a 2.13 function with a kernel and one Tensor output, preferring one
-    without an entry in derivatives.yaml and a functional one; a kind no 2.13 function has is left out."""
+    """kind -> (schema, argument name, another Tensor argument or "") of a 2.13 function with such an argument; a
+    kind no 2.13 function has is left out.
+
+    Every candidate has a kernel (torchgen generates VariableType for it: not CompositeImplicitAutograd, a
+    dispatch section) and an argument of the kind not named `grad` or `result` (the formulas' own names). Seed 0:
+    the preferred one (one Tensor output, another Tensor argument, functional, no entry in derivatives.yaml, the
+    shortest schema), the checked-in verdict table's. Seed N: one drawn at random (seeded per kind: a subset of
+    kinds draws the same functions) among the fairest candidates: at most one output (the forward places' key is
+    `result`) and not an out= function (an entry for one is rejected by the loader whatever its formula); where
+    a kind has none, the out= ones of at most one output; then any."""
+    import random
+
     from derivls.aten.native import NativeIndex
+    from derivls.aten.schema import SchemaKind
 
     index = NativeIndex.load(str(native), str(tags))
     has_entry = set(re.findall(r"^- name: (.*)$", derivatives_text, re.M))
     best: dict[str, tuple[tuple[int, ...], str, str, str]] = {}
+    candidates: dict[str, list[tuple[int, str, str, str]]] = {}
     for f in sorted(index, key=lambda f: str(f.func)):
         schema = str(f.func)
         if f.has_composite_implicit_autograd_kernel or not f.dispatch:
             continue
         returns = schema.rsplit(") -> ", 1)[1]
+        several = returns.startswith("(") and returns != "()"  # several outputs: no `result`
         arguments = split_arguments(schema)
         name_ = schema.split("(")[0]
         for kind, name in arguments:
@@ -124,7 +138,16 @@ def pick_functions(
             )
             if kind not in best or rank < best[kind][0]:
                 best[kind] = (rank, schema, name, other)
-    return {kind: (schema, name, other) for kind, (_rank, schema, name, other) in best.items()}
+            fairness = 2 * several + (f.func.kind() == SchemaKind.out)
+            candidates.setdefault(kind, []).append((fairness, schema, name, other))
+    if not seed:
+        return {kind: (schema, name, other) for kind, (_rank, schema, name, other) in best.items()}
+    picked = {}
+    for kind, found in candidates.items():
+        pool = [c for c in found if c[0] == min(c[0] for c in found)]
+        _fairness, schema, name, other = random.Random(f"{seed}/{kind}").choice(pool)
+        picked[kind] = (schema, name, other)
+    return picked
 
 
 def _with_entries(text: str, entries: list[tuple[str, str]]) -> tuple[str, list[int]]:
@@ -152,7 +175,9 @@ def _autograd(folder: Path, real: Path, text: str) -> Path:
     return autograd
 
 
-def judge(packaged: Path, torch_include: str, kinds: list[str] | None = None, places=PLACES) -> list[Case]:
+def judge(
+    packaged: Path, torch_include: str, kinds: list[str] | None = None, places=PLACES, seed: int = 0
+) -> list[Case]:
     """Every (kind, place) case, judged by the chain and by derivls (see the module's doc). torchgen runs per
     case (its loader stops at the first error); derivls and g++ run on a few files that hold many cases each
     (no two for one function)."""
@@ -164,7 +189,7 @@ def judge(packaged: Path, torch_include: str, kinds: list[str] | None = None, pl
     tags = packaged / "ATen" / "native" / "tags.yaml"
     text = real.read_text(encoding="utf-8")
     kinds = kinds if kinds is not None else all_kinds()
-    picked = pick_functions(native, tags, kinds, text)
+    picked = pick_functions(native, tags, kinds, text, seed)
     cases = [Case(kind, place) for kind in kinds for place in places]
     for case in cases:
         if case.kind in picked and (case.place != "other_forward" or picked[case.kind][2]):
@@ -251,11 +276,20 @@ for arg in rest:
         ok, error = False, f"load_derivatives: {type(e).__name__}: {e}"
     if ok:
         try:
-            base = schema.split("(")[0].split(".")[0].rstrip("_")
-            # (only a function of the entry's base name can take its infos: the others are not asked)
-            group = [f for f in fns_all if f.func.name.name.base.rstrip("_") == base]
+            # (only a function of the entry's base name can take its infos: the others are not asked; the base
+            # name as torchgen parses it: `normal` for normal_functional, `add` for add_)
+            base = next(
+                (f.func.name.name.base for f in fns_all if str(f.func) == schema),
+                schema.split("(")[0].split(".")[0].rstrip("_"),
+            )
+            # (and the functions torchgen gives its infos besides: its view_copy variant, the in-place foreach
+            # functions it is a reference of)
+            bases = (base, base + "_copy", "_foreach_" + base)
+            group = [f for f in fns_all if f.func.name.name.base in bases]
             with_infos = match_differentiability_info(group, infos)
-            touched = [i for s, by_key in infos.items() if str(s) == schema for i in by_key.values()]
+            # (the file holds this entry alone: every info is its, keyed by its canonical function's schema,
+            # the functional one for an out= or in-place entry)
+            touched = [i for by_key in infos.values() for i in by_key.values()]
             for fn in with_infos:
                 if str(fn.func.func) == schema or (fn.info is not None and any(i in touched for i in fn.info.values())):
                     if giv.use_derived(fn):
@@ -319,23 +353,45 @@ def verdicts_module(cases: list[Case]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(cases: list[Case]) -> str:
+    """The campaign's numbers: cases judged, rejected (by gate), located by derivls, derivls's errors where the
+    chain accepts."""
+    judged = [c for c in cases if c.schema]
+    rejected = [c for c in judged if c.gate]
+    by_gate = ", ".join(f"{g} {sum(c.gate == g for c in rejected)}" for g in ("loader", "codegen", "g++"))
+    located = sum(bool(c.derivls) for c in rejected)
+    extra = sum(bool(c.derivls) for c in judged if not c.gate)
+    return (
+        f"{len(judged)} cases ({len({c.kind for c in judged})} kinds), chain rejected {len(rejected)} ({by_gate}), "
+        f"derivls reported {located}/{len(rejected)}, derivls errors where the chain accepts: "
+        f"{extra}/{len(judged) - len(rejected)}"
+    )
+
+
 def main(argv: list[str]) -> None:
+    """`python -m tests.formulas.argkinds [--seed N] [--write] [kind…]` (--write: seed 0 only)."""
     import importlib.util
+    import time
 
     torch = importlib.util.find_spec("torch")
     torchgen = importlib.util.find_spec("torchgen")
     assert torch and torch.submodule_search_locations and torchgen and torchgen.submodule_search_locations
     packaged = Path(list(torchgen.submodule_search_locations)[0]) / "packaged"
     include = str(Path(list(torch.submodule_search_locations)[0]) / "include")
-    kinds = [a for a in argv if not a.startswith("--")] or None
-    cases = judge(packaged, include, kinds)
+    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 0
+    words = [a for n, a in enumerate(argv) if not a.startswith("--") and (n == 0 or argv[n - 1] != "--seed")]
+    kinds = words or None
+    started = time.monotonic()
+    cases = judge(packaged, include, kinds, seed=seed)
     print(table(cases))
     if "--write" in argv:
+        assert seed == 0, "the checked-in verdict table is seed 0's"
         Path(__file__).with_name("argkind_verdicts.py").write_text(verdicts_module(cases), encoding="utf-8")
     for c in cases:
         if c.schema and bool(c.derivls) != bool(c.gate):
             print(f"\n{'missed' if c.gate else 'extra'}: {c.kind} {c.place} {c.schema} {c.argument}")
             print(f"  gate {c.gate}: {c.message}\n  derivls: {c.derivls}")
+    print(f"\nseed {seed}: {summary(cases)}; {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":

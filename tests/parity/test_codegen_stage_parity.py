@@ -46,6 +46,8 @@ MULTI_MARGIN = (
     "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, "
     "int reduction=Mean) -> Tensor"
 )
+VIEW_DTYPE = "view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)"
+FOREACH_DIV_ENTRY = "- name: _foreach_div_.Tensor(Tensor(a!)[] self, Tensor other) -> ()\n  self: grad\n\n"
 ABS_FWD = "result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())"
 
 EDITS = {
@@ -114,6 +116,10 @@ EDITS = {
         '"inplace version of acosh")\n',
         '"inplace version of acosh")\n  result: self_t * self_p\n',
         "codegen-inplace-uses-self-p",
+    ),
+    "foreach-inplace-own-entry": Edit(ABS, "", FOREACH_DIV_ENTRY, "codegen-foreach-argument-type"),
+    "view-with-dtype-differentiable": Edit(
+        VIEW_DTYPE, "output_differentiability: [False]", "self: grad", "codegen-view-function"
     ),
     # accepted by the codegen
     "backward-tweak": Edit(ABS, "grad * self.sgn()", "grad * self.sgn() * 2", None),

@@ -131,3 +131,24 @@ def test_every_formula_of_the_real_file_is_placed_in_the_generated_code(real_fil
     assert len(foreach) == 8  # their forward formulas are compiled too, inside the loop over the lists
     assert len(forward.formulas) == sum(len(u.info.forward_derivatives) for u in units)
     assert all(fw_text[start:end] == origin.rewritten for start, end, origin in forward.formulas)
+
+
+def test_forward_formulas_of_a_manual_kernel_are_not_compiled(real_files):
+    """gen_variable_type writes no VariableType kernel for a MANUAL_AUTOGRAD function (VariableTypeManual.cpp):
+    `check --compile` compiles its node, not its forward formulas (an argument-kind seed's `_fw_primal` with
+    `result: auto_linear`); its `_copy` variant's kernel is generated, and compiled."""
+    from derivls.aten.native import NativeIndex
+    from derivls.compile.engine import make_batches
+    from derivls.compile.file_templates import Templates
+    from derivls.compile.units import collect_units
+    from derivls.derivatives.loader import DocumentAnalyzer
+
+    index = NativeIndex.load(str(real_files.native), str(real_files.tags))
+    text = "- name: _fw_primal(Tensor(a) self, int level) -> Tensor(a)\n  self: grad\n  result: auto_linear\n"
+    units = collect_units(DocumentAnalyzer(index, str(real_files.native)).analyse(text))
+    assert {u.name: (u.has_forward, u.in_generated_kernel) for u in units} == {
+        "FwPrimalBackward0": (True, False),
+        "FwPrimalBackward0_copy": (True, True),
+    }
+    batches = make_batches(units, Templates(real_files.derivatives))
+    assert [[u.name for u in b.units] for b in batches if b.kind == "forward"] == [["FwPrimalBackward0_copy"]]

@@ -3,7 +3,9 @@
 Each is a located error with a stable code; each runs on every overload the entry's formulas apply
 to, as torchgen's match_differentiability_info pairs them: the entry's own function, and when that
 is functional, every in-place and out= function with the same signature (strip_default=True) that is
-not a generated out= variant. What fires where (torchgen 2.13 file and check):
+not a generated out= variant; when it is not, the generated functional variant of its signature. Past
+match_differentiability_info, only on an overload gen_variable_type writes a kernel for (not
+MANUAL_AUTOGRAD: VariableTypeManual.cpp's). What fires where (torchgen 2.13 file and check):
 
   codegen-strides-inplace        api/autograd.py match_differentiability_info: `.sym_strides()` in the
                                  `self` formula, and an in-place overload uses it
@@ -14,6 +16,8 @@ not a generated out= variant. What fires where (torchgen 2.13 file and check):
                                  api/autograd.py gen_differentiable_outputs: its length ≠ the overload's outputs
   codegen-output-differentiability-inplace
                                  same: a False in it, and an in-place overload
+  codegen-foreach-argument-type  gen_variable_type.py emit_body: an in-place foreach function's argument
+                                 (a list by its element) ≠ its info's function's (its own entry's: Tensor[])
   codegen-derivative-for-non-tensor
                                  gen_variable_type.py emit_body/find_args_with_derivatives: a backward
                                  formula for an argument that is not a differentiable Tensor input
@@ -23,6 +27,12 @@ not a generated out= variant. What fires where (torchgen 2.13 file and check):
                                  tangent of an input that has a backward formula
   codegen-forward-output-type    emit_fw_derivatives: a forward formula for an output that is not a
                                  Tensor (or a single Tensor list)
+  codegen-forward-result-named-output
+                                 emit_fw_derivatives: a forward formula keyed `result` of a function whose
+                                 kernel declares its one output by its name (g++ rejects VariableType.cpp)
+  codegen-view-function          gen_inplace_or_view_type.py emit_view_body: a view function with a
+                                 differentiable output and an argument its replay lambda cannot capture
+                                 (a ScalarType…), or several differentiable outputs
   codegen-not-abstract           gen_variable_type_func: formulas for a function without a dispatch
                                  section (CompositeImplicitAutograd) in native_functions.yaml
 Not checked (they depend on native_functions.yaml only, or on no edit a derivatives.yaml can make):
@@ -43,13 +53,16 @@ from derivls.derivatives.formulas.codegen_rules import (
     argument_kinds,
     derivative_for_non_tensor,
     derivative_ignored,
+    foreach_argument_type,
     forward_count,
     forward_formulas,
+    forward_result_name,
     inplace_forward_count,
     inplace_uses_self_p,
     not_abstract,
     output_differentiability,
     strides_inplace,
+    view_function,
 )
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext, SectionContext
 from derivls.derivatives.formulas.overloads import applied_overloads
@@ -77,14 +90,20 @@ OVERLOAD_RULES: tuple[tuple[Callable[[OverloadContext], bool], tuple[tuple[Overl
         lambda o: o.use_derived,
         (
             (not_abstract.check, GOES_ON),
+            (foreach_argument_type.check, ENDS),
             (output_differentiability.check, ENDS),
             (derivative_for_non_tensor.check, ENDS),
             (derivative_ignored.check, ENDS),
+            (view_function.check, GOES_ON),  # (gen_inplace_or_view_type, on the same overloads)
         ),
     ),
     (  # emit_body's forward derivatives
         lambda o: o.checks_forward,
-        ((forward_count.check, ENDS), (forward_formulas.check, GOES_ON)),
+        (
+            (forward_count.check, ENDS),
+            (forward_formulas.check, GOES_ON),
+            (forward_result_name.check, GOES_ON),
+        ),
     ),
 )
 SECTION_RULES: tuple[Callable[[SectionContext], Iterable[Diagnostic]], ...] = (argument_kinds.check,)

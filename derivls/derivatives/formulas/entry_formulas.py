@@ -18,6 +18,7 @@ from derivls.derivatives.formulas.findings import Finding
 from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
 from derivls.derivatives.formulas.resolve import resolve
 from derivls.derivatives.formulas.rules.context import in_context
+from derivls.derivatives.formulas.rules.result_type import auto_result_type
 from derivls.derivatives.formulas.scope import build_scope
 from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
@@ -84,9 +85,15 @@ def entry_diagnostics(result: EntryResult, index: NativeIndex | None, native_pat
                 continue
             scalar = key.item.value
             formula = scalar.value
-            if not isinstance(formula, str) or formula in ("auto_element_wise", "auto_linear"):
+            if not isinstance(formula, str):
                 continue
             scope = build_scope(result.canonical, section.info, key.kind == "backward", key.var_names)
+            if formula in ("auto_element_wise", "auto_linear"):
+                found = auto_result_type(formula, scope)
+                out.extend(
+                    _diagnostic(scalar, f, None if scalar.source == formula else value_offsets(scalar)) for f in found
+                )
+                continue
             findings = resolve(formula, scope, headers) + in_context(formula, scope, section)
             if findings:
                 mapping = None if scalar.source == formula else value_offsets(scalar)

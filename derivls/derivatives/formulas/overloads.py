@@ -2,7 +2,8 @@
 
 match_differentiability_info pairs an entry with its own function and, when that is functional, every
 in-place and out= function with the same signature (strip_default=True) that is not a generated out=
-variant; gen_foreach_derivativeinfo gives in-place `_foreach_` functions their reference's info.
+variant; when it is not, the generated (autogen) functional variant of that signature; load_derivatives gives
+a view op's `{view}_copy` function its formulas; gen_foreach_derivativeinfo gives in-place `_foreach_` functions their reference's info.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def overload_group(canonical: NativeFunction, index: NativeIndex) -> list[Native
     hit = _group_cache.get(id(canonical))
     if hit is not None and hit[0] is canonical and hit[1] is index:
         return hit[2]
-    group = _overload_group(canonical, index) + inplace_foreach_of(canonical, index)
+    group = _overload_group(canonical, index) + generated_variants_of(canonical, index)
+    group += view_copy_of(canonical, index) + inplace_foreach_of(canonical, index)
     if len(_group_cache) > 20_000:
         _group_cache.clear()
     _group_cache[id(canonical)] = (canonical, index, group)
@@ -67,6 +69,41 @@ def _overload_group(canonical: NativeFunction, index: NativeIndex) -> list[Nativ
         if f.func.signature(strip_default=True) == stripped:
             group.append(f)
     return group
+
+
+def generated_variants_of(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
+    """The generated (autogen) functions that take a mutable entry's infos: match_differentiability_info's third
+    case gives a generated function with no info of its own the info of the non-functional entry of its signature
+    (`resize_as` takes `resize_as_`'s); a generated out= function takes none."""
+    if canonical.func.kind() == SchemaKind.functional:
+        return []
+    stripped = canonical.func.signature(strip_default=True)
+    return [
+        f
+        for f in _by_base_name(index).get(canonical.func.name.name.base, [])
+        if f is not canonical
+        and "generated" in f.tags
+        and f.func.kind() != SchemaKind.out
+        and f.func.signature(strip_default=True) == stripped
+    ]
+
+
+_view_copies: dict[int, tuple[NativeIndex, dict[object, NativeFunction]]] = {}
+
+
+def view_copy_of(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
+    """The `{view}_copy` function load_derivatives gives a view op's formulas (add_view_copy_derivatives:
+    `_fw_primal_copy` takes `_fw_primal`'s), unless it has an entry of its own (see applied_overloads)."""
+    hit = _view_copies.get(id(index))
+    if hit is None or hit[0] is not index:
+        table: dict[object, NativeFunction] = {
+            g.view.func.name: g.view_copy for g in index.view_groups if g.view_copy is not None
+        }
+        hit = (index, table)
+        _view_copies.clear()
+        _view_copies[id(index)] = hit
+    copy = hit[1].get(canonical.func.name)
+    return [copy] if copy is not None else []
 
 
 def applied_overloads(

@@ -9,7 +9,10 @@ Forward formulas (gen_variable_type.py, FW_DERIVATIVE_TEMPLATE): `r_new_fw_grad_
 `std::optional<at::Tensor>` for one Tensor output, a `std::optional<std::tuple<at::Tensor, …>>` of exactly as
 many Tensors for several outputs.
 
-A `_foreach_` entry's formulas (an element of a list) and a forward formula for a list output are not judged;
+For one list output (`Tensor[]`, not of a `_foreach_` function) it is a `std::optional<std::vector<at::Tensor>>`:
+a Tensor cannot be assigned to it (`unbind.int`'s `result: self_t`, or its auto_element_wise expansion).
+
+A `_foreach_` entry's formulas (an element of a list) are not judged;
 nor is a value whose shape derivls does not know (see `Shape`), nor the literal 0.
 """
 
@@ -67,10 +70,11 @@ def of_returns(returns: tuple[object, ...]) -> Shape | None:
     return None
 
 
-def problem(shape: Shape, backward: bool, names: tuple[str, ...], output_is_tensor: bool) -> str | None:
+def problem(shape: Shape, backward: bool, names: tuple[str, ...], output: str | None) -> str | None:
     """Why a formula of this shape does not compile where the generated code puts it; None if it may.
-    `names`: the key's (inputs for a backward formula, outputs for a forward one); `output_is_tensor`: a forward
-    formula's one output is an at::Tensor (not a list)."""
+    `names`: the key's (inputs for a backward formula, outputs for a forward one); `output`: a forward formula's
+    one output is TENSOR (an at::Tensor), LIST (a std::vector<at::Tensor>, not of a `_foreach_` function) or None
+    (not judged)."""
     n = len(names)
     if backward and n == 1:
         if shape.kind not in (TUPLE, VALUE):
@@ -87,11 +91,17 @@ def problem(shape: Shape, backward: bool, names: tuple[str, ...], output_is_tens
             f"std::get<0>…std::get<{n - 1}>(grad_result), which needs a std::tuple of at least {n} Tensors."
         )
     if n == 1:
-        if not output_is_tensor or shape.kind == TENSOR:
+        if output is None or shape.kind == output:
             return None
+        held = "at::Tensor" if output == TENSOR else "std::vector<at::Tensor>"
         return (
             f"The forward formula for {names[0]} is {_what(shape)}: the VariableType kernel assigns it to a "
-            "std::optional<at::Tensor>."
+            f"std::optional<{held}>"
+            + (
+                "."
+                if output == TENSOR
+                else f" ({names[0]} is a list of Tensors), which takes a std::vector<at::Tensor>."
+            )
         )
     if shape.kind == TUPLE and shape.size == n:
         return None

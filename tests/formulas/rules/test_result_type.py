@@ -35,3 +35,35 @@ def test_a_forward_formula_is_a_tensor_for_one_output_and_a_tuple_of_as_many_for
     assert where("self_t.defined() ? polar_backward(self_t, result) : self_t", one, headers) == []
     assert where("self_t.sym_size(0)", one, headers) == []
     assert where("0", scope_of(ABS, "self"), headers) == []
+
+
+SPLIT = "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"
+FOREACH_DIV = "_foreach_div.List(Tensor[] self, Tensor[] other) -> Tensor[]"
+
+
+def test_a_forward_formula_for_one_list_output_is_a_vector_of_tensors(scope_of, headers):
+    # the VariableType kernel: `std::optional<std::vector<at::Tensor>> result_new_fw_grad_opt = …; = <formula>;`
+    split = scope_of(SPLIT, "result")
+    assert codes("at::split_symint(self_t, split_size, dim)", split, headers) == []
+    assert where("self_t", split, headers) == [("formula-result-type", "self_t")]
+    assert where("at::conj(self_t)", split, headers) == [("formula-result-type", "conj")]
+    message = resolve("self_t", split, headers)[0].message
+    assert "std::optional<std::vector<at::Tensor>> (result is a list of Tensors)" in message
+    # a `_foreach_` function's formula is one element of the list: a Tensor
+    assert codes("self_t / other_p", scope_of(FOREACH_DIV, "result"), headers) == []
+
+
+def test_auto_element_wise_for_one_list_output_and_auto_linear_of_a_foreach_function_are_result_type_errors(scope_of):
+    from derivls.derivatives.formulas.rules.result_type import auto_result_type
+
+    split, abs_, foreach = scope_of(SPLIT, "result"), scope_of(ABS, "result"), scope_of(FOREACH_DIV, "result")
+    found = auto_result_type("auto_element_wise", split)
+    assert [(f.code, f.start, f.end) for f in found] == [("formula-result-type", 0, len("auto_element_wise"))]
+    assert "(…).conj()" in found[0].message
+    # auto_linear of a foreach function: at::_foreach_div(self_t, other_t), a vector, for one element
+    found = auto_result_type("auto_linear", foreach)
+    assert [(f.code, f.start, f.end) for f in found] == [("formula-result-type", 0, len("auto_linear"))]
+    assert auto_result_type("auto_linear", split) == []  # at::split_symint(self_t, …): a vector, for a vector
+    assert auto_result_type("auto_element_wise", abs_) == auto_result_type("auto_linear", abs_) == []
+    assert auto_result_type("auto_element_wise", foreach) == []  # (one element's formula: a Tensor)
+    assert auto_result_type("auto_element_wise", scope_of(ABS, "self")) == []  # a backward key

@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from derivls.aten import cpp
 from derivls.aten.schema_types import BaseTy, BaseType, ListType, OptionalType
 from derivls.codes.codegen import CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST
-from derivls.derivatives.formulas.codegen_rules.context import SectionContext
+from derivls.derivatives.formulas.codegen_rules.context import MANUAL_AUTOGRAD, SectionContext
 from derivls.diagnostics import Diagnostic, error
 
 TYPE_CHECKING = False
@@ -47,6 +48,8 @@ def argument_kind_checks(result: EntryResult, section: SectionResult) -> Iterato
     forward = [k for k in section.keys if k.kind == "forward" and k.forward is not None]
     if canonical is None or not forward or canonical.func.name.name.base.startswith("_foreach_"):
         return  # (a foreach kernel unpacks its lists element by element)
+    if cpp.name(canonical.func) in MANUAL_AUTOGRAD:
+        return  # (its VariableType kernel is written by hand: gen_variable_type writes no forward-mode code)
     kinds = {a.name: a.type for a in canonical.func.arguments.flat_all}
     for key in section.keys:
         if key.kind != "backward":

@@ -29,6 +29,14 @@ DONT_REQUIRE_DERIVATIVE = frozenset(
 )
 
 
+# torchgen/packaged/autograd/gen_trace_type.py MANUAL_AUTOGRAD (2.13: MANUAL_BACKEND | MANUAL_AUTOGRAD_AND_TRACER),
+# copied: their VariableType kernels are written by hand (VariableTypeManual.cpp), and gen_variable_type skips them.
+MANUAL_AUTOGRAD = frozenset(
+    "options data set_data is_leaf output_nr _version retain_grad _backward requires_grad_ "
+    "resize_ resize_as_ detach detach_ copy_ _fw_primal _make_dual".split()
+)
+
+
 def is_tensor_like(t: object) -> bool:
     return t.is_tensor_like()  # type: ignore[attr-defined]
 
@@ -63,7 +71,9 @@ def differentiable_outputs(f: NativeFunction, info: DifferentiabilityInfo) -> tu
 def label(f: NativeFunction, exact: bool) -> str:
     if exact:
         return f"{f.func.name}"
-    kind = {SchemaKind.inplace: "in-place", SchemaKind.out: "out="}.get(f.func.kind(), "")
+    if "view_copy" in f.tags:
+        return f"its view_copy variant {f.func.name}"
+    kind = {SchemaKind.inplace: "in-place", SchemaKind.out: "out="}.get(f.func.kind(), "generated functional")
     return f"its {kind} overload {f.func.name}"
 
 
@@ -118,8 +128,8 @@ class OverloadContext:
     @property
     def use_derived(self) -> bool:
         """gen_variable_type looks at this overload (otherwise the checks past match_differentiability_info
-        do not run)."""
-        return self.info.has_derivatives or self.f.is_abstract
+        do not run): gen_inplace_or_view_type.use_derived, not a function whose kernel is written by hand."""
+        return (self.info.has_derivatives or self.f.is_abstract) and cpp.name(self.f.func) not in MANUAL_AUTOGRAD
 
     @cached_property
     def _outputs(self) -> tuple[list[str], str | None]:

@@ -1,5 +1,5 @@
 """formula-result-type: the formula's value where the generated code cannot take it (a tuple for one input,
-a Tensor for several, a number for a Tensor output; see returns.py)."""
+a Tensor for several, a number for a Tensor output, a Tensor for a list output; see returns.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from derivls.codes.formula import (
 from derivls.derivatives.formulas import argtypes, returns
 from derivls.derivatives.formulas.exprtypes import _argument_kind, _Calls, _whole_call
 from derivls.derivatives.formulas.findings import ERROR, Finding
+from derivls.derivatives.formulas.scope import Scope
 
 
 def _result_type(c: _Calls) -> list[Finding]:
@@ -26,9 +27,41 @@ def _result_type(c: _Calls) -> list[Finding]:
     if shape is None:
         return []
     output = None if c.scope.backward else c.scope.get(c.scope.targets[0])  # (a forward formula's one output)
-    output_is_tensor = output is not None and argtypes.category(output.cpp_type) == argtypes.TENSOR
-    why = returns.problem(shape, c.scope.backward, c.scope.targets, output_is_tensor)
+    family = argtypes.category(output.cpp_type) if output is not None else None
+    held = {argtypes.TENSOR: returns.TENSOR, argtypes.TENSOR_LIST: returns.LIST}.get(family or "")
+    why = returns.problem(shape, c.scope.backward, c.scope.targets, held)
     if why is None:
         return []
     start, end = (tokens[callee].start, tokens[callee].end) if callee is not None else (tokens[0].start, tokens[-1].end)
     return [Finding(FORMULA_RESULT_TYPE, ERROR, start, end, why)]
+
+
+def auto_result_type(formula: str, scope: Scope) -> list[Finding]:
+    """`auto_element_wise` / `auto_linear` where the expansion's value is not what the VariableType kernel takes:
+    - auto_element_wise for one list output (not of a `_foreach_` function): the expansion,
+      `(<backward formula, grad → <input>_t.conj()>).conj()`, is at best an at::Tensor, assigned to a
+      std::optional<std::vector<at::Tensor>>;
+    - auto_linear for a `_foreach_` function with a list output: the expansion calls the function itself
+      (`at::_foreach_add(self_t, scalars)`), a std::vector<at::Tensor>, assigned to one element's
+      std::optional<at::Tensor>. (Elsewhere it is the output's own type.)"""
+    if scope.backward or len(scope.targets) != 1:
+        return []
+    name = scope.targets[0]
+    output = scope.get(name)
+    if output is None or argtypes.category(output.cpp_type) != argtypes.TENSOR_LIST:
+        return []
+    if formula == "auto_element_wise" and not scope.foreach:
+        why = (
+            f"auto_element_wise for {name}, a list of Tensors: the expansion `(…).conj()` is at::Tensor, and the "
+            f"VariableType kernel assigns it to a std::optional<std::vector<at::Tensor>>. Write a formula that "
+            f"gives a std::vector<at::Tensor> (auto_linear, when the function is linear, gives one)."
+        )
+    elif formula == "auto_linear" and scope.foreach:
+        why = (
+            f"auto_linear of a foreach function: the expansion calls the function itself on the tangents, a "
+            f"std::vector<at::Tensor>, and the VariableType kernel assigns it to one element of {name}, a "
+            f"std::optional<at::Tensor>. Write the formula for one element (`self_t`, `self_p`, `{name}[i]`)."
+        )
+    else:
+        return []
+    return [Finding(FORMULA_RESULT_TYPE, ERROR, 0, len(formula), why)]
