@@ -3,8 +3,10 @@
 Reads one JSON request on stdin: {"library": path.so, "namespace": ns, "units": [...],
 "double_backward": bool, "max_samples": n}; writes JSON lines on stdout: {"event": "torch", ...},
 then per unit {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
-"samples", "inputs": "opinfo"|"schema", "failures": [{"kind", "input", "output", "sample", "dtype",
-"message"}]}, then {"event": "done"}.
+"samples", "inputs": "opinfo"|"schema", "checks": {kind: how many ran}, "failures": [{"kind", "input",
+"output", "sample", "dtype", "message"}]} (kind: "backward" gradcheck, "forward" check_forward_ad,
+"double-backward" gradgradcheck, run only after the input's backward gradcheck passed), then
+{"event": "done"}.
 """
 
 import json
@@ -187,6 +189,7 @@ def check_unit(torch, ns, unit, found, request):
     forward = getattr(ns, unit["forward"]) if unit.get("forward") else None
     failures = {}
     checked = 0
+    counts = {}
     errors = []
     for dtype, args, kwargs, origin in found:
         values = positional(overload, args, kwargs)
@@ -212,6 +215,9 @@ def check_unit(torch, ns, unit, found, request):
                     errors.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
                     continue
                 checked += 1
+                counts[mode] = counts.get(mode, 0) + 1
+                if ok and mode == "backward" and request.get("double_backward"):
+                    modes.append("double-backward")  # only after the first derivative passed
                 if not ok:
                     failures[key] = {
                         "kind": mode,
@@ -222,6 +228,7 @@ def check_unit(torch, ns, unit, found, request):
                         "message": message,
                     }
     result["samples"] = len(found)
+    result["checks"] = counts
     result["failures"] = list(failures.values())
     if failures:
         result["status"] = "failed"
@@ -334,17 +341,18 @@ def run_check(torch, overload, unit, values, leaf, mode, backward, forward, requ
 
     fn(x)  # the real op on this sample: an error here is the sample's, not a formula's (raised to the caller)
     try:
-        torch.autograd.gradcheck(
-            fn,
-            (x,),
-            check_forward_ad=mode == "forward",
-            check_backward_ad=mode == "backward",
-            check_undefined_grad=mode == "backward",
-            check_batched_grad=False,
-            raise_exception=True,
-        )
-        if mode == "backward" and request.get("double_backward"):
+        if mode == "double-backward":  # the backward formula's own derivatives (its gradcheck passed)
             torch.autograd.gradgradcheck(fn, (x,), check_undefined_grad=False, raise_exception=True)
+        else:
+            torch.autograd.gradcheck(
+                fn,
+                (x,),
+                check_forward_ad=mode == "forward",
+                check_backward_ad=mode == "backward",
+                check_undefined_grad=mode == "backward",
+                check_batched_grad=False,
+                raise_exception=True,
+            )
     except GradcheckError as e:
         message = str(e)
         output = None
@@ -355,7 +363,7 @@ def run_check(torch, overload, unit, values, leaf, mode, backward, forward, requ
             idx = int(m.group(1))
             names = [outputs_names[i] for i in grads_of] if len(grads_of) > 1 else outputs_names
             output = names[idx] if idx < len(names) else None
-        worst = largest_mismatch(torch, fn, x, int(m.group(1)) if m else 0, mode)
+        worst = largest_mismatch(torch, fn, x, int(m.group(1)) if m else 0, mode) if mode != "double-backward" else ""
         return False, (worst + "\n" + message.strip().splitlines()[0] if worst else summarize(message)), output
     except Exception as e:  # the formula raised (a wrong shape, an impossible broadcast...)
         if "helper not reachable" in str(e):

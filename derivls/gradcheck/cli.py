@@ -148,6 +148,7 @@ def _summary_json(result: Any) -> str:
     return json.dumps(
         {
             "counts": s.counts(),
+            "checks": s.checks(),
             "not_checkable_by_reason": s.reasons(),
             "units": [
                 {
@@ -157,6 +158,7 @@ def _summary_json(result: Any) -> str:
                     "status": o.status,
                     "reason": o.reason,
                     "inputs": o.inputs,
+                    "checks": o.checks,
                 }
                 for o in s.outcomes
             ],
