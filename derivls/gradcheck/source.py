@@ -103,7 +103,7 @@ def differentiable_outputs(info: Any) -> list[int]:
 
 def _dispatch_key(info: Any) -> str | None:
     """The autograd dispatch key of a non-Default formula (its node is named `...Autograd<Key>N`)."""
-    m = re.search(r"Backward(Autograd\w+?)\d+$", info.op or "")
+    m = re.search(r"Backward(Autograd\w+?)\d+(_copy)?$", info.op or "")
     return m.group(1) if m else None
 
 
