@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -71,9 +72,15 @@ def _kind(reason: str) -> str:
     return reason.split(":", 1)[0].strip()
 
 
+def keyed(units: list[dict]) -> dict[str, dict]:
+    """The units by name, or by `name (function)` for a name several entries share (`eq`: one per overload)."""
+    names = Counter(u["name"] for u in units)
+    return {(u["name"] if names[u["name"]] == 1 else f"{u['name']} ({u['function']})"): u for u in units}
+
+
 def compare(data: dict, expected: dict, where: Path) -> None:
     """Print how the run's units compare with the expectations file's."""
-    found = {u["name"]: u for u in data.get("units", [])}
+    found = keyed(data.get("units", []))
     same = [
         n
         for n, u in found.items()
@@ -115,6 +122,14 @@ def main() -> int:
         print(output[-3000:])
         print(f"time: {seconds:.0f} s, exit {code}")
         print("counts:", data.get("counts"))
+        c = data.get("counts") or {}
+        if c:
+            total = c["checked"] + c["not-checkable"]
+            print(
+                f"passed {c['passed']} of {c['checked']} checked ({100 * c['passed'] / max(1, c['checked']):.0f}%); "
+                f"checked {c['checked']} of {total} units ({100 * c['checked'] / max(1, total):.0f}%); "
+                f"checks run: {data.get('checks')}"
+            )
         print("not checkable by reason:", json.dumps(data.get("not_checkable_by_reason"), indent=1))
         times = re.search(r"build ([\d.]+) s \((\w+)[^)]*\), run ([\d.]+) s", output)
         if times:
@@ -135,8 +150,8 @@ def main() -> int:
                 "counts": data.get("counts"),
                 "not_checkable_by_reason": data.get("not_checkable_by_reason"),
                 "units": {
-                    u["name"]: {"function": u["function"], "status": u["status"], "reason": u["reason"]}
-                    for u in data.get("units", [])
+                    key: {"function": u["function"], "status": u["status"], "reason": u["reason"]}
+                    for key, u in keyed(data.get("units", [])).items()
                 },
             }
             args.write_expectations.write_text(json.dumps(expectations, indent=1, sort_keys=True) + "\n")
