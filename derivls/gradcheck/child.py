@@ -79,15 +79,19 @@ def find_samples(torch, units, limit):
             return func(*args, **kwargs)
 
     bases = {}
+    backward_bases = {}  # log_sigmoid -> the units of log_sigmoid_backward: reached by the op's backward
     for unit in units:
         base = unit["aten"].rstrip("_")
         bases.setdefault(base, set()).add(unit["id"])
         bases.setdefault(base.lstrip("_"), set()).add(unit["id"])
+        if "_backward" in unit["aten"] and unit["id"] in found:
+            backward_bases.setdefault(unit["aten"].replace("_backward", "", 1).strip("_"), set()).add(unit["id"])
     for op in op_db:
         names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
-        if not any(n in bases for n in names):
+        through_backward = set().union(*(backward_bases.get(n.strip("_"), set()) for n in names))
+        if not any(n in bases for n in names) and not through_backward:
             continue
-        ids = set().union(*(bases[n] for n in names if n in bases))
+        ids = set().union(*(bases[n] for n in names if n in bases)) | through_backward
         if all(len(found[i]) >= limit for i in ids if i in found):
             continue
         dtypes = [torch.float64]
@@ -102,7 +106,7 @@ def find_samples(torch, units, limit):
         for dtype in dtypes:
             torch.manual_seed(0)  # as test_ops seeds each test: an op's samples do not depend on the selection
             try:
-                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=bool(through_backward)))
             except Exception:
                 continue
             skip = opinfo_skips(torch, op, dtype)
@@ -112,14 +116,27 @@ def find_samples(torch, units, limit):
                     with record:  # through OpInfo's gradcheck_wrapper, as test_ops calls it (it may add arguments)
                         wrap = getattr(op, "gradcheck_wrapper", None)
                         if wrap is None:
-                            op(sample.input, *sample.args, **sample.kwargs)
+                            out = op(sample.input, *sample.args, **sample.kwargs)
                         else:
-                            wrap(op, sample.input, *sample.args, **sample.kwargs)
+                            out = wrap(op, sample.input, *sample.args, **sample.kwargs)
                 except Exception:
                     continue
+                forward_calls = len(record.calls)
+                if through_backward:  # the *_backward functions its backward calls (test_fn_gradgrad's)
+                    try:
+                        with record:
+                            backward_of(torch, out, sample)
+                    except Exception:
+                        pass
                 transforms = wrapper_transforms(torch, op, sample)
-                for func, args, kwargs in record.calls:
+                for index, (func, args, kwargs) in enumerate(record.calls):
+                    # a call made by the backward is a sample for the *_backward units only
+                    targets = [u for u in wanted[func] if index < forward_calls or u in through_backward]
+                    if not targets:
+                        continue
                     direct = func._schema.name.split("::")[-1].strip("_") in {n.strip("_") for n in names}
+                    if index >= forward_calls:
+                        direct = True  # (called by the op's own backward: a wrapper's input change is upstream)
                     why = None
                     if largest_tensor(torch, (args, kwargs)) > MAX_NUMEL:
                         # a dense gradcheck of it would not fit (grid_sampler_3d: 5 million elements)
@@ -129,10 +146,10 @@ def find_samples(torch, units, limit):
                     elif transforms is None or (transforms and not direct):
                         why = f"made for OpInfo's gradcheck_wrapper ({getattr(op.gradcheck_wrapper, '__name__', '?')})"
                     if why is not None:
-                        for uid in wanted[func]:
+                        for uid in targets:
                             DROPPED.setdefault(uid, why)
                         continue
-                    for uid in wanted[func]:
+                    for uid in targets:
                         if len(found[uid]) < limit * len(dtypes):
                             found[uid].append(
                                 {
@@ -142,6 +159,7 @@ def find_samples(torch, units, limit):
                                     "origin": origin,
                                     "skip": skip,
                                     "transforms": transforms,
+                                    "from_backward": index >= forward_calls,
                                 }
                             )
     return found
@@ -237,6 +255,47 @@ def same(torch, a, b):
         return len(a) == len(b) and all(
             x.shape == y.shape and bool(torch.isclose(x, y, rtol=0, atol=0, equal_nan=True).all()) for x, y in zip(a, b)
         )
+
+
+def intermediate_input(torch, overload, unit, values, slots, kernels, request, sample):
+    """An input of the sample whose backward formula is not_implemented() (layer norm's mean and rstd)."""
+    backward, forward = kernels
+    if backward is None:
+        return False
+    for leaf in reversed(slots):
+        if leaf["bw_bit"] is None:
+            continue
+        try:
+            run_check(torch, overload, unit, values, leaf, "backward", backward, forward, request, sample["transforms"])
+        except FormulaNotImplemented:
+            return True
+        except Exception:
+            continue
+    return False
+
+
+def has_fixed_float(torch, unit, values):
+    """A floating-point tensor argument the entry has no formula for (held fixed while an input varies)."""
+    wrt = {name for name, _ in unit["wrt"]}
+    for name, value in zip(unit["args"], values):
+        if name not in wrt and isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
+            return True
+    return False
+
+
+def backward_of(torch, out, sample):
+    """Run the backward of an OpInfo sample's outputs (seeded random output grads), so the *_backward functions
+    it calls are recorded."""
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+    outs = [o for o in outs if o.requires_grad]
+    leaves = []
+    for value in [sample.input, *sample.args, *sample.kwargs.values()]:
+        for t in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(t, torch.Tensor) and t.requires_grad:
+                leaves.append(t)
+    if outs and leaves:
+        grads = [torch.randn_like(o) for o in outs]
+        torch.autograd.grad(outs, leaves, grads, allow_unused=True)
 
 
 def all_finite(torch, tree):
@@ -394,6 +453,16 @@ def check_unit(torch, ns, unit, found, request):
         if not slots:
             continue
         sample_text = f"{sample['origin']}: ({describe(torch, args, kwargs)})"
+        if sample.get("from_backward") and (
+            has_fixed_float(torch, unit, values)
+            or intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+        ):
+            skipped.append(
+                "reached through a backward, with a floating tensor argument without a formula or with a "
+                "not_implemented() one (a forward intermediate: log_sigmoid's buffer, layer norm's mean and rstd): "
+                "varying the other inputs alone is not what test_fn_gradgrad checks"
+            )
+            continue
         for leaf in slots:
             modes = []
             if backward is not None and leaf["bw_bit"] is not None:
