@@ -30,7 +30,11 @@ from derivls.compile.file_templates import Templates
 from derivls.compile.toolchain import Pch, SetupError, Toolchain, cache_root, ensure_pch
 
 LIBRARY_PLACEHOLDER = "DERIVLS_GRADCHECK_LIBRARY"
-HELPER_PREFIX = "_ZN5torch8autograd9generated7details"
+# libtorch_cpu's own symbols a formula can reach and the library does not export: FunctionsManual's helpers
+# (torch::autograd::generated::details) and a few others of torch::autograd (TypeAndSize::zeros)
+HELPER_PREFIX = "_ZN5torch8autograd"
+# a change of how extensions are made (stubs, flags): a new key, so no extension of an older derivls is reused
+BUILD_VERSION = "2"
 
 
 @dataclass
@@ -74,7 +78,7 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     root = (cache or cache_root()) / "gradcheck"
     root.mkdir(parents=True, exist_ok=True)
     header = pch_header(templates)
-    key = hashlib.sha256((toolchain.key(header) + "\0" + source).encode()).hexdigest()[:20]
+    key = hashlib.sha256((BUILD_VERSION + "\0" + toolchain.key(header) + "\0" + source).encode()).hexdigest()[:20]
     namespace = f"derivls_gc_{key}"
     target = root / f"{namespace}.so"
     meta = root / f"{namespace}.json"
@@ -175,21 +179,35 @@ def _exported(library: Path) -> set[str]:
     }
 
 
-def symbol_table(library: Path, cache: Path | None = None) -> dict[str, int]:
-    """The helpers' addresses in the library's .symtab (cached by the library's path, size and mtime)."""
+@dataclass(frozen=True)
+class Symbol:
+    value: int  # the address in the library (add its load base)
+    code: bool  # a function (else data)
+    size: int  # bytes (0: unknown)
+
+
+def symbol_table(library: Path, cache: Path | None = None) -> dict[str, Symbol]:
+    """The helpers' symbols in the library's .symtab (cached by the library's path, size and mtime)."""
     st = library.stat()
-    key = hashlib.sha256(f"{library.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:20]
+    stamp = f"{BUILD_VERSION}:{HELPER_PREFIX}:{library.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    key = hashlib.sha256(stamp.encode()).hexdigest()[:20]
     path = (cache or cache_root()) / "gradcheck" / f"symtab-{key}.json"
     if path.is_file():
-        return {k: int(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
-    table: dict[str, int] = {}
-    for line in _nm(["--defined-only", str(library)]):
-        parts = line.split()
-        if len(parts) == 3 and parts[2].startswith(HELPER_PREFIX) and parts[1] in "tTwW":
-            table[parts[2]] = int(parts[0], 16)
+        return {k: Symbol(int(v[0]), bool(v[1]), int(v[2])) for k, v in json.loads(path.read_text("utf-8")).items()}
+    table: dict[str, Symbol] = {}
+    for line in _nm(["-S", "--defined-only", str(library)]):
+        parts = line.split()  # "value size type name", or "value type name" without a size
+        if len(parts) not in (3, 4) or not parts[-1].startswith(HELPER_PREFIX):
+            continue
+        kind = parts[-2]
+        size = int(parts[1], 16) if len(parts) == 4 else 0
+        if kind in "tTwW":
+            table[parts[-1]] = Symbol(int(parts[0], 16), True, size)
+        elif kind in "dDbBrRvV":
+            table[parts[-1]] = Symbol(int(parts[0], 16), False, size)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(table), encoding="utf-8")
+    tmp.write_text(json.dumps({k: [v.value, v.code, v.size] for k, v in table.items()}), encoding="utf-8")
     os.replace(tmp, path)
     return table
 
@@ -203,26 +221,45 @@ def demangle(names: list[str]) -> list[str]:
 
 
 def helper_stubs(missing: list[str], library: Path, cache: Path | None = None) -> tuple[str, list[str], int]:
-    """C++ with a jump stub per missing helper; (text, the helpers found nowhere, how many were stubbed)."""
+    """C++ for the missing helpers; (text, the helpers found nowhere, how many were reached).
+
+    A function gets a jump stub through a slot filled when the extension loads (libtorch_cpu's load base +
+    its value). A data symbol of pointer size (`extern const char* kCudnnDoubleBackwardMsg`) gets a hidden
+    copy of its value, made at load time; other data cannot be copied safely (its type is not known): like a
+    symbol found nowhere it is reported not reachable (a function: throws; data: zeroed)."""
     table = symbol_table(library, cache) if platform.machine() in ("x86_64", "AMD64") else {}
-    found = [n for n in missing if n in table]
-    absent = [n for n in missing if n not in table]
+    code = [n for n in missing if n in table and table[n].code]
+    data = [n for n in missing if n in table and not table[n].code and table[n].size == 8]
+    reached = set(code) | set(data)
+    absent = [n for n in missing if n not in reached]
+    absent_data = [n for n in absent if n in table and not table[n].code]
     lines = [
         "#include <dlfcn.h>",
         "#include <link.h>",
+        "#include <cstring>",
         "#include <stdexcept>",
         "#include <string>",
         'extern "C" {',
     ]
     asm = []
-    for i, name in enumerate(missing):
+    functions = [n for n in missing if n not in data and n not in absent_data]
+    for i, name in enumerate(functions):
         lines.append(f'__attribute__((visibility("hidden"))) void* derivls_slot_{i} = nullptr;')
         asm.append(
             f'".globl {name}\\n.hidden {name}\\n.type {name}, @function\\n{name}:\\n  jmp *derivls_slot_{i}(%rip)\\n"'
         )
+    copies = [*data, *absent_data]
+    for i, name in enumerate(copies):
+        size = max(8, table[name].size)
+        asm.append(
+            f'".data\\n.balign 8\\n.globl {name}\\n.hidden {name}\\n.type {name}, @object\\n.size {name}, {size}\\n'
+            f'{name}:\\n  .zero {size}\\n.text\\n"'
+        )
+        lines.append(f'extern char derivls_data_{i}[] __asm__("{name}");')
     names = demangle(absent)
-    for i, shown in enumerate(names):
-        text = shown.replace("\\", "\\\\").replace('"', '\\"')
+    shown = dict(zip(absent, names))
+    for i, name in enumerate(n for n in functions if n not in reached):
+        text = shown[name].replace("\\", "\\\\").replace('"', '\\"')
         lines.append(
             f"[[noreturn]] void derivls_unreachable_{i}() {{ "
             f'throw std::runtime_error("derivls: FunctionsManual helper not reachable: {text}"); }}'
@@ -234,10 +271,13 @@ def helper_stubs(missing: list[str], library: Path, cache: Path | None = None) -
     lines.append("  struct link_map* map = nullptr;")
     lines.append("  if (handle) dlinfo(handle, RTLD_DI_LINKMAP, &map);")
     lines.append("  unsigned long base = map ? map->l_addr : 0;")
-    for i, name in enumerate(missing):
-        if name in table:
-            lines.append(f"  derivls_slot_{i} = base ? (void*)(base + {table[name]}UL) : nullptr;")
+    unreachable = [n for n in functions if n not in reached]
+    for i, name in enumerate(functions):
+        if name in reached:
+            lines.append(f"  derivls_slot_{i} = base ? (void*)(base + {table[name].value}UL) : nullptr;")
         else:
-            lines.append(f"  derivls_slot_{i} = (void*)&derivls_unreachable_{absent.index(name)};")
+            lines.append(f"  derivls_slot_{i} = (void*)&derivls_unreachable_{unreachable.index(name)};")
+    for i, name in enumerate(data):
+        lines.append(f"  if (base) std::memcpy(derivls_data_{i}, (const void*)(base + {table[name].value}UL), 8);")
     lines.append("}")
-    return "\n".join(lines) + "\n", names, len(found)
+    return "\n".join(lines) + "\n", names, len(reached)

@@ -65,6 +65,7 @@ def release_mismatch(path: Path, torch_version: str) -> str | None:
 
 
 def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    from derivls.codes.setup import NATIVE_NOT_FOUND, NATIVE_UNREADABLE
     from derivls.compile.toolchain import SetupError, find_include_dirs
     from derivls.compile.units import collect_units
     from derivls.diagnostics import Severity
@@ -83,6 +84,11 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         path, _ = find_default_derivatives()
         if path is None:
             raise UsageError("no derivatives.yaml given and none found; pass a PATH")
+    analysis, extra = analyse_path(path, args.native, args.tags)
+    missing = [d for d in extra if d.code in (NATIVE_NOT_FOUND, NATIVE_UNREADABLE)]
+    if missing:  # no schemas: no entry can be found, nor compiled (`check` goes on with a warning)
+        print(f"derivls gradcheck: {missing[0].message}", file=err)
+        return EXIT_USAGE
     python = args.python or sys.executable
     version = python_version(python)
     if version is None:
@@ -98,7 +104,6 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
             find_include_dirs(path)
         except SetupError:
             include = torch_include(python)
-    analysis, extra = analyse_path(path, args.native, args.tags)
     if analysis is None:
         results = [CheckedFile(path, tuple(extra))]
         write_diagnostics(results, args.format, out)
@@ -143,6 +148,7 @@ def _summary_json(result: Any) -> str:
     return json.dumps(
         {
             "counts": s.counts(),
+            "checks": s.checks(),
             "not_checkable_by_reason": s.reasons(),
             "units": [
                 {
@@ -152,6 +158,7 @@ def _summary_json(result: Any) -> str:
                     "status": o.status,
                     "reason": o.reason,
                     "inputs": o.inputs,
+                    "checks": o.checks,
                 }
                 for o in s.outcomes
             ],

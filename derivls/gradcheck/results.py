@@ -36,6 +36,7 @@ class UnitOutcome:
     inputs: str = "opinfo"  # "opinfo" | "schema"
     samples: int = 0
     function: str = ""  # the entry's function (acos, mul.Tensor)
+    checks: dict[str, int] = field(default_factory=dict)  # how many checks ran, by kind
 
 
 @dataclass
@@ -52,6 +53,13 @@ class Summary:
             "not-checkable": c["not-checkable"],
         }
 
+    def checks(self) -> dict[str, int]:
+        """How many checks ran, by kind (backward, forward, double-backward), over every unit."""
+        total: Counter[str] = Counter()
+        for o in self.outcomes:
+            total.update(o.checks)
+        return dict(sorted(total.items()))
+
     def reasons(self) -> dict[str, int]:
         return dict(Counter(_reason_kind(o.reason) for o in self.outcomes if o.status == "not-checkable"))
 
@@ -61,6 +69,11 @@ class Summary:
             f"gradcheck: {c['checked']} checked, {c['passed']} passed, {c['failed']} failed, "
             f"{c['not-checkable']} not checkable"
         ]
+        checks = self.checks()
+        if checks:
+            lines.append(
+                "  checks run: " + ", ".join(f"{n} {_CHECK_NAMES.get(kind, kind)}" for kind, n in checks.items())
+            )
         for o in self.outcomes:
             if o.status == "not-checkable":
                 lines.append(f"  not checkable: {o.name} (line {o.entry_line + 1}): {o.reason}")
@@ -69,6 +82,13 @@ class Summary:
         if self.unreachable_helpers:
             lines.append("  FunctionsManual helpers not reachable: " + ", ".join(self.unreachable_helpers))
         return "\n".join(lines)
+
+
+_CHECK_NAMES = {
+    "backward": "backward (gradcheck)",
+    "forward": "forward (check_forward_ad)",
+    "double-backward": "double backward (gradgradcheck)",
+}
 
 
 def _function(unit: Any) -> str:
@@ -105,6 +125,7 @@ def failure_message(failure: dict[str, Any], unit_name: str) -> str:
     what = {
         "backward": f"the backward formula for {failure.get('input')}",
         "forward": f"the forward formula for {failure.get('output') or 'the output'}",
+        "double-backward": f"the derivative of the backward formula for {failure.get('input')} (gradgradcheck)",
     }.get(kind, kind)
     return (
         f"{unit_name}: gradcheck fails for {what} (varying {failure.get('input')}, {failure.get('dtype')}); "
@@ -134,6 +155,8 @@ def interpret(
         placed = 0
         for failure in event.get("failures", ()):
             kind = failure.get("kind", "backward")
+            if kind == "double-backward":  # the backward formula's own derivative: on that formula
+                kind = "backward"
             name = failure.get("input") if kind == "backward" else failure.get("output")
             ref = refs.get((plan.id, kind, str(name)))
             if ref is None and kind == "forward":  # a forward failure on an output without its own formula
@@ -158,6 +181,7 @@ def interpret(
                 str(event.get("inputs", "opinfo")),
                 int(event.get("samples", 0)),
                 _function(unit),
+                {str(k): int(v) for k, v in dict(event.get("checks") or {}).items()},
             )
         )
     for plan in plans:

@@ -103,7 +103,7 @@ def differentiable_outputs(info: Any) -> list[int]:
 
 def _dispatch_key(info: Any) -> str | None:
     """The autograd dispatch key of a non-Default formula (its node is named `...Autograd<Key>N`)."""
-    m = re.search(r"Backward(Autograd\w+?)\d+$", info.op or "")
+    m = re.search(r"Backward(Autograd\w+?)\d+(_copy)?$", info.op or "")
     return m.group(1) if m else None
 
 
@@ -200,6 +200,8 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                     re.sub(r"SavedVariable\((\w+), true\)", r"SavedVariable(\1, false)", s)
                     for s in save_statements(info.all_saved_outputs, True, False)
                 ]
+                # VariableType sets the size of each differentiable tensor list (its grads' range in apply)
+                saves += [f"grad_fn->{name}_size_ = {name}.size();" for name, is_list in plan.wrt if is_list]
                 backward_parts.append(
                     node.declaration + "\n" + node.definition + "\n" + f"struct {ident}_gc : public {info.op} {{\n"
                     "  int64_t derivls_mask = 0;\n"

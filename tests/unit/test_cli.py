@@ -290,3 +290,23 @@ def test_check_imports_none_of_the_modules_it_does_not_need(checkout, tmp_path, 
         imported = set(listing.read_text().split())
         assert "derivls.diskcache" in imported
         assert imported.isdisjoint(NOT_IMPORTED_BY_CHECK), sorted(imported & set(NOT_IMPORTED_BY_CHECK))
+
+
+def test_gradcheck_without_native_functions_says_so_and_exits_2_before_looking_for_torch(tmp_path):
+    lone = tmp_path / "derivatives.yaml"
+    lone.write_text(GOOD)
+    run = derivls("gradcheck", str(lone), "--op", "abs", "--python", str(tmp_path / "no-python"))
+    assert run.returncode == 2
+    assert run.stderr.startswith("derivls gradcheck: native_functions.yaml not found"), run.stderr
+    assert "--native FILE" in run.stderr
+    assert "no autograd node" not in run.stderr and "has no torch" not in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_gradcheck_with_an_unreadable_native_file_says_so_and_exits_2(checkout):
+    (checkout / "aten" / "src" / "ATen" / "native" / "native_functions.yaml").write_text("- func: [\n")
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
+    run = derivls("gradcheck", "tools/autograd/derivatives.yaml", "--op", "abs", cwd=checkout)
+    assert run.returncode == 2
+    assert "derivls gradcheck: Cannot use" in run.stderr and "native_functions.yaml" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr

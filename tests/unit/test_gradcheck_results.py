@@ -59,6 +59,27 @@ def test_a_failing_forward_formula_is_reported_on_the_formula_of_its_output():
     assert "forward formula for result" in diagnostics[0].message
 
 
+def test_a_failing_double_backward_is_reported_on_the_backward_formula_it_differentiates():
+    failure = dict(
+        _failure("double-backward", "other"), message="Jacobian mismatch for output 0 with respect to input 1"
+    )
+    events = [{"event": "unit", "id": "MulBackward0_0", "status": "failed", "failures": [failure]}]
+    diagnostics, _ = interpret(events, [_plan()])
+    assert [d.span.line for d in diagnostics] == [12]
+    assert "derivative of the backward formula for other (gradgradcheck)" in diagnostics[0].message
+
+
+def test_the_summary_counts_the_checks_that_ran_by_kind():
+    checks = {"backward": 2, "forward": 1, "double-backward": 2}
+    events = [
+        {"event": "unit", "id": "a", "status": "passed", "checks": checks},
+        {"event": "unit", "id": "b", "status": "passed", "checks": {"backward": 1}},
+    ]
+    _, summary = interpret(events, [_plan("a"), _plan("b")])
+    assert summary.checks() == {"backward": 3, "double-backward": 2, "forward": 1}
+    assert "2 double backward (gradgradcheck)" in summary.text()
+
+
 def test_passing_units_give_no_diagnostic_and_count_as_passed():
     events = [{"event": "unit", "id": "MulBackward0_0", "status": "passed", "failures": [], "samples": 4}]
     diagnostics, summary = interpret(events, [_plan()])

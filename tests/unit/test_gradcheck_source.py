@@ -38,6 +38,12 @@ def test_saved_sizes_are_computed_from_the_kernels_inputs_and_outputs_saved_as_v
     assert "grad_fn->indices_ = SavedVariable(indices, false);" in source  # (VariableType: true)
 
 
+def test_the_size_of_a_differentiable_tensor_list_is_set_as_variable_type_sets_it(real_files):
+    # (the node's apply gives the list its range of grads from it: unset, every grad of cat's inputs is lost)
+    source = render(_units(real_files, "cat"), "LIB", Templates(real_files.derivatives)).source
+    assert "grad_fn->tensors_size_ = tensors.size();" in source
+
+
 def test_in_place_and_nested_tensor_formulas_are_left_out_with_their_reason(real_files):
     rendered = render(_units(real_files, "as_strided_", "sum"), "LIB", Templates(real_files.derivatives))
     reasons = {unit.name: why for unit, why in rendered.not_buildable}

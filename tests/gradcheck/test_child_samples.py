@@ -1,0 +1,71 @@
+"""How the gradcheck child follows OpInfo (derivls/gradcheck/child.py, run here in-process with the installed
+torch: no compiler): the checks test_ops skips or expects to fail are not run, a gradcheck_wrapper's change
+of an input is applied, samples a dense gradcheck cannot use are recognised."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+import derivls.gradcheck
+
+pytestmark = pytest.mark.gradcheck
+
+
+@pytest.fixture(scope="module")
+def child():
+    path = Path(derivls.gradcheck.__file__).parent / "child.py"
+    spec = importlib.util.spec_from_file_location("derivls_gradcheck_child", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def torch():
+    import torch
+
+    return torch
+
+
+def _op(name: str, variant: str = ""):
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return next(op for op in op_db if op.name == name and op.variant_test_name == variant)
+
+
+def test_an_expected_failure_of_test_forward_mode_ad_is_not_checked_in_that_dtype_only(child, torch):
+    op = _op("logcumsumexp")  # OpInfo: expectedFailure of test_forward_mode_AD for complex128
+    assert "expected failure" in child.opinfo_skips(torch, op, torch.complex128)["forward"]
+    assert "forward" not in child.opinfo_skips(torch, op, torch.float64)
+    assert "backward" not in child.opinfo_skips(torch, op, torch.complex128)
+
+
+def test_a_tolerance_override_is_not_a_skip(child, torch):
+    op = _op("acos")
+    assert child.opinfo_skips(torch, op, torch.float64) == {}
+
+
+def test_a_hermitian_input_wrapper_is_found_and_applied_to_that_input(child, torch):
+    op = _op("cholesky")
+    sample = next(iter(op.sample_inputs("cpu", torch.float64)))
+    transforms = child.wrapper_transforms(torch, op, sample)
+    assert set(transforms) == {0}
+    a = torch.randn(3, 3, dtype=torch.float64)
+    assert torch.equal(transforms[0](a), a + a.mH)
+
+
+def test_an_identity_wrapper_changes_nothing(child, torch):
+    op = _op("acos")
+    sample = next(iter(op.sample_inputs("cpu", torch.float64)))
+    assert child.wrapper_transforms(torch, op, sample) == {}
+
+
+def test_non_finite_samples_and_random_results_are_recognised(child, torch):
+    assert not child.all_finite(torch, ([torch.tensor([1.0, float("nan")])], {}))
+    assert child.all_finite(torch, ([torch.tensor([1, 2])], {"alpha": torch.tensor(0.5)}))
+    p = torch.full((64,), 0.5, dtype=torch.float64)
+    assert not child.same(torch, torch.bernoulli(p), torch.bernoulli(p))
+    assert child.same(torch, (torch.tensor([float("nan")]),), (torch.tensor([float("nan")]),))
