@@ -3,7 +3,9 @@ site-packages), timed; prints the summary (checked / passed / failed / not check
 optionally writes the baseline expectations file the gradcheck tests compare with.
 
     python bench/bench_gradcheck.py [--ops acos mul.Tensor ...] [--write-expectations FILE]
-    python bench/bench_gradcheck.py --one acos     # cold (empty cache) and warm time of one entry
+    python bench/bench_gradcheck.py --one acos     # one entry: cold (an empty cache), warm (unchanged)
+                                                   # and edited (its formula changed: the extension is
+                                                   # compiled again, the precompiled header is reused)
 
 Without --ops: every entry (--all): tens of minutes on 2 cores, GBs of RAM for the compiler. The run is
 compared with the expectations file (default for --all: tests/gradcheck/baseline-all-2.13.json): how many
@@ -95,6 +97,32 @@ def compare(data: dict, expected: dict, where: Path) -> None:
             print(f"  {name}: {u['status']} ({u['reason'][:120]}), expected {e['status']} ({e['reason'][:120]})")
 
 
+def parenthesize_first_formula(path: Path, op: str) -> bool:
+    """Edit the entry `- name: OP(...)`: its first formula `key: F` becomes `key: (F)` (the same math, another
+    text: what an edit costs when the precompiled header and helpers are cached)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"- name: {op}(")), None)
+    if start is None:
+        return False
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("- name:"):
+            return False
+        m = re.match(r"^(  \w+: )(.+?)\s*$", lines[i])
+        one_line = i + 1 >= len(lines) or not lines[i + 1].startswith("    ")
+        plain = not m[2].startswith(("'", '"', "|", ">")) if m else False
+        if (
+            m
+            and plain
+            and one_line
+            and m[1].strip() not in ("dispatch:", "output_differentiability:")
+            and "auto_" not in m[2]
+        ):
+            lines[i] = f"{m[1]}({m[2]})\n"
+            path.write_text("".join(lines), encoding="utf-8")
+            return True
+    return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", nargs="*", help="these entries only (default: --all)")
@@ -108,9 +136,14 @@ def main() -> int:
         path = wheel_copy(folder / "site-packages")
         if args.one:
             env = dict(os.environ, DERIVLS_CACHE_DIR=str(folder / "cache"))
-            for label in ("cold", "warm"):
-                seconds, code, data, _ = run(path, ["--op", args.one], folder, env)
-                print(f"{label}: {seconds:.1f} s (exit {code}, {data.get('counts')})")
+            for label in ("cold", "warm", "edited"):
+                if label == "edited" and not parenthesize_first_formula(path, args.one):
+                    print(f"edited: no `- name: {args.one}(` entry with a formula to edit")
+                    break
+                seconds, code, data, output = run(path, ["--op", args.one], folder, env)
+                times = re.search(r"build ([\d.]+) s \((\w+)[^)]*\), run ([\d.]+) s", output)
+                parts = f"build {times[1]} s ({times[2]}), run after it {times[3]} s" if times else "no timings printed"
+                print(f"{label}: {seconds:.1f} s: {parts} (exit {code}, {data.get('counts')})")
             shutil.rmtree(folder / "cache", ignore_errors=True)
             return 0
         selection = [a for op in args.ops for a in ("--op", op)] if args.ops else ["--all"]
