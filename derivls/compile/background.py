@@ -66,6 +66,20 @@ def absolute_paths(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def document_request(
+    path: str, text: str, native: str, tags: str | None, profile: str, torch_version: str | None
+) -> dict[str, Any]:
+    """What a worker needs to analyse the document as the server did (its text, files and settings)."""
+    return {
+        "path": path,
+        "text": text,
+        "native": native,
+        "tags": tags,
+        "profile": profile,
+        "torch_version": torch_version,
+    }
+
+
 class WorkerJob:
     """One run of a worker module on one request; subclasses name the module and read its diagnostics."""
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from derivls.codes import lookup
-from derivls.compile.background import EntryJobs, JobResult, WorkerJob, kill_all
+from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request, kill_all
 from derivls.compile.engine import CODE, SOURCE
 from derivls.diagnostics import Code, Diagnostic, Related, Severity, Span
 
@@ -93,12 +93,7 @@ class CompileOnSave(EntryJobs[CompileJob]):
         (its entries are compiled again by the new one). None when nothing changed. `profile` and
         `torch_version` are the settings the document was analysed with: the worker reads it the same way."""
         request = {
-            "path": path,
-            "text": text,
-            "native": native,
-            "tags": tags,
-            "profile": profile,
-            "torch_version": torch_version,
+            **document_request(path, text, native, tags, profile, torch_version),
             "cxx": self.cxx,
             "torch_include": self.torch_include,
             "jobs": self.jobs,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from derivls.compile.background import EntryJobs, JobResult, WorkerJob
+from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request
 from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.gradcheck.results import CODE, SOURCE
 
@@ -64,12 +64,7 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
     ) -> GradcheckJob | None:
         """Check the entries on `lines` (0-based `- name:` lines); a running job is cancelled."""
         request = {
-            "path": path,
-            "text": text,
-            "native": native,
-            "tags": tags,
-            "profile": profile,
-            "torch_version": torch_version,
+            **document_request(path, text, native, tags, profile, torch_version),
             "python": self.python,
             "cxx": self.cxx,
             "torch_include": self.torch_include,
