@@ -26,6 +26,17 @@ def main():
     import torch
 
     emit({"event": "torch", "version": torch.__version__})
+    try:
+        import torch.testing._internal.common_methods_invocations  # noqa: F401 (OpInfo's op_db)
+    except ImportError as e:  # the torch wheel does not require what its test database imports
+        emit(
+            {
+                "event": "setup-error",
+                "message": f"torch's OpInfo database (torch.testing._internal) needs the module {e.name or e}: "
+                f"install numpy and expecttest for {sys.executable} (pip install numpy expecttest)",
+            }
+        )
+        return
     samples = find_samples(torch, request["units"], request.get("max_samples", 6))
     emit({"event": "samples"})
     if "library" not in request:

@@ -99,6 +99,9 @@ def gradcheck_units(
         events.append(event)
         if event.get("event") == "torch":
             version = event.get("version")
+        elif event.get("event") == "setup-error":  # (torch without what its OpInfo database imports)
+            child.close()
+            raise SetupError(str(event.get("message")))
         elif event.get("event") == "unit":
             done += 1
             if progress:

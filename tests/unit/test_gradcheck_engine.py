@@ -22,6 +22,9 @@ log = open(os.environ["DERIVLS_TEST_CHILD_LOG"], "a")
 request = json.loads(sys.stdin.readline())
 log.write("started %d\\n" % len(request["units"])); log.flush()
 print(json.dumps({"event": "torch", "version": "0.0"}), flush=True)
+if os.environ.get("DERIVLS_TEST_SETUP_ERROR"):
+    print(json.dumps({"event": "setup-error", "message": os.environ["DERIVLS_TEST_SETUP_ERROR"]}), flush=True)
+    sys.exit(0)
 print(json.dumps({"event": "samples"}), flush=True)
 line = sys.stdin.readline()
 if not line.strip():
@@ -93,3 +96,13 @@ def test_a_failed_compile_ends_the_child_and_reports_the_compile(stand_ins, monk
     [child] = stand_ins.children
     assert child.process.poll() is not None
     assert "library" not in stand_ins.log.read_text()
+
+
+def test_a_torch_without_its_test_dependencies_is_a_set_up_error_naming_them(stand_ins, monkeypatch):
+    message = "torch's OpInfo database (torch.testing._internal) needs the module numpy: install numpy and expecttest"
+    monkeypatch.setenv("DERIVLS_TEST_SETUP_ERROR", message)
+    monkeypatch.setattr(engine.building, "build", lambda *a: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
+    with pytest.raises(SetupError, match="needs the module numpy"):
+        engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
+    [child] = stand_ins.children
+    assert child.process.poll() is not None
