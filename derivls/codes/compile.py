@@ -20,3 +20,23 @@ COMPILE_ERROR = declare(
     example=None,
     tested_by="tests/compile/test_compile.py",
 )
+
+COMPILE_LIMIT = declare(
+    "compile-limit",
+    Severity.ERROR,
+    Stage.COMPILE,
+    "the compiler ran out of its time or memory bound on the entry's generated code",
+    what="""Every compiler derivls runs is bounded: a wall-clock and CPU time bound, an address-space bound
+    (`DERIVLS_COMPILE_SECONDS`, `DERIVLS_COMPILE_MEMORY_MB` in your environment change them). The entry's
+    generated code made the compiler reach one, so it was stopped; a batch that reaches one is compiled again
+    entry by entry, so the diagnostic stands on the entry that needs it.""",
+    why="""A formula that takes the compiler minutes or gigabytes (an expression thousands of operators long, a
+    template that instantiates itself exponentially) costs every PyTorch build as much, or never finishes.""",
+    wrong="- name: abs(Tensor self) -> Tensor\n  self: grad * (1 + 1 + 1 + … 300,000 times …)\n",
+    right="- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
+    fix="Write the formula as a call of a helper in FunctionsManual.cpp instead of one huge expression; raise the "
+    "bounds only when the machine is unusually slow.",
+    profiles=(TORCHGEN,),
+    example=None,
+    tested_by="tests/reliability/test_bounded_children.py",
+)

@@ -1,13 +1,15 @@
 """Generate, compile in batches, map each compiler error back to the formula it comes from.
 
 `compile_units(units, ...)` is the whole engine: no LSP, no printing. Batches run as compiler
-subprocesses, at most `jobs` at a time, each under `nice`; `cancel` (a threading.Event) stops them.
+subprocesses, at most `jobs` at a time, each under `nice` and bounded (derivls.bounded: wall clock,
+CPU, address space, its own process group, TMPDIR in a folder of ours); `cancel` (a threading.Event)
+stops them. A batch that hits a bound is compiled again unit by unit, so the bound is reported on the
+one entry that needs it (`compile-limit`).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 import threading
 import time
@@ -16,13 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from derivls.codes.compile import COMPILE_ERROR
+from derivls.bounded import GB, TIME, Bounded, Limits, env_limits, scratch_folder, spawn
+from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
 from derivls.compile import messages
 from derivls.compile.backward import backward_source
 from derivls.compile.file_templates import Templates
 from derivls.compile.forward import forward_source
+from derivls.compile.safety import foreign_directives
 from derivls.compile.sourcemap import SourceMap
-from derivls.compile.toolchain import Pch, Toolchain, ensure_pch
+from derivls.compile.toolchain import Pch, SetupError, Toolchain, ensure_pch
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic, Related, Severity
 
@@ -63,6 +67,7 @@ class CompileResult:
 
 def make_batches(units: Sequence[Unit], templates: Templates, size: int = BACKWARD_BATCH) -> list[Batch]:
     batches: list[Batch] = []
+    units = [u for u in units if u.refused is None]  # (compile/safety.py: formula-context reports them)
     backward = [u for u in units if u.has_backward]
     forward = [u for u in units if u.has_forward and u.in_generated_kernel]
     for i in range(0, len(backward), size):
@@ -98,19 +103,19 @@ def compile_units(
     stats.batches, stats.units = len(batches), len(units)
     diagnostics: list[Diagnostic] = []
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
-    remove_stale_work_folders()
-    with tempfile.TemporaryDirectory(prefix=f"{WORK_PREFIX}{os.getpid()}-") as work:
-        running: list[tuple[subprocess.Popen[bytes], IO[bytes], Batch, Path, float]] = []
-        queue = list(enumerate(batches))
-        done = 0
+    with tempfile.TemporaryDirectory(prefix="compile-", dir=scratch_folder()) as work:
+        running: list[tuple[Bounded, IO[bytes], Batch, Path]] = []
+        queue = list(batches)
+        done = count = 0
         try:
             while queue or running:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()
                 while queue and len(running) < max(1, jobs):
-                    index, batch = queue.pop(0)
-                    path = Path(work) / f"{batch.kind}-{index}.cpp"
-                    path.write_text(batch.source.render(), encoding="utf-8")
+                    batch = queue.pop(0)
+                    count += 1
+                    path = Path(work) / f"{batch.kind}-{count}.cpp"
+                    path.write_text(checked_source(batch.source.render()), encoding="utf-8")
                     command = [
                         toolchain.cxx,
                         *toolchain.flags,
@@ -121,20 +126,38 @@ def compile_units(
                     ]
                     if nice:
                         command = ["nice", *command]
-                    process, errors = start(command, path.with_suffix(".err"))
-                    running.append((process, errors, batch, path, time.monotonic()))
-                finished = [r for r in running if r[0].poll() is not None]
+                    process, errors = start(command, path.with_suffix(".err"), compile_limits(len(batch.units)))
+                    running.append((process, errors, batch, path))
+                for process, *_ in running:
+                    if process.expired():
+                        process.kill(TIME)
+                finished = [r for r in running if r[0].popen.poll() is not None]
                 if not finished:
                     time.sleep(0.05)
                     continue
                 for item in finished:
                     running.remove(item)
-                    process, errors, batch, path, begun = item
+                    process, errors, batch, path = item
+                    process.wait()
                     stderr = read_errors(errors)
-                    stats.batch_seconds.append(time.monotonic() - begun)
-                    found = map_errors(stderr, str(path), batch.source)
-                    if process.returncode != 0 and not found:
-                        found = [_unmapped(stderr, batch)]
+                    stats.batch_seconds.append(time.monotonic() - process.started)
+                    limit = process.limit_hit(stderr)
+                    if limit is not None and len(batch.units) > 1:
+                        # which unit made the compiler work that hard: each alone, under its own bound
+                        singles = make_batches(batch.units, templates, 1)
+                        queue.extend(b for b in singles if b.kind == batch.kind)
+                        continue
+                    if limit is not None:
+                        found = [
+                            (
+                                batch.units[0].entry_line,
+                                limit_diagnostic(batch.units[0], limit, process.limits, batch.kind),
+                            )
+                        ]
+                    else:
+                        found = map_errors(stderr, str(path), batch.source, toolchain.include_dirs)
+                        if process.popen.returncode != 0 and not found:
+                            found = [_unmapped(stderr, batch, str(path))]
                     for unit_line, diagnostic in found:
                         diagnostics.append(diagnostic)
                         by_entry.setdefault(unit_line, []).append(diagnostic)
@@ -143,48 +166,28 @@ def compile_units(
                         progress(done, len(batches), f"{batch.kind} batch {done}/{len(batches)}")
         finally:
             for process, errors, *_ in running:
-                _kill(process)
+                process.kill()
                 errors.close()
     stats.seconds = time.monotonic() - started
     diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return CompileResult(_dedup(diagnostics), stats, by_entry)
 
 
-WORK_PREFIX = "derivls-compile-"  # + the pid of the process that made it
+def compile_limits(units: int) -> Limits:
+    """The bounds of one compiler run over `units` units (a syntax-only batch or a gradcheck build): a few
+    seconds and a few MB per unit on top of what loading the precompiled header takes. Overridden by the
+    user's environment: DERIVLS_COMPILE_SECONDS, DERIVLS_COMPILE_MEMORY_MB (the bound of every run)."""
+    return env_limits("DERIVLS_COMPILE", 120 + 4 * units, int(3 * GB + 8 * 2**20 * units))
 
 
-def remove_stale_work_folders() -> None:
-    """Remove the temporary folders of compile processes that died without removing theirs (SIGKILL):
-    `derivls-compile-<pid>-*` of the user's own whose process is gone."""
-    import re
-    import shutil
-
-    mine = getattr(os, "geteuid", lambda: None)()
-    try:
-        entries = list(os.scandir(tempfile.gettempdir()))
-    except OSError:
-        return
-    for entry in entries:
-        match = re.fullmatch(re.escape(WORK_PREFIX) + r"(\d+)-\w+", entry.name)
-        if match is None or not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            if mine is not None and entry.stat(follow_symlinks=False).st_uid != mine:
-                continue
-            os.kill(int(match.group(1)), 0)
-            continue  # its process is alive
-        except ProcessLookupError:
-            shutil.rmtree(entry.path, ignore_errors=True)
-        except (OSError, OverflowError):
-            continue
-
-
-def start(command: list[str], errors_path: Path) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
-    """Run a compiler with its stderr going to a file: a pipe read once it has finished would block a
-    compiler that reports more than the pipe holds (64 KiB: a batch of overload errors with their notes)."""
+def start(command: list[str], errors_path: Path, limits: Limits) -> tuple[Bounded, IO[bytes]]:
+    """Run a compiler, bounded (derivls.bounded), with its stderr going to a file: a pipe read once it has
+    finished would block a compiler that reports more than the pipe holds (64 KiB: a batch of overload
+    errors with their notes)."""
     errors = open(errors_path, "w+b")  # noqa: SIM115 (closed by read_errors, or when killed)
     try:
-        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=errors_path.parent), errors
+        process = spawn(command, limits, cwd=errors_path.parent, scratch=errors_path.parent, stderr=errors, text=False)
+        return process, errors
     except BaseException:
         errors.close()
         raise
@@ -197,23 +200,46 @@ def read_errors(errors: IO[bytes]) -> str:
         return errors.read().decode("utf-8", "replace")
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    try:
-        process.kill()
-        process.wait(timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+def checked_source(text: str) -> str:
+    """`text` when it holds only directives derivls's templates write (compile/safety.py), else RefusedSource."""
+    foreign = foreign_directives(text)
+    if foreign:
+        raise RefusedSource(f"the generated code holds a directive derivls does not write: {foreign[0][:80]}")
+    return text
+
+
+class RefusedSource(SetupError):
+    """Generated code derivls will not compile (compile/safety.py): one line."""
+
+
+def limit_diagnostic(unit: Unit, which: str, limits: Limits, kind: str) -> Diagnostic:
+    """One diagnostic on the entry's name: the compiler hit a bound on this entry's code."""
+    return Diagnostic(
+        unit.name_span,
+        Severity.ERROR,
+        COMPILE_LIMIT,
+        f"{unit.name}: the compiler ran out of {'time' if which == TIME else 'memory'} on this entry's "
+        f"{kind} code (bound: {limits.describe(which)}); it was stopped. A formula that makes the compiler "
+        "work this hard is not one the build can afford either.",
+    )
 
 
 def _dedup(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return list(dict.fromkeys(diagnostics))
 
 
-def map_errors(stderr: str, tu_path: str, source: SourceMap) -> list[tuple[int, Diagnostic]]:
+def map_errors(
+    stderr: str, tu_path: str, source: SourceMap, headers: Sequence[Path] = ()
+) -> list[tuple[int, Diagnostic]]:
     """(entry line, diagnostic) for each error of the compiler output, placed on its formula when
-    the error (or its innermost context in this file) falls inside one, else on the entry's name."""
+    the error (or its innermost context in this file) falls inside one, else on the entry's name.
+
+    What it quotes comes from the generated file and from the headers it compiles against (`headers`:
+    the toolchain's include folders, symlinks resolved): an error or note the compiler places in any other
+    file (one a workspace's header pulled in) is named by its file and line only, never quoted."""
     result: list[tuple[int, Diagnostic]] = []
     tu_name = os.path.basename(tu_path)
+    quotable = Quotable(tu_path, headers)
     for error in messages.parse(stderr):
         located = None
         fallback = None
@@ -230,23 +256,46 @@ def map_errors(stderr: str, tu_path: str, source: SourceMap) -> list[tuple[int, 
         where = located or fallback
         if where is None:
             continue
+        shown = [p for p in error.notes[:MAX_NOTES] if quotable(p.path)]
         notes = [
             f"note: {_short(p.path)}:{p.line}: {p.text}" if os.path.basename(p.path) != tu_name else f"note: {p.text}"
-            for p in error.notes[:MAX_NOTES]
+            for p in shown
         ]
-        if len(error.notes) > MAX_NOTES:
-            notes.append(f"note: ... {len(error.notes) - MAX_NOTES} more")
+        if len(error.notes) > len(shown):
+            notes.append(f"note: ... {len(error.notes) - len(shown)} more")
         unit = where.unit
         prefix = f"{unit}: " if unit else ""
         if not where.in_formula:
             prefix += "in the generated code (not a formula's text): "
-        message = prefix + error.message + ("\n" + "\n".join(notes) if notes else "")
-        related = tuple(
-            Related(p.path, p.line - 1, p.text) for p in error.notes[:MAX_NOTES] if os.path.basename(p.path) != tu_name
-        )
+        text = error.message if quotable(error.place.path) else _unquoted(error.place)
+        message = prefix + text + ("\n" + "\n".join(notes) if notes else "")
+        related = tuple(Related(p.path, p.line - 1, p.text) for p in shown if os.path.basename(p.path) != tu_name)
         entry_line = source.entry_lines.get(unit, where.span.line)
         result.append((entry_line, Diagnostic(where.span, Severity.ERROR, CODE, message, related)))
     return result
+
+
+class Quotable:
+    """Whether the compiler's text about a place may be quoted: the generated file, or a header under the
+    toolchain's include folders (symlinks resolved, so a header that is a link to /etc/passwd is not)."""
+
+    def __init__(self, tu_path: str, headers: Sequence[Path]) -> None:
+        self.tu_name = os.path.basename(tu_path)
+        self.roots = tuple(os.path.realpath(h) + os.sep for h in headers)
+        self._seen: dict[str, bool] = {}
+
+    def __call__(self, path: str) -> bool:
+        if os.path.basename(path) == self.tu_name:
+            return True
+        found = self._seen.get(path)
+        if found is None:
+            real = os.path.realpath(path)
+            found = self._seen[path] = any(real.startswith(root) for root in self.roots)
+        return found
+
+
+def _unquoted(place: messages.Place) -> str:
+    return f"error in {os.path.basename(place.path)}:{place.line}, a file outside the generated code and torch's headers (not quoted)"
 
 
 def _short(path: str) -> str:
@@ -254,9 +303,15 @@ def _short(path: str) -> str:
     return path.split(marker, 1)[1] if marker in path else path
 
 
-def _unmapped(stderr: str, batch: Batch) -> tuple[int, Diagnostic]:
-    first = next((line for line in stderr.splitlines() if "error" in line), stderr.strip()[:300])
+def _unmapped(stderr: str, batch: Batch, tu_path: str) -> tuple[int, Diagnostic]:
+    """An error the compiler placed nowhere in the generated file: its first line about the generated file
+    itself (nothing the compiler says about another file is quoted), else only that it failed."""
     unit = batch.units[0]
+    own = next((line for line in stderr.splitlines() if line.startswith(tu_path + ":")), None)
+    if own is not None:
+        what = own[len(tu_path) + 1 :].lstrip("0123456789:").strip()
+    else:
+        what = "the compiler failed outside the generated file (its output is not quoted)"
     return unit.entry_line, Diagnostic(
-        unit.name_span, Severity.ERROR, CODE, f"the generated {batch.kind} code does not compile: {first}"
+        unit.name_span, Severity.ERROR, CODE, f"the generated {batch.kind} code does not compile: {what}"
     )

@@ -14,16 +14,27 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from derivls import bounded
+from derivls.bounded import GB, Limits, env_limits
+from derivls.children import neutral_folder
 from derivls.compile.file_templates import PCH_NAME
 
 
 class SetupError(Exception):
     """A missing compiler or missing headers: one line for the user."""
+
+
+# A tool asked a question (`--version`, `nm`, `c++filt`): it answers in seconds.
+TOOL_LIMITS = Limits(seconds=120, memory=4 * GB)
+
+
+def pch_limits() -> Limits:
+    """The precompiled header's build: ~40 s and ~1.5 GB on a quiet machine (torch 2.13, g++ 12)."""
+    return env_limits("DERIVLS_PCH", 900, 6 * GB)
 
 
 # Headers whose change makes the precompiled header stale (besides the compiler and flags).
@@ -131,11 +142,12 @@ class Toolchain:
         compiler = find_compiler(cxx)
         dirs = find_include_dirs(derivatives, torch_include)
         try:
-            version = subprocess.run(
-                [compiler, "--version"], capture_output=True, text=True, timeout=60, check=False
-            ).stdout.strip()
+            done = bounded.run([compiler, "--version"], TOOL_LIMITS, cwd=neutral_folder())
         except OSError as e:
             raise SetupError(f"cannot run the C++ compiler {compiler}: {e}") from e
+        if done.limit is not None:
+            raise SetupError(f"the C++ compiler {compiler} did not answer --version within {TOOL_LIMITS.seconds:.0f} s")
+        version = done.stdout.strip()
         flags = ["-std=c++20", "-w", "-fdiagnostics-color=never"]
         if _is_gcc(compiler, version):
             flags += [
@@ -222,8 +234,14 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
         ]
         if nice:
             command = ["nice", *command]
+        limits = pch_limits()
         try:  # cancelled (SIGTERM: SystemExit) or failed: no partial header is left
-            result = subprocess.run(command, capture_output=True, text=True, check=False)
+            result = bounded.run(command, limits, cwd=folder)
+            if result.limit is not None:
+                raise SetupError(
+                    f"the precompiled header of the torch headers ran out of {limits.describe(result.limit)} "
+                    f"with {toolchain.cxx} (DERIVLS_PCH_SECONDS, DERIVLS_PCH_MEMORY_MB raise the bounds)"
+                )
             if result.returncode != 0:
                 first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
                 raise SetupError(f"the torch headers do not compile with {toolchain.cxx}: {first[:300]}")

@@ -26,6 +26,8 @@ class Unit:
     name_span: Span  # absolute span of the entry's `name:` value
     backward: tuple[FormulaOrigin | None, ...]  # one per info.derivatives
     forward: tuple[FormulaOrigin | None, ...]  # one per info.forward_derivatives
+    # why none of its code may reach a compiler (compile/safety.py: a directive in a formula), None: it may
+    refused: str | None = None
 
     @property
     def name(self) -> str:
@@ -56,13 +58,63 @@ def _origin(item: Any, formula: str, start_line: int) -> FormulaOrigin | None:
     return FormulaOrigin(formula, value.value, value.source, value.span.shifted(start_line))
 
 
+def safe_info(info: DifferentiabilityInfo) -> tuple[DifferentiabilityInfo, str | None]:
+    """The info with every text that reaches the generated C++ on one line (safety.flatten), and why it may not
+    be compiled at all (safety.hazards: a directive in a formula), None when it may. The one gate compile and
+    gradcheck pass: collect_units applies it to every unit."""
+    from dataclasses import replace as copy
+
+    from derivls.compile.safety import flatten, hazards
+
+    texts = [
+        *(d.formula for d in info.derivatives),
+        *(d.formula for d in info.forward_derivatives),
+        *(a.expr for a in (*info.all_saved_inputs, *info.all_saved_outputs)),
+        *(info.output_differentiability_conditions or ()),
+    ]
+    for text in texts:
+        found = hazards(text)
+        if found:
+            return info, f"{found[0].message} in '{text[:60]}' (formula-context): not compiled"
+    if not any("\n" in t or "\r" in t for t in texts):
+        return info, None
+
+    def saved(items: Any) -> Any:
+        return tuple(copy(a, expr=flatten(a.expr)) for a in items)
+
+    return (
+        copy(
+            info,
+            derivatives=tuple(
+                copy(
+                    d,
+                    formula=flatten(d.formula),
+                    saved_inputs=saved(d.saved_inputs),
+                    saved_outputs=saved(d.saved_outputs),
+                )
+                for d in info.derivatives
+            ),
+            forward_derivatives=tuple(copy(d, formula=flatten(d.formula)) for d in info.forward_derivatives),
+            all_saved_inputs=saved(info.all_saved_inputs),
+            all_saved_outputs=saved(info.all_saved_outputs),
+            output_differentiability_conditions=(
+                tuple(flatten(c) for c in info.output_differentiability_conditions)
+                if info.output_differentiability_conditions is not None
+                else None
+            ),
+        ),
+        None,
+    )
+
+
 def _entry_units(placed: Any, infos: Iterable[tuple[str, Any]]) -> list[Unit]:
     sections = {s.dispatch_key: s for s in placed.result.sections}
     name = placed.entry.name
     name_span = name.span.shifted(placed.start_line) if name is not None else Span(placed.line, 0, placed.line, 0)
     entry_text = entry_key(placed)
     units = []
-    for key, info in infos:
+    for key, raw in infos:
+        info, refused = safe_info(raw)
         section = sections.get(key)
         by_id: dict[int, Any] = {}
         if section is not None:
@@ -72,13 +124,14 @@ def _entry_units(placed: Any, infos: Iterable[tuple[str, Any]]) -> list[Unit]:
                 if k.forward is not None:
                     by_id[id(k.forward)] = k.item
         backward = tuple(
-            _origin(by_id[id(d)], d.formula, placed.start_line) if id(d) in by_id else None for d in info.derivatives
+            _origin(by_id[id(r)], d.formula, placed.start_line) if id(r) in by_id else None
+            for r, d in zip(raw.derivatives, info.derivatives)
         )
         forward = tuple(
-            _origin(by_id[id(d)], d.formula, placed.start_line) if id(d) in by_id else None
-            for d in info.forward_derivatives
+            _origin(by_id[id(r)], d.formula, placed.start_line) if id(r) in by_id else None
+            for r, d in zip(raw.forward_derivatives, info.forward_derivatives)
         )
-        units.append(Unit(info, placed.line, entry_text, name_span, backward, forward))
+        units.append(Unit(info, placed.line, entry_text, name_span, backward, forward, refused))
     return units
 
 

@@ -76,11 +76,16 @@ def run(request: dict[str, Any], out: Any) -> int:
 
 
 def main() -> int:
+    from derivls.bounded import end_own_group
     from derivls.children import die_with_parent, set_exit_on_term
 
     die_with_parent()  # the server's death is this process's SIGTERM (Linux)
     set_exit_on_term()  # SIGTERM (that, or a cancel): compilers killed, temporary files removed
-    return run(json.loads(sys.stdin.read()), sys.stdout)
+    try:
+        return run(json.loads(sys.stdin.read()), sys.stdout)
+    except SystemExit:
+        end_own_group()  # (every compiler's group, the scratch folder, then this process's own group)
+        raise
 
 
 if __name__ == "__main__":

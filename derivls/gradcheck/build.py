@@ -20,14 +20,16 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from derivls import bounded
+from derivls.bounded import Limits
+from derivls.children import neutral_folder
 from derivls.compile.file_templates import Templates
-from derivls.compile.toolchain import Pch, SetupError, Toolchain, cache_root, ensure_pch
+from derivls.compile.toolchain import TOOL_LIMITS, Pch, SetupError, Toolchain, cache_root, ensure_pch
 
 LIBRARY_PLACEHOLDER = "DERIVLS_GRADCHECK_LIBRARY"
 # libtorch_cpu's own symbols a formula can reach and the library does not export: FunctionsManual's helpers
@@ -64,16 +66,44 @@ def torch_lib_dir(toolchain: Toolchain) -> Path:
     raise SetupError("libtorch_cpu.so not found beside the torch headers (torch/lib)")
 
 
-def _run(command: list[str], cwd: Path, what: str) -> None:
-    result = subprocess.run(["nice", "-n", "10", *command], capture_output=True, text=True, cwd=cwd, check=False)
+class BuildLimit(SetupError):
+    """The extension's compile or link reached a bound (derivls.bounded): `which` is TIME or MEMORY."""
+
+    def __init__(self, message: str, which: str) -> None:
+        super().__init__(message)
+        self.which = which
+
+
+def _run(command: list[str], cwd: Path, what: str, limits: Limits) -> None:
+    """Run a compiler or the linker bounded, in `cwd` (its TMPDIR too). A failure is one line that quotes only
+    what the compiler says about derivls's own files (unit.cpp, stubs.cpp), never another file's text."""
+    result = bounded.run(["nice", "-n", "10", *command], limits, cwd=cwd, scratch=cwd)
+    if result.limit is not None:
+        raise BuildLimit(
+            f"{what}: the compiler ran out of {limits.describe(result.limit)} and was stopped", result.limit
+        )
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
-        errors = [line for line in lines if "error" in line and "collect2" not in line] or lines
-        raise SetupError(f"{what} failed: {' | '.join(errors[:3])[:800]}")
+        own = [line for line in lines if line.startswith(OWN_FILES) and "error" in line]
+        shown = " | ".join(own[:3])[:800] if own else "(the compiler's output is about other files; not quoted)"
+        raise SetupError(f"{what} failed: {shown}")
 
 
-def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None) -> Built:
-    """The extension for `source` (whose library name is LIBRARY_PLACEHOLDER): reused, or built."""
+OWN_FILES = ("unit.cpp:", "stubs.cpp:")
+
+
+def build_limits(units: int) -> Limits:
+    """One compile of the extension's translation unit: --all (570 units) took 178 s of CPU and 5.4 GB."""
+    from derivls.compile.engine import compile_limits
+
+    return compile_limits(units)
+
+
+def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None, units: int = 1) -> Built:
+    """The extension for `source` (whose library name is LIBRARY_PLACEHOLDER, `units` units): reused, or built.
+    Raises SetupError (BuildLimit when a bound was reached, RefusedSource for a foreign directive)."""
+    from derivls.compile.engine import checked_source
+
     started = time.monotonic()
     root = (cache or cache_root()) / "gradcheck"
     root.mkdir(parents=True, exist_ok=True)
@@ -88,16 +118,18 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
         return Built(target, namespace, True, time.monotonic() - started, None, info.get("unreachable", []))
     pch = ensure_pch(toolchain, header, cache)
     lib = torch_lib_dir(toolchain)
-    _remove_stale_work(root)
-    # the work folder is in the cache folder, not the temporary one: a cancelled build (SIGKILL of its
-    # process group) leaves it behind, and the next build removes it (its process is gone)
-    with tempfile.TemporaryDirectory(prefix=f".work-{os.getpid()}-", dir=root) as work_dir:
+    _remove_stale_work(root)  # (where derivls 0.x built)
+    # the work folder is in this process's scratch folder (derivls.bounded): removed when the build ends, at
+    # this process's exit, or, after a SIGKILL, by the next derivls process that makes one
+    with tempfile.TemporaryDirectory(prefix="gradcheck-", dir=bounded.scratch_folder()) as work_dir:
         work = Path(work_dir)
-        (work / "unit.cpp").write_text(source.replace(LIBRARY_PLACEHOLDER, namespace), encoding="utf-8")
+        text = checked_source(source.replace(LIBRARY_PLACEHOLDER, namespace))
+        (work / "unit.cpp").write_text(text, encoding="utf-8")
         _run(
             [toolchain.cxx, *toolchain.flags, "-Winvalid-pch", *toolchain.include_flags(pch.folder), "-c", "unit.cpp"],
             work,
             "compiling the formulas",
+            build_limits(units),
         )
         objects = ["unit.o"]
         unreachable: list[str] = []
@@ -108,7 +140,12 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
         if missing:
             stubs, unreachable, stubbed = helper_stubs(missing, lib / "libtorch_cpu.so", cache)
             (work / "stubs.cpp").write_text(stubs, encoding="utf-8")
-            _run([toolchain.cxx, "-std=c++17", "-fPIC", "-O0", "-w", "-c", "stubs.cpp"], work, "compiling helper stubs")
+            _run(
+                [toolchain.cxx, "-std=c++17", "-fPIC", "-O0", "-w", "-c", "stubs.cpp"],
+                work,
+                "compiling helper stubs",
+                TOOL_LIMITS,
+            )
             objects.append("stubs.o")
         tmp = root / f".{namespace}.{os.getpid()}.so"
         _run(
@@ -126,6 +163,7 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
             ],
             work,
             "linking the extension",
+            TOOL_LIMITS,
         )
         os.replace(tmp, target)
     meta.write_text(json.dumps({"unreachable": unreachable, "stubbed": stubbed}), encoding="utf-8")
@@ -159,7 +197,9 @@ def _prune(root: Path, keep: Path, limit: int = 40) -> None:
 def _nm(args: list[str]) -> list[str]:
     if shutil.which("nm") is None:
         raise SetupError("`nm` (binutils) not found: needed to find FunctionsManual helpers")
-    result = subprocess.run(["nm", *args], capture_output=True, text=True, check=False)
+    result = bounded.run(["nm", *args], TOOL_LIMITS, cwd=neutral_folder())
+    if result.limit is not None:
+        raise SetupError(f"`nm {args[0]}` ran out of {TOOL_LIMITS.describe(result.limit)}")
     return result.stdout.splitlines()
 
 
@@ -215,7 +255,7 @@ def symbol_table(library: Path, cache: Path | None = None) -> dict[str, Symbol]:
 def demangle(names: list[str]) -> list[str]:
     if not names or shutil.which("c++filt") is None:
         return names
-    result = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=False)
+    result = bounded.run(["c++filt"], TOOL_LIMITS, cwd=neutral_folder(), input="\n".join(names))
     out = result.stdout.splitlines()
     return out if len(out) == len(names) else names
 

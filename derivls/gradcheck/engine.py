@@ -71,11 +71,14 @@ def gradcheck_units(
         if progress:
             progress(f"compiling {len(rendered.plans)} unit(s)")
         started = time.monotonic()
-        built = building.build(rendered.source, toolchain, templates, cache)
+        built = building.build(rendered.source, toolchain, templates, cache, units=len(rendered.plans))
         timings.build, timings.build_reused = time.monotonic() - started, built.reused
         timings.pch_built = bool(built.pch and built.pch.built)
         if cancel is not None and cancel.is_set():
             raise Cancelled()
+    except building.BuildLimit as e:  # one diagnostic per unit of the build: the compiler reached a bound on them
+        child.close()
+        return _limited(rendered, str(e), e.which, building.build_limits(len(rendered.plans)), timings)
     except BaseException:
         child.close()
         raise
@@ -111,7 +114,13 @@ def gradcheck_units(
     timings.run = time.monotonic() - started
     if not any(e.get("event") == "done" for e in events):
         last = child.stderr.strip().splitlines()[-1:] if child.stderr.strip() else []
-        died = f"the gradcheck process ended early (status {child.process.returncode}){': ' + last[0] if last else ''}"
+        limit = child.limit_hit()
+        if limit is not None:
+            died = f"the torch process ran out of {child.limits.describe(limit)} and was stopped"
+        else:
+            died = (
+                f"the gradcheck process ended early (status {child.process.returncode}){': ' + last[0] if last else ''}"
+            )
         if not any(e.get("event") == "unit" for e in events):
             raise SetupError(died)
         events = [
@@ -125,3 +134,20 @@ def gradcheck_units(
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
     return GradcheckResult(diagnostics, summary, timings, version)
+
+
+def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timings) -> GradcheckResult:
+    """The result of a build stopped at a bound: each unit not checkable, a compile-limit diagnostic on each entry."""
+    from derivls.compile.engine import limit_diagnostic
+
+    events = [
+        {"event": "unit", "id": p.id, "status": "not-checkable", "reason": f"build: {message}"} for p in rendered.plans
+    ]
+    _, summary = interpret(events, rendered.plans, rendered.not_buildable)
+    seen: set[int] = set()
+    diagnostics = []
+    for plan in rendered.plans:
+        if plan.unit.entry_line not in seen:
+            seen.add(plan.unit.entry_line)
+            diagnostics.append(limit_diagnostic(plan.unit, which, limits, "gradcheck"))
+    return GradcheckResult(diagnostics, summary, timings)

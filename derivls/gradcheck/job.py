@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from derivls.codes.compile import COMPILE_LIMIT
 from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request
 from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.gradcheck.results import CODE, SOURCE
@@ -35,9 +36,11 @@ class GradcheckJob(WorkerJob):
         self.progress = str(value)
 
     def diagnostic(self, d: dict[str, Any]) -> Diagnostic:
+        # the worker reports gradcheck-mismatch, and compile-limit when a build reached a bound
+        code = COMPILE_LIMIT if d.get("code") == str(COMPILE_LIMIT) else CODE
         return Diagnostic(
-            Span(d["line"], d["column"], d["end_line"], d["end_column"]), Severity.ERROR, CODE, d["message"]
-        )  # the worker reports only gradcheck-mismatch
+            Span(d["line"], d["column"], d["end_line"], d["end_column"]), Severity.ERROR, code, d["message"]
+        )
 
 
 class GradcheckRuns(EntryJobs[GradcheckJob]):

@@ -1,11 +1,13 @@
-"""Start the torch child: the chosen Python, isolated (`-I`: no workspace on sys.path, no user site),
-run by path on child.py from the temporary folder (neutral; it writes nothing), in its own process group, killed with its parent."""
+"""Start the torch child: the chosen Python, isolated (`-I`: no workspace on sys.path, no user site), run by
+path on child.py, bounded (derivls.bounded: its own process group, killed with its parent, RLIMIT_AS and
+RLIMIT_CPU, a wall-clock bound), working in and writing only to a folder of this process's scratch folder
+(its TMPDIR: torch's own temporary files, `torchinductor_*`, land there and are removed with it)."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,22 +16,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from derivls import bounded
+from derivls.bounded import GB, Limits, env_limits
+from derivls.children import neutral_folder
+from derivls.compile.toolchain import TOOL_LIMITS
+
 CHILD = Path(__file__).with_name("child.py")
 
 
-def _die_with_parent() -> None:  # pragma: no cover (runs in the forked child)
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+def child_limits(units: int) -> Limits:
+    """The torch child over `units` units: importing torch and op_db takes ~5 s and ~0.75 GB of address space;
+    one unit's checks seconds to a minute (child.py stops one check at CHECK_SECONDS). Overridden by the user's
+    environment: DERIVLS_GRADCHECK_SECONDS, DERIVLS_GRADCHECK_MEMORY_MB."""
+    return env_limits("DERIVLS_GRADCHECK", 300 + 60 * units, 8 * GB)
 
 
 def torch_folder(python: str) -> Path | None:
     """The folder of `python`'s torch package (found without importing torch: that takes seconds)."""
     try:
-        result = subprocess.run(
+        result = bounded.run(
             [
                 python,
                 "-I",
@@ -37,13 +42,10 @@ def torch_folder(python: str) -> Path | None:
                 "import importlib.util, os; s = importlib.util.find_spec('torch'); "
                 "print(os.path.dirname(s.origin) if s and s.origin else '')",
             ],
-            capture_output=True,
-            text=True,
-            cwd=tempfile.gettempdir(),
-            timeout=120,
-            check=False,
+            TOOL_LIMITS,
+            cwd=neutral_folder(),
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return None
     found = result.stdout.strip() if result.returncode == 0 else ""
     return Path(found) if found else None
@@ -75,20 +77,25 @@ class Child:
     The request goes as a first line; `send()` adds the rest (the built extension) while the child imports
     torch and finds its samples, and `end_input()` closes its stdin (with nothing sent: the run ends)."""
 
-    def __init__(self, python: str | None, request: dict[str, Any]) -> None:
+    def __init__(self, python: str | None, request: dict[str, Any], limits: Limits | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
         env.setdefault("OMP_NUM_THREADS", "1")
-        self.process = subprocess.Popen(
+        self.folder = tempfile.mkdtemp(prefix="torch-child-", dir=bounded.scratch_folder())
+        self.limits = limits or child_limits(len(request.get("units") or ()) or 1)
+        self.bounded = bounded.spawn(
             [python or sys.executable, "-I", str(CHILD)],
+            self.limits,
+            cwd=self.folder,  # neutral (not the workspace), and where whatever it writes is removed from
+            scratch=self.folder,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            cwd=tempfile.gettempdir(),  # neutral: not the workspace; nothing is written there
-            env=env,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
+        self.process = self.bounded.popen
+        self._deadline = threading.Timer(self.limits.seconds, lambda: self.bounded.kill(bounded.TIME))
+        self._deadline.daemon = True
+        self._deadline.start()
         self.stderr = ""
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
@@ -130,13 +137,16 @@ class Child:
             self.close()
 
     def cancel(self) -> None:
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.bounded.kill()
+
+    def limit_hit(self) -> str | None:
+        """TIME or MEMORY when a bound ended the child (after events() ended), None otherwise."""
+        return self.bounded.limit_hit(self.stderr)
 
     def close(self) -> None:
+        self._deadline.cancel()
         if self.process.poll() is None:
             self.cancel()
-            self.process.wait()
+        self.process.wait()
         self.end_input()
+        shutil.rmtree(self.folder, ignore_errors=True)

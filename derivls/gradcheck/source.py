@@ -108,6 +108,8 @@ def _dispatch_key(info: Any) -> str | None:
 
 
 def why_not_buildable(unit: Unit) -> str | None:
+    if unit.refused is not None:
+        return unit.refused
     f = unit.info.func
     if unit.info.name.startswith("_foreach"):
         return "a foreach function (not modelled by the harness)"

@@ -17,7 +17,7 @@ from typing import Any
 
 
 def run(request: dict[str, Any], out: Any) -> int:
-    from derivls.compile.toolchain import SetupError, find_include_dirs
+    from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units, entry_key
     from derivls.compile.worker import diagnostic_to_json
     from derivls.gradcheck.cli import release_mismatch
@@ -39,12 +39,9 @@ def run(request: dict[str, Any], out: Any) -> int:
         mismatch = release_mismatch(path, version)
         if mismatch and not request.get("force"):
             raise ValueError(mismatch)
-        include = request.get("torch_include")
-        if include is None:
-            try:
-                find_include_dirs(path)
-            except SetupError:
-                include = torch_include(python)
+        # the chosen Python's torch headers and libraries (a workspace's own torch/include is never compiled
+        # or linked against unless the trusted compileTorchInclude setting names it)
+        include = request.get("torch_include") or torch_include(python)
         project = open_project(
             path,
             Path(request["native"]),
@@ -87,6 +84,7 @@ def run(request: dict[str, Any], out: Any) -> int:
 
 
 def main() -> int:
+    from derivls.bounded import end_own_group
     from derivls.children import die_with_parent, set_exit_on_term
 
     die_with_parent()  # SIGTERM when the server dies: the torch child and the compilers die with this process
@@ -96,7 +94,11 @@ def main() -> int:
     except ValueError:
         sys.stdout.write(json.dumps({"error": "the gradcheck request is not JSON"}) + "\n")
         return 2
-    return run(request, sys.stdout)
+    try:
+        return run(request, sys.stdout)
+    except SystemExit:
+        end_own_group()  # (the compilers' and the torch child's groups, the scratch folder, this process's group)
+        raise
 
 
 if __name__ == "__main__":

@@ -61,7 +61,8 @@ def wait_until(predicate, timeout: float) -> bool:
 
 
 def work_folders() -> set[str]:
-    return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("derivls-compile-")}
+    """derivls's scratch folders (derivls.bounded): `derivls-<pid>-*` in the temporary folder."""
+    return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("derivls-") and p.split("-")[1].isdigit()}
 
 
 @pytest.fixture

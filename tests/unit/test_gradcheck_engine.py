@@ -74,7 +74,7 @@ def _wait_for(path: Path, text: str, seconds: float = 20) -> bool:
 def test_the_child_is_running_while_the_extension_compiles_and_gets_it_when_built(stand_ins, monkeypatch):
     seen_during_build = []
 
-    def build(source, toolchain, templates, cache):
+    def build(source, toolchain, templates, cache, units=1):
         seen_during_build.append(_wait_for(stand_ins.log, "started 1"))
         return Built(stand_ins.library, "derivls_gc_x", False, 0.0)
 
@@ -86,7 +86,7 @@ def test_the_child_is_running_while_the_extension_compiles_and_gets_it_when_buil
 
 
 def test_a_failed_compile_ends_the_child_and_reports_the_compile(stand_ins, monkeypatch):
-    def build(source, toolchain, templates, cache):
+    def build(source, toolchain, templates, cache, units=1):
         assert _wait_for(stand_ins.log, "started 1")
         raise SetupError("compiling the formulas failed: error: expected ';'")
 
@@ -101,7 +101,7 @@ def test_a_failed_compile_ends_the_child_and_reports_the_compile(stand_ins, monk
 def test_a_torch_without_its_test_dependencies_is_a_set_up_error_naming_them(stand_ins, monkeypatch):
     message = "torch's OpInfo database (torch.testing._internal) needs the module numpy: install numpy and expecttest"
     monkeypatch.setenv("DERIVLS_TEST_SETUP_ERROR", message)
-    monkeypatch.setattr(engine.building, "build", lambda *a: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
     with pytest.raises(SetupError, match="needs the module numpy"):
         engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
     [child] = stand_ins.children

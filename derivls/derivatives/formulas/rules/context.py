@@ -22,6 +22,9 @@ and statements):
   drops `a` (a warning);
 - a character C++ has no token for outside a literal: `#` (a Python comment), `\\` (a Python line
   continuation), `@`, `` ` ``;
+- anywhere outside a literal, a lambda's body included: a preprocessor directive's start (`#`, the digraph
+  `%:`, a trigraph `??=`), `_Pragma`, `asm` (directives.py): after a line break the build would read a
+  directive; derivls compiles no formula that holds one;
 - a formula that ends where an operand is still expected: `,` (Python's one-element tuple), `:` (Python's
   block), `.`, `->`, `::`, or a binary operator.
 (`a if c else b` and the other Python forms are syntax.py's.)
@@ -33,6 +36,7 @@ from collections.abc import Callable
 
 from derivls.codes.formula import FORMULA_CONTEXT
 from derivls.codes.model import Severity
+from derivls.derivatives.formulas.directives import hazards_in
 from derivls.derivatives.formulas.findings import Finding
 from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, TENSOR, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
@@ -127,7 +131,17 @@ def context_slips(
             old = found.get((slip.start, slip.end))
             if old is None or slip.severity < old.severity:
                 found[(slip.start, slip.end)] = slip
+    for h in hazards_in(formula, tokens):  # anywhere, a lambda's body included
+        if (h.start, h.end) not in found:  # ('#' outside a lambda's body has its own finding)
+            found[(h.start, h.end)] = Slip(1, h.start, h.end, _hazard_message(h.message))
     return sorted(found.values(), key=lambda s: (s.start, s.severity))
+
+
+def _hazard_message(what: str) -> str:
+    return (
+        f"{what}: a formula is one C++ expression and never needs one. The build pastes the formula into the "
+        "generated C++ as it stands (after a line break, a directive); derivls compiles no formula that holds one."
+    )
 
 
 def _slips(
@@ -393,8 +407,11 @@ def in_context(formula: str, scope: Scope, section: SectionResult) -> list[Findi
     """formula-context findings: what the places the generated code puts `formula` cannot hold (none where its
     brackets or literals are unbalanced: formula-unbalanced / formula-unterminated say that)."""
     tokens, problems = tokenize(formula)
-    if problems:
-        return []
+    if problems:  # (the tokens up to an unclosed literal: a directive before it is still one)
+        return [
+            Finding(CODE, Severity.ERROR, h.start, h.end, _hazard_message(h.message))
+            for h in hazards_in(formula, tokens)
+        ]
     element_wise = scope.backward and any(
         k.kind == "forward" and k.item.value.value == "auto_element_wise" for k in section.keys
     )

@@ -1,0 +1,356 @@
+"""Every compiler, linker, tool and torch child derivls starts is bounded and dies with derivls.
+
+    limits = Limits(seconds=120, memory=4 * GB)
+    done = run(["g++", ...], limits, cwd=work)     # a Completed: returncode, stdout, stderr, limit
+    proc = spawn(["g++", ...], limits, cwd=work)   # a Bounded, for callers that run several at once
+    proc.expired() / proc.kill() / proc.limit_hit(stderr)
+
+What each process gets, before it runs its first instruction (a `preexec_fn`, after fork, before exec):
+
+- its own process group (`start_new_session`): `kill()` ends the compiler driver *and* what it started
+  (cc1plus, as, collect2, ld), which killing the driver alone leaves running under PID 1;
+- RLIMIT_AS (address space) at `memory`, RLIMIT_CPU at the time bound (the kernel ends a process that
+  spins past it even if derivls itself was killed -9 before it could), RLIMIT_CORE 0;
+- PR_SET_PDEATHSIG (Linux): SIGKILL when the thread that started it dies;
+- stdin from /dev/null unless the caller passes a pipe (a `#include </proc/self/fd/0>` can't wait on a
+  terminal or a pipe), and `TMPDIR` (`scratch`) pointed at a folder derivls owns and removes, so the
+  compiler's `cc*.s` and the torch child's files land there.
+
+The wall-clock bound is the caller's deadline: `run` waits at most `limits.seconds`, then kills the
+group; `spawn`'s caller polls `expired()`. Every live group is killed at this process's exit
+(atexit, and `kill_all()` for the workers' SIGTERM paths), so nothing outlives the server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GB = 1024**3
+TIME = "time"
+MEMORY = "memory"
+# what a compiler (or the C++ runtime) prints when an allocation fails under RLIMIT_AS
+_OUT_OF_MEMORY = (
+    "out of memory",
+    "virtual memory exhausted",
+    "cannot allocate memory",
+    "std::bad_alloc",
+    "memory exhausted",
+    "memoryerror",
+    "allocation failure",  # gcc: "sorry, unimplemented: PCH allocation failure"
+)
+_live: dict[int, Bounded] = {}  # pid -> the process, while it may run
+_lock = threading.Lock()
+_atexit_registered = False
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Wall-clock seconds, address space in bytes; CPU seconds default to the wall-clock bound."""
+
+    seconds: float
+    memory: int
+    cpu_seconds: float | None = None
+
+    def describe(self, which: str) -> str:
+        if which == MEMORY:
+            return f"{self.memory / GB:.1f} GB of memory"
+        return f"{self.seconds:.0f} s"
+
+
+def env_limits(prefix: str, seconds: float, memory: int) -> Limits:
+    """Limits from the environment (`<prefix>_SECONDS`, `<prefix>_MEMORY_MB`) over the defaults given.
+    The environment is the user's (a workspace cannot set it): tests and unusual machines use it."""
+
+    def number(name: str, default: float) -> float:
+        raw = os.environ.get(f"{prefix}_{name}", "")
+        try:
+            value = float(raw)
+        except ValueError:
+            return default
+        return value if value > 0 else default
+
+    return Limits(number("SECONDS", seconds), int(number("MEMORY_MB", memory / 2**20) * 2**20))
+
+
+def _preexec(limits: Limits) -> None:  # pragma: no cover (runs in the forked child)
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+    except (ValueError, OSError):
+        pass
+    cpu = int(limits.cpu_seconds if limits.cpu_seconds is not None else limits.seconds) + 1
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU at the soft bound, SIGKILL at the hard
+    except (ValueError, OSError):
+        pass
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
+
+
+class Bounded:
+    """A started process under its limits (see the module's doc)."""
+
+    def __init__(self, popen: subprocess.Popen[Any], limits: Limits) -> None:
+        self.popen = popen
+        self.limits = limits
+        self.started = time.monotonic()
+        self.killed_for: str | None = None  # TIME when the wall clock ran out and kill() ended it
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def expired(self) -> bool:
+        """Whether it has run past its wall-clock bound (the caller then kills it: `kill(TIME)`)."""
+        return self.popen.poll() is None and time.monotonic() - self.started > self.limits.seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.limits.seconds - (time.monotonic() - self.started))
+
+    def kill(self, reason: str | None = None) -> None:
+        """SIGKILL to its whole process group (the driver and every process it started)."""
+        if reason is not None and self.killed_for is None and self.popen.poll() is None:
+            self.killed_for = reason
+        _killpg(self.popen.pid)
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        _forget(self)
+
+    def wait(self) -> int:
+        """Its exit status, waiting at most until its bound (then it is killed: `killed_for` is TIME)."""
+        try:
+            self.popen.wait(timeout=self.remaining())
+        except subprocess.TimeoutExpired:
+            self.kill(TIME)
+        _killpg(self.popen.pid)  # what it left in its group (a driver that exited before its cc1plus)
+        _forget(self)
+        return self.popen.returncode
+
+    def limit_hit(self, stderr: str = "") -> str | None:
+        """TIME or MEMORY when a bound ended it (or made it fail), None otherwise."""
+        if self.killed_for is not None:
+            return self.killed_for
+        code = self.popen.returncode
+        if code is None or code == 0:
+            return None
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or "CPU time limit exceeded" in stderr:
+            return TIME
+        lowered = stderr.lower()
+        if any(marker in lowered for marker in _OUT_OF_MEMORY):
+            return MEMORY
+        if code == -signal.SIGKILL or "Killed signal terminated" in stderr:
+            return MEMORY  # killed by the kernel (out of memory) or at the hard CPU bound after SIGXCPU
+        return None
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+    limit: str | None  # TIME, MEMORY or None
+
+
+def spawn(
+    command: list[str],
+    limits: Limits,
+    *,
+    cwd: str | os.PathLike[str],
+    scratch: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+    stdin: int | None = subprocess.DEVNULL,
+    stdout: int | object = subprocess.DEVNULL,
+    stderr: int | object = subprocess.PIPE,
+    text: bool = True,
+) -> Bounded:
+    """Start `command` bounded (module doc); `scratch`: its TMPDIR (default: this process's scratch folder)."""
+    global _atexit_registered
+    environment = dict(os.environ if env is None else env)
+    folder = str(scratch) if scratch is not None else str(scratch_folder())
+    environment.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+    popen = subprocess.Popen(  # noqa: S603 (a compiler, a tool or the user's Python: never a shell)
+        command,
+        cwd=cwd,
+        env=environment,
+        stdin=stdin,
+        stdout=stdout,  # type: ignore[arg-type]
+        stderr=stderr,  # type: ignore[arg-type]
+        text=text,
+        start_new_session=True,
+        preexec_fn=lambda: _preexec(limits),  # noqa: PLW1509
+    )
+    process = Bounded(popen, limits)
+    with _lock:
+        _live[popen.pid] = process
+        if not _atexit_registered:
+            import atexit
+
+            atexit.register(kill_all)
+            _atexit_registered = True
+    return process
+
+
+def run(
+    command: list[str],
+    limits: Limits,
+    *,
+    cwd: str | os.PathLike[str],
+    input: str | None = None,
+    scratch: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Completed:
+    """Run `command` to its end or its bound; its output (text) and which bound, if any, ended it."""
+    process = spawn(
+        command,
+        limits,
+        cwd=cwd,
+        scratch=scratch,
+        env=env,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = process.popen.communicate(input, timeout=limits.seconds)
+    except subprocess.TimeoutExpired:
+        process.kill(TIME)
+        out, err = process.popen.communicate()
+    except BaseException:
+        process.kill()
+        raise
+    process.wait()
+    out_text = out if isinstance(out, str) else (out or b"").decode("utf-8", "replace")
+    err_text = err if isinstance(err, str) else (err or b"").decode("utf-8", "replace")
+    return Completed(process.popen.returncode, out_text, err_text, process.limit_hit(err_text))
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _forget(process: Bounded) -> None:
+    with _lock:
+        _live.pop(process.popen.pid, None)
+
+
+def live() -> list[Bounded]:
+    with _lock:
+        return list(_live.values())
+
+
+def kill_all() -> None:
+    """Kill every bounded process group still running (this process's exit, a worker's SIGTERM)."""
+    for process in live():
+        _killpg(process.popen.pid)
+        _forget(process)
+
+
+def end_own_group() -> None:
+    """A worker's last act when it is stopped (SIGTERM: a cancel, the server's exit or death): kill every
+    bounded group it started, remove its scratch folder, then SIGKILL the process group it leads (itself
+    and anything else it started). Does nothing in a process that leads no group (the CLI, in a shell's)."""
+    remove_scratch()
+    if os.getpgrp() == os.getpid():
+        _killpg(os.getpid())
+
+
+# --- the scratch folder: where this process's children put their temporary files ---------------------
+
+SCRATCH_PREFIX = "derivls-"  # + pid + "-" + random: `$TMPDIR/derivls-<pid>-xxxx`
+_scratch: Path | None = None
+
+
+def scratch_folder() -> Path:
+    """This process's private temporary folder (0700, made on first use, removed at exit). Folders of
+    processes that are gone (killed -9) are removed when the next one is made."""
+    global _scratch
+    if _scratch is not None and _scratch.is_dir():
+        return _scratch
+    import atexit
+    import tempfile
+
+    remove_stale_scratch()
+    _scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+    atexit.register(remove_scratch)
+    return _scratch
+
+
+def remove_scratch() -> None:
+    """Remove this process's scratch folder (after killing what may still write into it)."""
+    global _scratch
+    import shutil
+
+    kill_all()
+    if _scratch is not None:
+        shutil.rmtree(_scratch, ignore_errors=True)
+        _scratch = None
+
+
+def remove_stale_scratch(root: str | None = None) -> None:
+    """Remove `derivls-<pid>-*` folders (the user's own) whose process is gone."""
+    import re
+    import shutil
+    import tempfile
+
+    mine = getattr(os, "geteuid", lambda: None)()
+    try:
+        entries = list(os.scandir(root or tempfile.gettempdir()))
+    except OSError:
+        return
+    pattern = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-\w+")
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None:
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if mine is not None and entry.stat(follow_symlinks=False).st_uid != mine:
+                continue
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue
+
+
+__all__ = [
+    "GB",
+    "MEMORY",
+    "TIME",
+    "Bounded",
+    "Completed",
+    "Limits",
+    "end_own_group",
+    "env_limits",
+    "kill_all",
+    "live",
+    "remove_scratch",
+    "remove_stale_scratch",
+    "run",
+    "scratch_folder",
+    "spawn",
+]
