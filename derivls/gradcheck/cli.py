@@ -66,7 +66,7 @@ def release_mismatch(path: Path, torch_version: str) -> str | None:
 
 def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from derivls.codes.setup import NATIVE_NOT_FOUND, NATIVE_UNREADABLE
-    from derivls.compile.toolchain import SetupError, find_include_dirs
+    from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units
     from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
@@ -98,12 +98,8 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     if mismatch and not args.force:
         print(f"derivls gradcheck: {mismatch}", file=err)
         return EXIT_USAGE
-    include = args.torch_include
-    if include is None:
-        try:
-            find_include_dirs(path)
-        except SetupError:
-            include = torch_include(python)
+    # the headers and libraries of the chosen Python's torch, never ones a workspace ships beside the file
+    include = args.torch_include or torch_include(python)
     if analysis is None:
         results = [CheckedFile(path, tuple(extra))]
         write_diagnostics(results, args.format, out)

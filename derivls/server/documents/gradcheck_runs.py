@@ -10,6 +10,11 @@ wiring, called from a few hook points of the server:
 
 The run happens in a subprocess group (never in the server's process); a newer run of the same
 document cancels the older one.
+
+Running gradcheck compiles the entry's C++ and runs it: only in a trusted workspace (`trusted(ls)`:
+initializationOptions' `trustedWorkspace: true`, or the `derivls/workspaceTrusted` notification). Untrusted,
+each lens says why and runs nothing, the command answers `{"started": false, "reason": ...}`, and a save
+starts nothing.
 """
 
 from __future__ import annotations
@@ -40,11 +45,20 @@ def engine(ls: Any) -> GradcheckRuns:
     return found
 
 
+def trusted(ls: Any) -> bool:
+    """Whether the client said the workspace is trusted (its code may be compiled and run)."""
+    return bool(getattr(ls.settings, "trusted_workspace", False))
+
+
 def lenses(ls: Any, uri: str, lines: Any, placed: Any) -> list[types.CodeLens]:
-    """The "Run gradcheck" lens of one entry (for the code-lens handler)."""
-    found = ide.entry_lens(placed)
+    """The "Run gradcheck" lens of one entry (for the code-lens handler); untrusted, a lens that runs nothing."""
+    found = ide.entry_lens(placed, trusted(ls))
     if found is None:
         return []
+    if not found.runs:  # a title only: an empty command id is shown, and runs nothing
+        return [
+            types.CodeLens(range=lines.line_range(found.line), command=types.Command(title=found.title, command=""))
+        ]
     command = types.Command(title=found.title, command=RUN_GRADCHECK, arguments=[uri, found.line])
     return [types.CodeLens(range=lines.line_range(found.line), command=command)]
 
@@ -75,6 +89,8 @@ def run_command(ls: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
     uri, line = _arguments(args)
     if uri is None:
         return None
+    if not trusted(ls):
+        return {"started": False, "reason": ide.UNTRUSTED}
     doc = ls.current(uri)
     if doc is None or doc.analysis is None:
         return {"started": False, "reason": "the document is not analysed"}
@@ -86,7 +102,7 @@ def run_command(ls: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
 
 
 def on_save(ls: Any, uri: str) -> None:
-    if not bool(getattr(ls.settings, "gradcheck_on_save", False)):
+    if not bool(getattr(ls.settings, "gradcheck_on_save", False)) or not trusted(ls):
         return
     doc = ls.current(uri)
     if doc is None or doc.analysis is None:

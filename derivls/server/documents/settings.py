@@ -4,14 +4,18 @@
 They come from `initializationOptions` (flat, or nested under `derivls`) and
 are overridden by `workspace/configuration` values that are set.
 
-Trust (docs/security.md): `compileCxx`, `compileTorchInclude` and `gradcheckPython` name a program the
-server runs and the headers it compiles. The server takes them from `initializationOptions`, which the editor builds
+Trust (docs/security.md): `compileCxx`, `compileTorchInclude`, `gradcheckPython` and `gradcheckOnSave` name a
+program the server runs, the headers it compiles, or make it run the file's C++. The server takes them from `initializationOptions`, which the editor builds
 from the user's own configuration (the launch configuration: nvim's `init_options`, eglot's
 `:initializationOptions`, the VS Code extension's settings, which VS Code already restricts to the
 user's own values in an untrusted workspace). From `workspace/configuration` and
 `didChangeConfiguration` (which may carry a workspace's own settings file) they are honoured only when
 `initializationOptions` says the workspace is trusted (`"trustedWorkspace": true`); otherwise they
-keep the user's values and a warning is logged once.
+keep the user's values and a warning is logged once. At the user's level, a program or header folder is a
+name looked up on PATH or an absolute path: a relative one would resolve against whichever workspace is open
+(a program the workspace ships), so it is ignored with a warning. Gradcheck itself (the lenses, the command,
+on save) runs only when the workspace is trusted (`trusted_workspace`): the client says so in
+initializationOptions, or later by the `derivls/workspaceTrusted` notification when the user grants trust.
 """
 
 from __future__ import annotations
@@ -70,12 +74,13 @@ class Settings:
             result = replace(result, compile_on_save=raw["compileOnSave"])
         if isinstance(raw.get("gradcheckOnSave"), bool):
             result = replace(result, gradcheck_on_save=raw["gradcheckOnSave"])
+        base = root if workspace_level else None  # the user's own programs: absolute, or looked up on PATH
         if "gradcheckPython" in raw:
-            result = replace(result, gradcheck_python=_command(raw["gradcheckPython"], root))
+            result = replace(result, gradcheck_python=_command(raw["gradcheckPython"], base, "gradcheckPython"))
         if "compileCxx" in raw:
-            result = replace(result, compile_cxx=_command(raw["compileCxx"], root))
+            result = replace(result, compile_cxx=_command(raw["compileCxx"], base, "compileCxx"))
         if "compileTorchInclude" in raw:
-            include = _path(raw["compileTorchInclude"], root)
+            include = _path(raw["compileTorchInclude"], base, "compileTorchInclude")
             result = replace(result, compile_torch_include=str(include) if include is not None else None)
         if "torchVersion" in raw:
             result = _torch_version(result, raw["torchVersion"])
@@ -88,7 +93,7 @@ class Settings:
         return result
 
 
-TRUSTED_ONLY = ("compileCxx", "compileTorchInclude", "gradcheckPython")
+TRUSTED_ONLY = ("compileCxx", "compileTorchInclude", "gradcheckPython", "gradcheckOnSave")
 _warned: set[str] = set()
 
 
@@ -103,6 +108,8 @@ def _untrusted(raw: dict[str, Any], user: Settings, root: Path | None) -> dict[s
             same = _command(value, root) in (None, user.compile_cxx)
         elif key == "gradcheckPython":
             same = _command(value, root) in (None, user.gradcheck_python)
+        elif key == "gradcheckOnSave":
+            same = not isinstance(value, bool) or value == user.gradcheck_on_save
         else:
             path = _path(value, root)
             same = path is None or str(path) == user.compile_torch_include
@@ -129,18 +136,20 @@ def _torch_version(settings: Settings, value: Any) -> Settings:
     return settings
 
 
-def _command(value: Any, root: Path | None) -> str | None:
+def _command(value: Any, root: Path | None, key: str = "") -> str | None:
     """A command looked up on PATH (a bare name, kept), or a path (expanded like the path settings)."""
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
     if os.sep not in text and "/" not in text and not text.startswith("~"):
         return text
-    path = _path(text, root)
+    path = _path(text, root, key)
     return str(path) if path is not None else None
 
 
-def _path(value: Any, root: Path | None) -> Path | None:
+def _path(value: Any, root: Path | None, key: str = "") -> Path | None:
+    """The setting's path: expanded (`~`, `$VAR`, file://), relative ones against `root`. With `key` and no
+    `root` (a program or header folder at the user's level), a relative path is ignored with a warning."""
     if not isinstance(value, str) or not value.strip():
         return None
     text = os.path.expandvars(os.path.expanduser(value.strip()))
@@ -151,6 +160,14 @@ def _path(value: Any, root: Path | None) -> Path | None:
     path = Path(text)
     if not path.is_absolute() and root is not None:
         path = root / path
+    elif not path.is_absolute() and key:
+        log.warning(
+            "derivls.%s %r is a relative path; ignored: give an absolute path (or a command name on PATH), so it "
+            "cannot resolve to a file of whichever workspace is open",
+            key,
+            value,
+        )
+        return None
     return path
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from derivls.server.runtime.app import DerivlsServer, uri_path
 from derivls.server.runtime.guard import guarded
 
 COMPLETION_TRIGGERS = [" ", ",", "_", "[", ".", ">"]  # ">": members after `x->`
+WORKSPACE_TRUSTED = "derivls/workspaceTrusted"  # a notification of the client: the user granted trust
 
 
 def register(server: DerivlsServer) -> None:
@@ -82,6 +84,19 @@ def _register_lifecycle(server: DerivlsServer) -> None:
             await pipeline.pull_configuration(ls)
         else:
             pipeline.apply_settings(ls, ls.init_settings.merged(params.settings, ls.root))
+
+    @server.feature(WORKSPACE_TRUSTED)
+    @guarded()
+    async def workspace_trusted(ls: DerivlsServer, params: Any) -> None:
+        """The client says the user has granted trust to the workspace (VS Code's onDidGrantWorkspaceTrust):
+        its configuration is read again with trust, and the gradcheck lenses become runnable. Only the client
+        sends it: no settings file of a workspace can."""
+        if ls.init_settings.trusted_workspace:
+            return
+        ls.init_settings = replace(ls.init_settings, trusted_workspace=True)
+        ls.settings = replace(ls.settings, trusted_workspace=True)
+        await pipeline.pull_configuration(ls)
+        pipeline.request_refresh(ls)
 
     @server.feature("derivls/status")
     @guarded({})
@@ -269,6 +284,9 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "tags": str(ls.settings.tags) if ls.settings.tags else None,
             "profile": ls.settings.profile,
             "torchVersion": ls.settings.torch_version,
+            "trustedWorkspace": ls.settings.trusted_workspace,
+            "gradcheckOnSave": ls.settings.gradcheck_on_save,
+            "compileCxx": ls.settings.compile_cxx,
         },
         "rss_kb": _rss_kb(),
         "frozen_objects": gc.get_freeze_count(),  # what the GC no longer scans (gcpolicy.freeze_heap)
