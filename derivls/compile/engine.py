@@ -73,8 +73,8 @@ def make_batches(units: Sequence[Unit], templates: Templates, size: int = BACKWA
     for i in range(0, len(backward), size):
         part = tuple(backward[i : i + size])
         batches.append(Batch("backward", part, backward_source(part, templates)))
-    for i in range(0, len(forward), FORWARD_BATCH):
-        part = tuple(forward[i : i + FORWARD_BATCH])
+    for i in range(0, len(forward), min(size, FORWARD_BATCH)):
+        part = tuple(forward[i : i + min(size, FORWARD_BATCH)])
         source = forward_source(part)
         if source.units:
             batches.append(Batch("forward", part, source))
@@ -107,6 +107,7 @@ def compile_units(
         running: list[tuple[Bounded, IO[bytes], Batch, Path]] = []
         queue = list(batches)
         done = count = 0
+        total = len(batches)
         try:
             while queue or running:
                 if cancel is not None and cancel.is_set():
@@ -144,8 +145,9 @@ def compile_units(
                     limit = process.limit_hit(stderr)
                     if limit is not None and len(batch.units) > 1:
                         # which unit made the compiler work that hard: each alone, under its own bound
-                        singles = make_batches(batch.units, templates, 1)
-                        queue.extend(b for b in singles if b.kind == batch.kind)
+                        singles = [b for b in make_batches(batch.units, templates, 1) if b.kind == batch.kind]
+                        queue.extend(singles)
+                        total += len(singles) - 1
                         continue
                     if limit is not None:
                         found = [
@@ -163,7 +165,7 @@ def compile_units(
                         by_entry.setdefault(unit_line, []).append(diagnostic)
                     done += 1
                     if progress:
-                        progress(done, len(batches), f"{batch.kind} batch {done}/{len(batches)}")
+                        progress(done, total, f"{batch.kind} batch {done}/{total}")
         finally:
             for process, errors, *_ in running:
                 process.kill()

@@ -43,7 +43,7 @@ async def test_the_gradcheck_lens_reports_a_wrong_formula_on_its_line(
 ):
     site = tmp_path / "site-packages"
     path = make_wheel_copy(real_files, site)
-    await initialize(client, site, options={"derivls": {}})
+    await initialize(client, site, options={"derivls": {"trustedWorkspace": True}})  # (it runs the entry's C++)
     docs = Documents(client)
     doc = docs.open(path)
     await diagnostics(client, doc, timeout=120)

@@ -10,6 +10,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from derivls.codegen import generate_node
+from derivls.ide.gradcheck import UNTRUSTED_TITLE
 from derivls.report import analyse_path
 from tests.lsp.conftest import (
     CONFIG,
@@ -134,8 +135,10 @@ async def test_code_lenses_and_generated_code(client: LanguageClient, doc, text,
     for lens in lenses:
         assert lens.command is not None
         by_command[lens.command.command] = by_command.get(lens.command.command, 0) + 1
-    # each entry that makes a node: its generated C++, and a gradcheck run of its formulas
-    assert by_command == {"derivls.showGeneratedCode": len(with_nodes), "derivls.runGradcheck": len(with_nodes)}
+    # each entry that makes a node: its generated C++, and (the workspace is not trusted: its C++ is never run)
+    # a gradcheck lens that only says why it runs nothing (an empty command)
+    assert by_command == {"derivls.showGeneratedCode": len(with_nodes), "": len(with_nodes)}
+    assert {lens.command.title for lens in lenses if lens.command and not lens.command.command} == {UNTRUSTED_TITLE}
     line = position_of(text, "- name: add.Tensor").line
     result = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="derivls.showGeneratedCode", arguments=[doc.uri, line])

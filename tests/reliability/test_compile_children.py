@@ -9,34 +9,14 @@ folder that holds a `derivls/__init__.py` writing a marker."""
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from derivls.compile.toolchain import REQUIRED_HEADERS
-from tests.reliability import rawlsp
 from tests.reliability.rawlsp import RawServer
-from tests.reliability.realfiles import REAL_DERIVATIVES, packaged_layout
-
-FAKE_CXX = """#!/bin/sh
-if [ "$1" = "--version" ]; then echo "fakecxx 1.0"; exit 0; fi
-out=""; prev=""; header=no
-for a in "$@"; do
-  if [ "$prev" = "-o" ]; then out="$a"; fi
-  if [ "$a" = "c++-header" ]; then header=yes; fi
-  prev="$a"
-done
-if [ "$header" = yes ]; then
-  echo partial > "$out"
-  if [ "$STAGE" = pch ]; then echo $$ >> "$PIDS"; exec sleep 300; fi
-  exit 0
-fi
-echo $$ >> "$PIDS"
-exec sleep 300
-"""
+from tests.reliability.realfiles import REAL_DERIVATIVES
 
 
 def alive(pid: int) -> bool:
@@ -63,39 +43,6 @@ def wait_until(predicate, timeout: float) -> bool:
 def work_folders() -> set[str]:
     """derivls's scratch folders (derivls.bounded): `derivls-<pid>-*` in the temporary folder."""
     return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("derivls-") and p.split("-")[1].isdigit()}
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch) -> dict[str, Path]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    path = packaged_layout(root)
-    (path.parent / "templates").symlink_to(REAL_DERIVATIVES.parent / "templates", target_is_directory=True)
-    marker = tmp_path / "WORKSPACE-CODE-RAN"
-    (root / "derivls").mkdir()
-    (root / "derivls" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
-    include = tmp_path / "include"
-    for header in REQUIRED_HEADERS:
-        (include / header).parent.mkdir(parents=True, exist_ok=True)
-        (include / header).touch()
-    cxx = tmp_path / "bin" / "fakecxx"
-    cxx.parent.mkdir()
-    cxx.write_text(FAKE_CXX)
-    cxx.chmod(0o755)
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("DERIVLS_CACHE_DIR", str(cache))
-    monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
-    # started as an editor starts it: the executable, the workspace as its working folder
-    monkeypatch.setattr(rawlsp, "SERVER", [str(Path(sys.executable).parent / "derivls")])
-    return {
-        "root": root,
-        "path": path,
-        "marker": marker,
-        "include": include,
-        "cxx": cxx,
-        "cache": cache,
-        "pids": tmp_path / "pids",
-    }
 
 
 def save_an_edit(server: RawServer, ws: dict[str, Path]) -> None:

@@ -83,7 +83,9 @@ def test_the_compile_paths_are_expanded_like_the_path_settings(monkeypatch):
     merged = Settings().merged({"compileTorchInclude": "~/torch/include", "compileCxx": "$VENV/bin/g++"}, root)
     assert merged.compile_torch_include == "/home/u/torch/include"
     assert merged.compile_cxx == "/opt/venv/bin/g++"
-    relative = Settings().merged({"compileTorchInclude": "build/include", "compileCxx": "tools/c++"}, root)
+    # relative paths resolve against the workspace only in its own (trusted) configuration
+    trusted = Settings().merged({"trustedWorkspace": True}, root)
+    relative = trusted.merged({"compileTorchInclude": "build/include", "compileCxx": "tools/c++"}, root)
     assert relative.compile_torch_include == "/work/space/build/include"
     assert relative.compile_cxx == "/work/space/tools/c++"
     # a bare compiler name is looked up on PATH by the compile engine: kept as it is
@@ -115,7 +117,7 @@ def test_a_workspace_configuration_cannot_choose_the_gradcheck_python_without_tr
     user = Settings().merged({"gradcheckPython": "/opt/venv/bin/python"}, None)  # the user's own
     workspace = user.merged({"gradcheckPython": "/work/evil/python", "gradcheckOnSave": True}, None)
     assert workspace.gradcheck_python == "/opt/venv/bin/python"
-    assert workspace.gradcheck_on_save  # running it is harmless: which Python runs it is not
+    assert not workspace.gradcheck_on_save  # a save would compile and run the workspace's C++
     trusted = Settings().merged({"trustedWorkspace": True}, None).merged({"gradcheckPython": "/opt/py"}, None)
     assert trusted.gradcheck_python == "/opt/py"
 
@@ -129,3 +131,31 @@ def test_a_trusted_workspace_sets_the_compiler_and_headers():
 def test_initialization_options_that_are_not_an_object_still_count_as_the_users_level():
     user = Settings().merged(None, None)
     assert user.merged({"compileCxx": "/work/evil/cc"}, None).compile_cxx is None
+
+
+def test_a_relative_program_or_header_folder_in_the_users_own_settings_is_ignored_not_resolved_in_the_workspace(
+    caplog,
+):
+    # issue 34: a relative compileCxx resolved against whichever workspace was open (a program it ships)
+    root = Path("/work/some-repo")
+    with caplog.at_level(logging.WARNING, logger="derivls.server.documents.settings"):
+        user = Settings().merged(
+            {"compileCxx": "bin/g++", "gradcheckPython": "./venv/bin/python", "compileTorchInclude": "torch/include"},
+            root,
+        )
+    assert user.compile_cxx is None and user.gradcheck_python is None and user.compile_torch_include is None
+    assert "relative path" in caplog.text and "compileCxx" in caplog.text
+    # the path settings of data files stay relative to the workspace
+    assert Settings().merged({"nativeFunctions": "aten/native_functions.yaml"}, root).native_functions == (
+        root / "aten/native_functions.yaml"
+    )
+
+
+def test_gradcheck_on_save_from_a_workspace_configuration_needs_trust():
+    user = Settings().merged({}, None)
+    assert not user.merged({"gradcheckOnSave": True}, None).gradcheck_on_save
+    trusted = Settings().merged({"trustedWorkspace": True}, None)
+    assert trusted.merged({"gradcheckOnSave": True}, None).gradcheck_on_save
+    # the user's own setting stands; an untrusted workspace only repeats it
+    own = Settings().merged({"gradcheckOnSave": True}, None)
+    assert own.merged({"gradcheckOnSave": True}, None).gradcheck_on_save

@@ -35,6 +35,10 @@ import {
 const SECTION = 'derivls';
 const SHOW_GENERATED_CODE = 'derivls.showGeneratedCode';
 const GENERATED_CODE_CHANGED = 'derivls/generatedCodeChanged';
+/** The server's command that compiles and runs an entry's C++ (gradcheck): a trusted workspace's only. */
+const RUN_GRADCHECK = 'derivls.runGradcheck';
+/** Told to the server when the user grants trust to the workspace: its gradcheck lenses become runnable. */
+const WORKSPACE_TRUSTED = 'derivls/workspaceTrusted';
 const FILE_PATTERN = '**/{derivatives,native_functions}.yaml';
 const DOCUMENT_SELECTOR = [{ scheme: 'file', language: 'yaml', pattern: FILE_PATTERN }];
 
@@ -165,6 +169,13 @@ async function startClient(): Promise<void> {
     initializationOptions: () => ({ ...currentServerSettings(), trustedWorkspace: vscode.workspace.isTrusted }),
     middleware: {
       executeCommand: async (command, args, next) => {
+        if (command === RUN_GRADCHECK && !vscode.workspace.isTrusted) {
+          // restricted mode: the entry's C++ is never compiled and run, whatever the server would answer
+          void vscode.window.showWarningMessage(
+            "derivls: gradcheck compiles and runs the entry's C++; trust this workspace to run it.",
+          );
+          return { started: false, reason: 'restricted mode' };
+        }
         const result: unknown = await next(command, args);
         if (command === SHOW_GENERATED_CODE && isGeneratedCode(result)) {
           await generated.show(result);
@@ -308,6 +319,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (isHandled(doc)) {
         void ensureStarted();
       }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
+      // initializationOptions said trustedWorkspace: false; the server reads the workspace's settings again
+      await client?.sendNotification(WORKSPACE_TRUSTED, {});
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       const serverSettingsChanged =

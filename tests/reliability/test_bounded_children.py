@@ -1,0 +1,235 @@
+"""Issue 34: every compiler and child derivls starts is bounded (time, memory, stdin, TMPDIR), and nothing it
+started outlives the server, not even after `kill -9` of the server.
+
+The processes here are stand-ins (shell scripts, `python -c`) so the tests need no C++ toolchain: a stand-in
+compiler behaves as g++ does, a driver whose work is done by a child of its own (cc1plus), which killing the
+driver alone leaves running under PID 1. The same bounds on the real g++ are in
+tests/compile/test_hostile_formulas.py (the compile-limit code on a formula that keeps g++ busy)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from derivls import bounded
+from derivls.bounded import GB, MEMORY, TIME, Limits
+from derivls.codes.compile import COMPILE_LIMIT
+from derivls.compile.engine import compile_units
+from derivls.compile.file_templates import Templates
+from derivls.compile.toolchain import REQUIRED_HEADERS, Toolchain
+from derivls.compile.units import collect_units
+from tests.reliability.rawlsp import RawServer
+from tests.reliability.realfiles import REAL_DERIVATIVES
+from tests.reliability.test_compile_children import FAKE_PYTHON, alive, compiler_pids, wait_until, work_folders
+
+
+def test_a_process_past_its_wall_clock_bound_is_killed_with_what_it_started(tmp_path: Path):
+    pidfile = tmp_path / "grandchild"
+    started = time.monotonic()
+    done = bounded.run(["sh", "-c", f"sleep 300 & echo $! > {pidfile}; wait"], Limits(1.5, GB), cwd=tmp_path)
+    assert done.limit == TIME
+    assert time.monotonic() - started < 15
+    grandchild = int(pidfile.read_text())
+    assert wait_until(lambda: not alive(grandchild), 5)  # (the driver's child: cc1plus for g++)
+
+
+def test_a_process_past_its_memory_bound_fails_and_the_bound_is_named(tmp_path: Path):
+    grow = "x = bytearray(2 * 1024**3)"
+    done = bounded.run([sys.executable, "-c", grow], Limits(60, 512 * 2**20), cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.limit == MEMORY
+
+
+def test_a_process_spinning_past_its_cpu_bound_dies_even_when_nobody_waits_for_it(tmp_path: Path):
+    # the kernel's RLIMIT_CPU: what ends a compiler whose parent was killed -9 before it could kill it
+    process = bounded.spawn([sys.executable, "-c", "while True: pass"], Limits(1, GB), cwd=tmp_path)
+    assert wait_until(lambda: process.popen.poll() is not None, 20)
+    assert process.popen.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+    assert process.limit_hit() == TIME
+
+
+def test_stdin_is_empty_so_a_read_of_it_cannot_wait_on_an_open_pipe(tmp_path: Path):
+    # `#include </proc/self/fd/0>` read the CLI's stdin: while it was an open pipe, the compiler waited for ever
+    code = (
+        "from derivls import bounded; "
+        "r = bounded.run(['cat', '/proc/self/fd/0'], bounded.Limits(30, bounded.GB), cwd='/'); "
+        "print(r.limit, repr(r.stdout))"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.wait(timeout=20) == 0  # (its stdin is still open)
+        assert parent.stdout is not None and parent.stdout.read().strip() == "None ''"
+    finally:
+        parent.kill()
+        assert parent.stdin is not None
+        parent.stdin.close()
+
+
+def test_a_childs_temporary_files_land_in_a_scratch_folder_removed_at_the_end(tmp_path: Path):
+    script = 'echo "$TMPDIR"; echo x > "$TMPDIR/ccFAKE.s"; mkdir "$TMPDIR/torchinductor_root"'
+    done = bounded.run(["sh", "-c", script], Limits(10, GB), cwd=tmp_path)
+    folder = Path(done.stdout.strip())
+    assert folder == bounded.scratch_folder()
+    assert folder.name.startswith(f"derivls-{os.getpid()}-")
+    assert (folder / "ccFAKE.s").is_file()
+    bounded.remove_scratch()
+    assert not folder.exists()
+
+
+def test_the_scratch_folder_of_a_process_that_is_gone_is_removed_by_the_next_one(tmp_path: Path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"derivls-{int(gone.stdout)}-abc123"
+    stale.mkdir()
+    (stale / "cc1.s").write_text("left by a compiler killed -9")
+    mine = tmp_path / f"derivls-{os.getpid()}-live"
+    mine.mkdir()
+    bounded.remove_stale_scratch(str(tmp_path))
+    assert not stale.exists()
+    assert mine.exists()
+
+
+# -- the compile engine: a batch that reaches a bound -----------------------------------------------------
+
+HANGS_ON_MARKER = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "fakecxx 1.0"; exit 0; fi
+out=""; prev=""; header=no; src=""
+for a in "$@"; do
+  if [ "$prev" = "-o" ]; then out="$a"; fi
+  if [ "$a" = "c++-header" ]; then header=yes; fi
+  case "$a" in *.cpp) src="$a";; esac
+  prev="$a"
+done
+if [ "$header" = yes ]; then echo pch > "$out"; exit 0; fi
+if grep -q 4.0625 "$src"; then exec sleep 300; fi
+exit 0
+"""
+
+
+def test_a_batch_that_reaches_its_bound_is_compiled_unit_by_unit_and_the_bound_lands_on_its_entry(
+    tmp_path: Path, monkeypatch
+):
+    from derivls.project import open_project
+    from tests.reliability.realfiles import REAL_NATIVE
+
+    monkeypatch.setenv("DERIVLS_COMPILE_SECONDS", "3")
+    cxx = tmp_path / "fakecxx"
+    cxx.write_text(HANGS_ON_MARKER)
+    cxx.chmod(0o755)
+    include = tmp_path / "include"
+    for header in REQUIRED_HEADERS:
+        (include / header).parent.mkdir(parents=True, exist_ok=True)
+        (include / header).touch()
+    text = REAL_DERIVATIVES.read_text(encoding="utf-8")
+    text = text.replace("  self: grad * -((-self * self + 1).rsqrt()).conj()", "  self: grad * -4.0625", 1)
+    analysis = open_project(REAL_DERIVATIVES, REAL_NATIVE, None, "auto").analyzer.analyse(text)
+    units = [u for u in collect_units(analysis) if u.name in ("AcosBackward0", "AsinBackward0", "AcoshBackward0")]
+    assert len(units) == 3
+    toolchain = Toolchain.find(REAL_DERIVATIVES, str(cxx), str(include))
+    started = time.monotonic()
+    result = compile_units(units, toolchain, Templates(REAL_DERIVATIVES), cache=tmp_path / "cache", nice=False)
+    assert time.monotonic() - started < 60
+    limited = [d for d in result.diagnostics if d.code == COMPILE_LIMIT]
+    # acos's backward formula, and its forward one (auto_element_wise: the same text): both on acos's entry
+    assert {d.message.split(":")[0] for d in limited} == {"AcosBackward0"}
+    assert sorted("backward code" in d.message for d in limited) == [False, True]
+    assert all("ran out of time" in d.message for d in limited)
+    assert not bounded.live()
+
+
+# -- kill -9 of the server: the compiler's own child and the torch child die too ----------------------------
+
+DRIVER_CXX = """#!/bin/sh
+# like g++: a driver whose work is done by a child process of its own (cc1plus), writing into $TMPDIR
+if [ "$1" = "--version" ]; then echo "fakecxx 1.0"; exit 0; fi
+out=""; prev=""; header=no
+for a in "$@"; do
+  if [ "$prev" = "-o" ]; then out="$a"; fi
+  if [ "$a" = "c++-header" ]; then header=yes; fi
+  prev="$a"
+done
+if [ "$header" = yes ] && [ "$STAGE" != pch ]; then echo pch > "$out"; exit 0; fi
+echo x > "$TMPDIR/ccFAKE.s"
+sleep 300 &
+echo $! >> "$PIDS"
+echo $$ >> "$PIDS"
+wait
+"""
+
+
+def _save_an_edit(server: RawServer, ws: dict[str, Path], options: dict) -> str:
+    server.initialize(ws["root"], options=options)
+    text = REAL_DERIVATIVES.read_text(encoding="utf-8")
+    doc = server.open(ws["path"], text)
+    assert server.diagnostics(doc, timeout=120) is not None
+    return doc
+
+
+@pytest.mark.parametrize("stage", ["pch", "units"])
+def test_kill_9_of_the_server_mid_compile_leaves_no_compiler_nor_its_child_nor_its_files(workspace, monkeypatch, stage):
+    monkeypatch.setenv("STAGE", stage)
+    workspace["cxx"].write_text(DRIVER_CXX)
+    before = work_folders()
+    with RawServer(cwd=workspace["root"]) as server:
+        options = {
+            "compileOnSave": True,
+            "compileCxx": str(workspace["cxx"]),
+            "compileTorchInclude": str(workspace["include"]),
+        }
+        doc = _save_an_edit(server, workspace, options)
+        edited = REAL_DERIVATIVES.read_text(encoding="utf-8").replace("  self: grad.neg()\n", "  self: -grad\n", 1)
+        server.notify(
+            "textDocument/didChange", {"textDocument": {"uri": doc, "version": 2}, "contentChanges": [{"text": edited}]}
+        )
+        server.notify("textDocument/didSave", {"textDocument": {"uri": doc}})
+        assert wait_until(lambda: len(compiler_pids(workspace)) >= 2, 120), server.stderr_text()[-2000:]
+        server.proc.kill()  # SIGKILL: no exit handler of the server runs
+        server.proc.wait()
+    assert wait_until(lambda: not any(alive(pid) for pid in compiler_pids(workspace)), 15), compiler_pids(workspace)
+    assert wait_until(lambda: work_folders() - before == set(), 10)
+    assert list(workspace["cache"].rglob("*.gch.*.tmp")) == []
+
+
+TORCH_CHILD = FAKE_PYTHON.replace('echo $$ >> "$PIDS"', 'echo $$ >> "$PIDS"; mkdir -p "$TMPDIR/torchinductor_root"')
+
+
+def test_kill_9_of_the_server_mid_gradcheck_leaves_no_compiler_no_torch_child_and_no_files(workspace, monkeypatch):
+    monkeypatch.setenv("STAGE", "units")
+    workspace["cxx"].write_text(DRIVER_CXX)
+    torch_folder = workspace["root"].parent / "site" / "torch"
+    torch_folder.mkdir(parents=True)
+    (torch_folder / "version.py").write_text("__version__ = '2.13.0'\n")
+    monkeypatch.setenv("TORCH_FOLDER", str(torch_folder))
+    python = workspace["root"].parent / "bin" / "fakepython"
+    python.write_text(TORCH_CHILD)
+    python.chmod(0o755)
+    (workspace["include"].parent / "lib").mkdir()
+    (workspace["include"].parent / "lib" / "libtorch_cpu.so").touch()  # (what the extension links: torch/lib)
+    before = work_folders()
+    with RawServer(cwd=workspace["root"]) as server:
+        options = {
+            "trustedWorkspace": True,
+            "gradcheckPython": str(python),
+            "compileCxx": str(workspace["cxx"]),
+            "compileTorchInclude": str(workspace["include"]),
+        }
+        doc = _save_an_edit(server, workspace, options)
+        line = REAL_DERIVATIVES.read_text(encoding="utf-8").splitlines().index("- name: acos(Tensor self) -> Tensor")
+        answer = server.call("workspace/executeCommand", {"command": "derivls.runGradcheck", "arguments": [doc, line]})
+        assert answer.get("result", {}).get("started") is True, answer
+        # the torch child, the compiler driver and its child
+        assert wait_until(lambda: len(compiler_pids(workspace)) >= 3, 120), server.stderr_text()[-2000:]
+        server.proc.kill()
+        server.proc.wait()
+    assert wait_until(lambda: not any(alive(pid) for pid in compiler_pids(workspace)), 15), compiler_pids(workspace)
+    assert wait_until(lambda: work_folders() - before == set(), 10)  # the torch child's TMPDIR is inside
+
+
+def test_the_compile_limit_code_is_what_a_bound_reports():
+    # (the registry names this file as the test that makes derivls emit it: the engine test above does)
+    assert str(COMPILE_LIMIT) == "compile-limit"
