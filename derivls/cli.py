@@ -220,7 +220,11 @@ def exit_now(code: int) -> NoReturn:
     native index, every entry's analysis: ~10^5 objects) is not freed one by one at interpreter
     shutdown, which took 20-100 ms of `derivls check` (measured; mypy ends so too). Nothing else is
     owed at exit: the caches are written by a detached child (derivls/writebehind.py), temporary
-    folders are removed by their `with` blocks, and a one-shot command starts no thread it leaves running."""
+    folders are removed by their `with` blocks, and a one-shot command starts no thread it leaves running.
+    The one atexit duty is done here: what derivls.bounded started is killed and its scratch folder removed."""
+    started = sys.modules.get("derivls.bounded")  # (imported only by commands that run a compiler or torch)
+    if started is not None:
+        started.remove_scratch()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
