@@ -80,7 +80,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     add_cache_command(commands)
 
-    gradcheck = commands.add_parser("gradcheck", help="check formulas with torch.autograd.gradcheck")
+    gradcheck = commands.add_parser(
+        "gradcheck",
+        help="check formulas with torch.autograd.gradcheck (compiles and RUNS the file's C++)",
+        description="Compile the entries' formulas exactly as PyTorch's build would, load them into the chosen "
+        "Python's torch and check them with torch.autograd.gradcheck on OpInfo's samples. This compiles and "
+        "runs the C++ written in the file's formulas, as the build and the tests would: run it only on files "
+        "you trust. Every compiler and the torch process run bounded (time, memory) and die with derivls; "
+        "headers and libraries are the chosen torch's unless --torch-include says otherwise (docs/security.md).",
+    )
     if command in (None, "gradcheck"):
         from derivls.gradcheck.cli import add_gradcheck_arguments
 

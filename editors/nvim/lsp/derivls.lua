@@ -22,6 +22,10 @@
 --- })
 --- ```
 ---
+--- Gradcheck (the "Run gradcheck" lenses, `gradcheckOnSave`) compiles and runs an entry's C++: the server
+--- offers it only in a trusted workspace. Neovim has no trust prompt of its own: for the checkouts you trust,
+--- pass `trustedWorkspace = true` in `settings.derivls` (it goes to the server as initializationOptions).
+---
 --- Found on 'runtimepath' as lsp/derivls.lua (Neovim 0.11+, `:help lsp-config`); enable it with
 --- `vim.lsp.enable('derivls')` (this repository's plugin/derivls.lua does that unless
 --- `vim.g.derivls_autostart = false`).
