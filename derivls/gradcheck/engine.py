@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from derivls import bounded
 from derivls.compile.file_templates import Templates
 from derivls.compile.toolchain import SetupError, Toolchain
 from derivls.compile.units import Unit
@@ -65,8 +67,10 @@ def gradcheck_units(
         "double_backward": double_backward,
         "max_samples": max_samples,
     }
-    # the child imports torch and finds its OpInfo samples while g++ compiles (seconds of each, 2 cores)
+    # the child imports torch and finds its OpInfo samples while g++ compiles (seconds of each, 2 cores); its
+    # events are read meanwhile, so a set-up error (numpy or expecttest missing) stops the build at once
     child = Child(python, request)
+    reader = _EventReader(child)
     try:
         if progress:
             progress(f"compiling {len(rendered.plans)} unit(s)")
@@ -76,12 +80,16 @@ def gradcheck_units(
         timings.pch_built = bool(built.pch and built.pch.built)
         if cancel is not None and cancel.is_set():
             raise Cancelled()
-    except building.BuildLimit as e:  # one diagnostic per unit of the build: the compiler reached a bound on them
+    except BaseException as e:
         child.close()
-        return _limited(rendered, str(e), e.which, building.build_limits(len(rendered.plans)), timings)
-    except BaseException:
-        child.close()
+        if reader.setup_error is not None:  # (the build was stopped for it)
+            raise SetupError(reader.setup_error) from None
+        if isinstance(e, building.BuildLimit):  # one diagnostic per entry of the build: a bound reached on them
+            return _limited(rendered, str(e), e.which, building.build_limits(len(rendered.plans)), timings)
         raise
+    if reader.setup_error is not None:
+        child.close()
+        raise SetupError(reader.setup_error)
     if progress:
         progress(f"running gradcheck on {len(rendered.plans)} unit(s)")
     started = time.monotonic()
@@ -98,7 +106,7 @@ def gradcheck_units(
 
         threading.Thread(target=watch, daemon=True).start()
     done = 0
-    for event in child.events():
+    for event in reader:
         events.append(event)
         if event.get("event") == "torch":
             version = event.get("version")
@@ -134,6 +142,33 @@ def gradcheck_units(
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
     return GradcheckResult(diagnostics, summary, timings, version)
+
+
+class _EventReader:
+    """The child's events, read in a thread from its start: iterate to get them in order. A `setup-error`
+    event (torch without numpy / expecttest) kills the build's compilers at once (derivls.bounded: every
+    bounded process but the child), so a cold run says so in seconds, not after a 40 s compile."""
+
+    def __init__(self, child: Child) -> None:
+        self.child = child
+        self.setup_error: str | None = None
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for event in self.child.events():
+                if event.get("event") == "setup-error" and self.setup_error is None:
+                    self.setup_error = str(event.get("message"))
+                    for process in bounded.live():
+                        if process is not self.child.bounded:
+                            process.kill()
+                self._queue.put(event)
+        finally:
+            self._queue.put(None)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._queue.get, None)
 
 
 def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timings) -> GradcheckResult:

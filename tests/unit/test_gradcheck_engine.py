@@ -106,3 +106,22 @@ def test_a_torch_without_its_test_dependencies_is_a_set_up_error_naming_them(sta
         engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
     [child] = stand_ins.children
     assert child.process.poll() is not None
+
+
+def test_a_set_up_error_of_the_child_stops_a_running_build_at_once(stand_ins, monkeypatch, tmp_path: Path):
+    # a cold run compiled for ~40 s before it said that numpy was missing (issue 36, item 5)
+    from derivls import bounded
+
+    message = "torch's OpInfo database (torch.testing._internal) needs the module numpy: install numpy and expecttest"
+    monkeypatch.setenv("DERIVLS_TEST_SETUP_ERROR", message)
+
+    def build(source, toolchain, templates, cache, units=1):
+        done = bounded.run(["sleep", "60"], bounded.Limits(120, bounded.GB), cwd=tmp_path)  # a compiler at work
+        raise SetupError(f"compiling the formulas failed (status {done.returncode})")
+
+    monkeypatch.setattr(engine.building, "build", build)
+    started = time.monotonic()
+    with pytest.raises(SetupError, match="needs the module numpy"):
+        engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
+    assert time.monotonic() - started < 30
+    assert not bounded.live()
