@@ -41,6 +41,8 @@ class JobResult:
     summary: str = ""
     error: str | None = None  # a missing compiler, headers or torch: one line
     cancelled: bool = False
+    # entry key -> what the worker said of the entry as a whole (gradcheck: "passed in 8.1 s"), if anything
+    verdicts: dict[str, str] = field(default_factory=dict)
 
 
 def kill_all() -> None:
@@ -135,6 +137,8 @@ class WorkerJob:
                     result.summary = str(message.get("summary", ""))
                     for entry in message["entries"]:
                         result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
+                        if isinstance(entry.get("verdict"), str):
+                            result.verdicts[entry["key"]] = verdict_text(entry["verdict"], entry.get("seconds"))
             process.wait()
         except (OSError, ValueError, KeyError, TypeError):
             result = JobResult(error=None if self._cancelled else f"the {self.what} process failed")
@@ -185,12 +189,19 @@ class WorkerJob:
         _live.discard(self)
 
 
+def verdict_text(verdict: str, seconds: Any) -> str:
+    """ "passed at 14:03 (8.1 s)": a verdict with the time of day it was reached and how long the run took."""
+    took = f", {float(seconds):.1f} s" if isinstance(seconds, (int, float)) else ""
+    return f"{verdict} at {time.strftime('%H:%M')}{took}"
+
+
 J = TypeVar("J", bound=WorkerJob)
 
 
 @dataclass
 class _DocumentState(Generic[J]):
     done: dict[str, list[Diagnostic]] = field(default_factory=dict)  # entry key -> relative diagnostics
+    verdicts: dict[str, str] = field(default_factory=dict)  # entry key -> the worker's verdict on it
     job: J | None = None
     job_keys: dict[int, str] = field(default_factory=dict)  # line -> key of the entries the job works on
 
@@ -260,7 +271,16 @@ class EntryJobs(Generic[J]):
         if result.error is None:
             for key in state.job_keys.values():
                 state.done[key] = result.entries.get(key, [])
+                if key in result.verdicts:
+                    state.verdicts[key] = result.verdicts[key]
         return result
+
+    def verdict(self, uri: str, placed: Any) -> str | None:
+        """The last verdict on this entry as it is now (None once its text changed, or never run)."""
+        from derivls.compile.units import entry_key
+
+        state = self._documents.get(uri)
+        return None if state is None else state.verdicts.get(entry_key(placed))
 
     def running(self, uri: str) -> J | None:
         state = self._documents.get(uri)

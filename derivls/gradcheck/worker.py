@@ -5,7 +5,8 @@ It runs in derivls's own Python (no torch); it builds the extension and starts t
 "profile", "torch_version", "lines": [0-based `- name:` lines], "python", "cxx", "torch_include",
 "force"}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
 [{"line", "key", "diagnostics": [...]}], "summary": "text"} (spans relative to their entry's line)
-or {"error": "one line"}.
+or {"error": "one line"}. Each entry also carries its "verdict" (passed, failed, not checkable) and
+"seconds" (the run's build and check time), what the editor shows on the entry's lens.
 """
 
 from __future__ import annotations
@@ -71,16 +72,34 @@ def run(request: dict[str, Any], out: Any) -> int:
         entry = max((line for line in lines if line <= d.span.line), default=None)
         if entry is not None:
             by_entry.setdefault(entry, []).append(d)
+    statuses: dict[int, set[str]] = {}
+    for outcome in result.summary.outcomes:
+        statuses.setdefault(outcome.entry_line, set()).add(outcome.status)
+    seconds = result.timings.build + result.timings.run
     emit(
         {
             "entries": [
-                {"line": line, "key": keys.get(line, ""), "diagnostics": [diagnostic_to_json(d, line) for d in ds]}
+                {
+                    "line": line,
+                    "key": keys.get(line, ""),
+                    "diagnostics": [diagnostic_to_json(d, line) for d in ds],
+                    "verdict": entry_verdict(statuses.get(line, set()), ds),
+                    "seconds": round(seconds, 1),
+                }
                 for line, ds in sorted(by_entry.items())
             ],
             "summary": result.summary.text(),
         }
     )
     return 0
+
+
+def entry_verdict(statuses: set[str], diagnostics: list[Any]) -> str:
+    """One entry's verdict over its units: "failed" (a formula disagrees, or a bound was reached), "passed"
+    (every checkable unit passed), else "not checkable"."""
+    if "failed" in statuses or diagnostics:
+        return "failed"
+    return "passed" if "passed" in statuses else "not checkable"
 
 
 def main() -> int:

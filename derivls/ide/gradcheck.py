@@ -40,6 +40,11 @@ def code_lenses(analysis: DocumentAnalysis, trusted: bool = True) -> list[Gradch
     return [lens for placed in analysis.entries if (lens := entry_lens(placed, trusted)) is not None]
 
 
+def verdict_title(verdict: str) -> str:
+    """The lens of an entry gradcheck has judged as it is now: the verdict, and how to run it again."""
+    return f"Gradcheck {verdict} · run again"
+
+
 def entry_line(analysis: DocumentAnalysis, line: int) -> int | None:
     """The `- name:` line of the entry holding `line` (the command's target), None outside entries."""
     placed = entry_at(analysis, line)

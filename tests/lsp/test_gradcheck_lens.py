@@ -84,8 +84,25 @@ async def test_the_gradcheck_lens_reports_a_wrong_formula_on_its_line(
     ]
     assert ended
 
+    async def acos_lens_title() -> str:
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=doc))
+        )
+        line = position_of(docs.texts[doc], "- name: acos(Tensor self)").line
+        (found,) = [
+            x
+            for x in lenses
+            if x.command and x.command.command == "derivls.runGradcheck" and x.range.start.line == line
+        ]
+        return found.command.title
+
+    # the verdict stays on the entry's lens (with its time) while the entry is unchanged
+    title = await acos_lens_title()
+    assert title.startswith("Gradcheck failed at ") and title.endswith(" s · run again"), title
+
     # the entry edited back: its gradcheck diagnostics are dropped with the next publish
     start = position_of(docs.texts[doc], SIGN_DROPPED)
     end = position_of(docs.texts[doc], SIGN_DROPPED, offset=len(SIGN_DROPPED))
     docs.edit(doc, start.line, start.character, end.line, end.character, SHIPPED)
     assert gradcheck_diagnostics(await diagnostics(client, doc, timeout=30)) == []
+    assert await acos_lens_title() == "Run gradcheck"  # (and its verdict)

@@ -108,3 +108,33 @@ def test_the_compile_worker_reports_a_bad_torch_version_in_one_line(real_files, 
     code, seen, out = _worker_profile(real_files, monkeypatch, torch_version="banana")
     assert code == 2 and not seen
     assert "'banana' is not a torch version" in out and out.count("\n") == 1
+
+
+def test_a_workers_verdict_on_an_entry_stays_until_the_entry_changes(real_files):
+    # issue 36, item 4: the lens shows the last gradcheck verdict of each entry, dropped when the entry changes
+    from types import SimpleNamespace
+
+    from derivls.compile.background import EntryJobs, JobResult, verdict_text
+    from derivls.compile.units import entry_key
+    from derivls.project import open_project
+
+    analyzer = open_project(real_files.derivatives, real_files.native, real_files.tags, "torchgen").analyzer
+    text = real_files.derivatives.read_text(encoding="utf-8")
+
+    def acos_of(source: str):
+        return next(p for p in analyzer.analyse(source).entries if p.line == text.splitlines().index(ACOS_NAME))
+
+    acos = acos_of(text)
+    finished = SimpleNamespace(
+        done=True, poll=lambda: JobResult(verdicts={entry_key(acos): verdict_text("passed", 8.14)})
+    )
+    runs = EntryJobs(lambda request: finished)
+    runs.launch("file:///d.yaml", analyzer.analyse(text), [acos.line], {})
+    runs.collect("file:///d.yaml")
+    said = runs.verdict("file:///d.yaml", acos)
+    assert said is not None and said.startswith("passed at ") and said.endswith(", 8.1 s")
+    edited = text.replace("  self: grad * -((-self * self + 1).rsqrt()).conj()", "  self: -grad", 1)
+    assert runs.verdict("file:///d.yaml", acos_of(edited)) is None
+
+
+ACOS_NAME = "- name: acos(Tensor self) -> Tensor"

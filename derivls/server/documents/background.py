@@ -27,9 +27,11 @@ async def follow(
     report: Callable[[Any], types.WorkDoneProgressReport],
     finished: Callable[[JobResult | None], str] = lambda result: "done",
     warning: str = "derivls",
+    refresh_lenses: bool = False,
 ) -> None:
     """Until `job` ends: its `progress` reported (`report` turns it into a report); then its result collected
-    from `runs` and the document republished (or `warning: error` shown)."""
+    from `runs` and the document republished (or `warning: error` shown); with `refresh_lenses`, the client
+    asked to fetch its code lenses again (they show the verdicts)."""
     token: str | None = f"derivls-{job.what}-{next(_tokens)}"
     progress = ls.work_done_progress
     try:
@@ -62,6 +64,11 @@ async def follow(
     doc = ls.docs.get(uri)
     if doc is not None and doc.analysis is not None and doc.lines is not None:
         ls.publish(doc)
+    if refresh_lenses and ls.client_supports("workspace.code_lens.refresh_support"):  # (lenses show the verdicts)
+        try:
+            ls.workspace_code_lens_refresh(None)
+        except Exception:  # a client that refuses: its lenses update at its next request
+            pass
 
 
 def lsp_diagnostics(runs: EntryJobs[Any], doc: Any, source: str) -> list[types.Diagnostic]:

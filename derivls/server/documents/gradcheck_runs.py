@@ -14,7 +14,8 @@ document cancels the older one.
 Running gradcheck compiles the entry's C++ and runs it: only in a trusted workspace (`trusted(ls)`:
 initializationOptions' `trustedWorkspace: true`, or the `derivls/workspaceTrusted` notification). Untrusted,
 each lens says why and runs nothing, the command answers `{"started": false, "reason": ...}`, and a save
-starts nothing.
+starts nothing. Once an entry is checked, its lens shows the verdict ("Gradcheck passed at 14:03, 8.1 s · run
+again") until the entry's text changes.
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def lenses(ls: Any, uri: str, lines: Any, placed: Any) -> list[types.CodeLens]:
         return [
             types.CodeLens(range=lines.line_range(found.line), command=types.Command(title=found.title, command=""))
         ]
-    command = types.Command(title=found.title, command=RUN_GRADCHECK, arguments=[uri, found.line])
+    runs = getattr(ls, "_derivls_gradcheck", None)
+    verdict = runs.verdict(uri, placed) if runs is not None else None
+    title = ide.verdict_title(verdict) if verdict else found.title
+    command = types.Command(title=title, command=RUN_GRADCHECK, arguments=[uri, found.line])
     return [types.CodeLens(range=lines.line_range(found.line), command=command)]
 
 
@@ -140,6 +144,7 @@ def _start(ls: Any, uri: str, doc: Any, lines: list[int]) -> bool:
             report=lambda progress: types.WorkDoneProgressReport(message=str(progress)),
             finished=_finished,
             warning="derivls gradcheck",
+            refresh_lenses=True,  # each entry's lens shows its verdict
         )
     )
     return True
