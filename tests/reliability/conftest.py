@@ -139,7 +139,8 @@ def open_and_query(root: Path, text: str, budget: float) -> tuple[dict[str, obje
 
 # -- a workspace whose compiler is a stand-in (tests of the processes derivls starts) -------------------
 
-FAKE_CXX = """#!/bin/sh
+# a stand-in compiler's start: `--version`, then its arguments read (`-o OUT`, a precompiled header or not)
+CXX_PREAMBLE = """#!/bin/sh
 if [ "$1" = "--version" ]; then echo "fakecxx 1.0"; exit 0; fi
 out=""; prev=""; header=no
 for a in "$@"; do
@@ -147,7 +148,11 @@ for a in "$@"; do
   if [ "$a" = "c++-header" ]; then header=yes; fi
   prev="$a"
 done
-if [ "$header" = yes ]; then
+"""
+
+FAKE_CXX = (
+    CXX_PREAMBLE
+    + """if [ "$header" = yes ]; then
   echo partial > "$out"
   if [ "$STAGE" = pch ]; then echo $$ >> "$PIDS"; exec sleep 300; fi
   exit 0
@@ -155,6 +160,7 @@ fi
 echo $$ >> "$PIDS"
 exec sleep 300
 """
+)
 
 
 @pytest.fixture
@@ -188,3 +194,15 @@ def workspace(tmp_path: Path, monkeypatch) -> dict[str, Path]:
         "cache": cache,
         "pids": tmp_path / "pids",
     }
+
+
+def stand_in_torch(workspace: dict[str, Path], monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """A stand-in Python with torch 2.13 (`script`: what its torch child does) beside the workspace; returns it."""
+    torch_folder = workspace["root"].parent / "site" / "torch"
+    torch_folder.mkdir(parents=True)
+    (torch_folder / "version.py").write_text("__version__ = '2.13.0'\n")
+    monkeypatch.setenv("TORCH_FOLDER", str(torch_folder))
+    python = workspace["root"].parent / "bin" / "fakepython"
+    python.write_text(script)
+    python.chmod(0o755)
+    return python

@@ -24,6 +24,7 @@ from derivls.compile.engine import compile_units
 from derivls.compile.file_templates import Templates
 from derivls.compile.toolchain import REQUIRED_HEADERS, Toolchain
 from derivls.compile.units import collect_units
+from tests.reliability.conftest import CXX_PREAMBLE, stand_in_torch
 from tests.reliability.rawlsp import RawServer
 from tests.reliability.realfiles import REAL_DERIVATIVES
 from tests.reliability.test_compile_children import FAKE_PYTHON, alive, compiler_pids, wait_until, work_folders
@@ -144,22 +145,17 @@ def test_a_batch_that_reaches_its_bound_is_compiled_unit_by_unit_and_the_bound_l
 
 # -- kill -9 of the server: the compiler's own child and the torch child die too ----------------------------
 
-DRIVER_CXX = """#!/bin/sh
 # like g++: a driver whose work is done by a child process of its own (cc1plus), writing into $TMPDIR
-if [ "$1" = "--version" ]; then echo "fakecxx 1.0"; exit 0; fi
-out=""; prev=""; header=no
-for a in "$@"; do
-  if [ "$prev" = "-o" ]; then out="$a"; fi
-  if [ "$a" = "c++-header" ]; then header=yes; fi
-  prev="$a"
-done
-if [ "$header" = yes ] && [ "$STAGE" != pch ]; then echo pch > "$out"; exit 0; fi
+DRIVER_CXX = (
+    CXX_PREAMBLE
+    + """if [ "$header" = yes ] && [ "$STAGE" != pch ]; then echo pch > "$out"; exit 0; fi
 echo x > "$TMPDIR/ccFAKE.s"
 sleep 300 &
 echo $! >> "$PIDS"
 echo $$ >> "$PIDS"
 wait
 """
+)
 
 
 def _save_an_edit(server: RawServer, ws: dict[str, Path], options: dict) -> str:
@@ -201,13 +197,7 @@ TORCH_CHILD = FAKE_PYTHON.replace('echo $$ >> "$PIDS"', 'echo $$ >> "$PIDS"; mkd
 def test_kill_9_of_the_server_mid_gradcheck_leaves_no_compiler_no_torch_child_and_no_files(workspace, monkeypatch):
     monkeypatch.setenv("STAGE", "units")
     workspace["cxx"].write_text(DRIVER_CXX)
-    torch_folder = workspace["root"].parent / "site" / "torch"
-    torch_folder.mkdir(parents=True)
-    (torch_folder / "version.py").write_text("__version__ = '2.13.0'\n")
-    monkeypatch.setenv("TORCH_FOLDER", str(torch_folder))
-    python = workspace["root"].parent / "bin" / "fakepython"
-    python.write_text(TORCH_CHILD)
-    python.chmod(0o755)
+    python = stand_in_torch(workspace, monkeypatch, TORCH_CHILD)
     (workspace["include"].parent / "lib").mkdir()
     (workspace["include"].parent / "lib" / "libtorch_cpu.so").touch()  # (what the extension links: torch/lib)
     before = work_folders()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.reliability.conftest import stand_in_torch
 from tests.reliability.rawlsp import RawServer
 from tests.reliability.realfiles import REAL_DERIVATIVES
 
@@ -96,13 +97,7 @@ exec sleep 300
 
 def test_a_gradcheck_run_its_compiler_and_its_torch_child_do_not_outlive_the_server(workspace, monkeypatch):
     monkeypatch.setenv("STAGE", "pch")
-    torch_folder = workspace["root"].parent / "site" / "torch"
-    torch_folder.mkdir(parents=True)
-    (torch_folder / "version.py").write_text("__version__ = '2.13.0'\n")
-    monkeypatch.setenv("TORCH_FOLDER", str(torch_folder))
-    python = workspace["root"].parent / "bin" / "fakepython"
-    python.write_text(FAKE_PYTHON)
-    python.chmod(0o755)
+    python = stand_in_torch(workspace, monkeypatch, FAKE_PYTHON)
     with RawServer(cwd=workspace["root"]) as server:
         server.initialize(
             workspace["root"],
