@@ -182,6 +182,9 @@ def workspace(tmp_path: Path, monkeypatch) -> dict[str, Path]:
     cxx.chmod(0o755)
     cache = tmp_path / "cache"
     monkeypatch.setenv("DERIVLS_CACHE_DIR", str(cache))
+    # a temporary folder of its own: the scratch folders (derivls-<pid>-*) counted are this test's alone
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
     # started as an editor starts it: the executable, the workspace as its working folder
     monkeypatch.setattr(rawlsp, "SERVER", [str(Path(sys.executable).parent / "derivls")])
