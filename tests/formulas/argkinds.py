@@ -66,7 +66,8 @@ def all_kinds() -> list[str]:
     from tests.releases.fetch import cache_dir
 
     kinds: set[str] = set()
-    for path in glob.glob(str(cache_dir() / "*" / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml")):
+    pattern = cache_dir() / "*" / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    for path in glob.glob(str(pattern)):
         for m in _FUNC.finditer(Path(path).read_text(encoding="utf-8")):
             kinds.update(kind for kind, _ in split_arguments(m.group(1)))
     return sorted(kinds)
