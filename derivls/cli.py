@@ -64,10 +64,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve the Language Server Protocol (default)")
     add_serve_arguments(serve)
 
-    check = commands.add_parser("check", help="report every problem in derivatives.yaml files")
+    check = commands.add_parser(
+        "check",
+        help="report every problem in derivatives.yaml files",
+        fromfile_prefix_chars="@",  # @FILE: the paths in FILE, one a line (lintrunner's {{PATHSFILE}})
+    )
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="derivatives.yaml files (default: found)")
     _add_native_options(check)
-    check.add_argument("--format", choices=("text", "json", "github"), default="text")
+    check.add_argument(
+        "--format",
+        choices=("text", "json", "github", "lintrunner"),
+        default="text",
+        help="lintrunner: one LintMessage (JSON) per line, exit 0 (see docs/cli.md)",
+    )
     from derivls.compile.cli import add_compile_arguments
 
     add_compile_arguments(check)
@@ -115,10 +124,24 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
-def run_check(args: argparse.Namespace, out: TextIO) -> int:
-    from derivls.discovery import find_default_derivatives
+def check_targets(args: argparse.Namespace) -> list[Path]:
+    """The derivatives.yaml files to check: the PATHs (a native_functions.yaml stands for the
+    derivatives.yaml of its tree), else the one found. Raises UsageError."""
+    from derivls.discovery import derivatives_for_native, find_default_derivatives
 
-    paths: list[Path] = list(args.paths)
+    paths: list[Path] = []
+    seen: set[str] = set()
+    for path in args.paths:
+        targets = derivatives_for_native(path) if path.name == "native_functions.yaml" else [path]
+        if not targets:
+            raise UsageError(
+                f"{path} is a native_functions.yaml outside a PyTorch checkout or torch wheel: "
+                "pass the derivatives.yaml that uses it, with --native."
+            )
+        for target in targets:
+            if os.path.abspath(target) not in seen:  # a derivatives.yaml and its native_functions.yaml: once
+                seen.add(os.path.abspath(target))
+                paths.append(target)
     if not paths:
         found, tried = find_default_derivatives()
         if found is None:
@@ -126,15 +149,46 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
 
             raise UsageError(nothing_found_message(tried))
         paths = [found]
+    return paths
+
+
+def write_results(args: argparse.Namespace, results: list[CheckedFile], out: TextIO) -> None:
+    """`check`'s report in `--format` (shared by `check --compile`)."""
+    if args.format == "lintrunner":
+        from derivls.lintmessages import write_lint_messages
+
+        write_lint_messages(results, out, _read_or_none)
+    else:
+        write_diagnostics(results, args.format, out)
+
+
+def _read_or_none(path: Path) -> str | None:
+    from derivls.project import read_text
+
+    try:
+        return read_text(path, "derivatives.yaml")
+    except UsageError:
+        return None
+
+
+def exit_status(args: argparse.Namespace, results: list[CheckedFile]) -> int:
+    """1 if any error, else 0; always 0 for lintrunner (its protocol: it judges the messages)."""
+    if args.format == "lintrunner":
+        return EXIT_OK
+    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
+    return EXIT_ERRORS if has_errors else EXIT_OK
+
+
+def run_check(args: argparse.Namespace, out: TextIO) -> int:
+    paths = check_targets(args)
     from derivls import writebehind
 
     with writebehind.deferring():  # the caches are written after the answer, by a detached child
         results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
-        write_diagnostics(results, args.format, out)
+        write_results(args, results, out)
         out.flush()
         writebehind.finish()
-    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
-    return EXIT_ERRORS if has_errors else EXIT_OK
+    return exit_status(args, results)
 
 
 def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path, CachedCheck]]:
@@ -253,7 +307,8 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             if getattr(args, "compile", False):
                 from derivls.compile.cli import run_compile
 
-                return run_compile(args, sys.stdout)
+                code = run_compile(args, sys.stdout, write=lambda results: write_results(args, results, sys.stdout))
+                return EXIT_OK if args.format == "lintrunner" else code
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
@@ -276,6 +331,11 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             return run_codegen(args, sys.stdout)
     except UsageError as e:
         sys.stderr.write(f"derivls: error: {e}\n")
+        if args.command == "check" and getattr(args, "format", None) == "lintrunner":
+            from derivls.lintmessages import failure
+
+            sys.stdout.write(failure(str(e)))  # lintrunner shows it as a general linter failure
+            return EXIT_OK
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

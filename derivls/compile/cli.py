@@ -60,8 +60,9 @@ def compile_file(
     return compile_units(units, toolchain, Templates(path), jobs=jobs, cancel=cancel, progress=progress)
 
 
-def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
-    """`check --compile`: check's diagnostics and the compiler's, in one report (any --format)."""
+def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None, write: Any = None) -> int:
+    """`check --compile`: check's diagnostics and the compiler's, in one report (any --format; `write(results)`
+    writes it when given, as `check` does for its lintrunner format). Raises UsageError."""
     from derivls.compile.toolchain import SetupError
     from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
@@ -90,8 +91,7 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
                     jobs=max(1, args.jobs),
                 )
             except (SetupError, LookupError) as e:
-                print(f"derivls: error: {e.args[0] if e.args else e}", file=err)
-                return EXIT_USAGE
+                raise UsageError(str(e.args[0] if e.args else e)) from None
             diagnostics += result.diagnostics
             stats = result.stats
             pch = stats.pch
@@ -106,6 +106,9 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
             )
         diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         results.append(CheckedFile(path, tuple(diagnostics)))
-    write_diagnostics(results, args.format, out)
+    if write is not None:
+        write(results)
+    else:
+        write_diagnostics(results, args.format, out)
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK
