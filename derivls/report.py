@@ -56,25 +56,29 @@ def annotation_path(path: Path, cwd: Path | None = None) -> str:
     return str(path) if relative == os.pardir or relative.startswith(os.pardir + os.sep) else Path(relative).as_posix()
 
 
+def diagnostic_rows(results: Sequence[CheckedFile]) -> list[dict[str, object]]:
+    """The diagnostics as `--format json` gives them (1-based, end exclusive)."""
+    return [
+        {
+            "path": str(r.path),
+            "line": d.span.line + 1,
+            "column": d.span.column + 1,
+            "end_line": d.span.end_line + 1,
+            "end_column": d.span.end_column + 1,
+            "severity": d.severity.label,
+            "code": d.code,
+            "message": d.message,
+        }
+        for r in results
+        for d in r.diagnostics
+    ]
+
+
 def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> None:
     if fmt == "json":
         import json
 
-        rows = [
-            {
-                "path": str(r.path),
-                "line": d.span.line + 1,
-                "column": d.span.column + 1,
-                "end_line": d.span.end_line + 1,
-                "end_column": d.span.end_column + 1,
-                "severity": d.severity.label,
-                "code": d.code,
-                "message": d.message,
-            }
-            for r in results
-            for d in r.diagnostics
-        ]
-        json.dump(rows, out, indent=2)
+        json.dump(diagnostic_rows(results), out, indent=2)
         out.write("\n")
         return
     for r in results:
@@ -98,4 +102,4 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
             out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
 
 
-__all__ = ["CheckedFile", "analyse_path", "analyse_path_with_rules", "annotation_path", "write_diagnostics"]
+__all__ = ["CheckedFile", "analyse_path", "diagnostic_rows", "analyse_path_with_rules", "annotation_path", "write_diagnostics"]

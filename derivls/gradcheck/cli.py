@@ -6,6 +6,7 @@ Exit: 0 every checked formula passes, 1 a formula fails (or the file has errors)
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     from derivls.gradcheck.engine import gradcheck_units
     from derivls.gradcheck.runner import python_version, torch_include
     from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path, write_diagnostics
+    from derivls.report import CheckedFile, analyse_path, diagnostic_rows, write_diagnostics
 
     err = sys.stderr if err is None else err
     if not args.op and not args.all:
@@ -102,7 +103,10 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     include = args.torch_include or torch_include(python)
     if analysis is None:
         results = [CheckedFile(path, tuple(extra))]
-        write_diagnostics(results, args.format, out)
+        if args.format == "json":
+            out.write(json.dumps({"diagnostics": diagnostic_rows(results), "summary": None}, indent=1) + "\n")
+        else:
+            write_diagnostics(results, args.format, out)
         return EXIT_ERRORS
     units = collect_units(analysis, None if args.all else args.op)
     if not units:
@@ -128,37 +132,37 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         f"{', precompiled header built' if t.pch_built else ''}), run {t.run:.1f} s (torch {result.torch_version})",
         file=err,
     )
-    write_diagnostics([CheckedFile(path, tuple(result.diagnostics))], args.format, out)
+    checked = [CheckedFile(path, tuple(result.diagnostics))]
+    if args.format == "json":  # the diagnostics and the summary (counts, checks, units) in one object
+        out.write(json.dumps({"diagnostics": diagnostic_rows(checked), "summary": _summary(result)}, indent=1) + "\n")
+    else:
+        write_diagnostics(checked, args.format, out)
     if args.format == "text":
         out.write(result.summary.text() + "\n")
     if args.summary_json:
-        args.summary_json.write_text(_summary_json(result), encoding="utf-8")
+        args.summary_json.write_text(json.dumps(_summary(result), indent=1), encoding="utf-8")
     failed = any(d.severity == Severity.ERROR for d in result.diagnostics)
     return EXIT_ERRORS if failed else EXIT_OK
 
 
-def _summary_json(result: Any) -> str:
-    import json
-
+def _summary(result: Any) -> dict[str, Any]:
+    """What `--format json` gives as `summary` and `--summary-json` writes."""
     s = result.summary
-    return json.dumps(
-        {
-            "counts": s.counts(),
-            "checks": s.checks(),
-            "not_checkable_by_reason": s.reasons(),
-            "units": [
-                {
-                    "name": o.name,
-                    "function": o.function,
-                    "line": o.entry_line + 1,
-                    "status": o.status,
-                    "reason": o.reason,
-                    "inputs": o.inputs,
-                    "checks": o.checks,
-                }
-                for o in s.outcomes
-            ],
-            "unreachable_helpers": s.unreachable_helpers,
-        },
-        indent=1,
-    )
+    return {
+        "counts": s.counts(),
+        "checks": s.checks(),
+        "not_checkable_by_reason": s.reasons(),
+        "units": [
+            {
+                "name": o.name,
+                "function": o.function,
+                "line": o.entry_line + 1,
+                "status": o.status,
+                "reason": o.reason,
+                "inputs": o.inputs,
+                "checks": o.checks,
+            }
+            for o in s.outcomes
+        ],
+        "unreachable_helpers": s.unreachable_helpers,
+    }
