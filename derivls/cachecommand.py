@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from derivls.cachedir import CacheFolderRefused, cache_directory, folder_size
+from derivls.exits import EXIT_USAGE, error_line
 
 TYPE_CHECKING = False  # `check` registers this command: typing stays unimported on its path
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ def run_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
     try:
         folder = cache_directory()
     except CacheFolderRefused as e:
-        out.write(f"no cache: {e}\n")
-        return 2
+        sys.stderr.write(error_line("cache", f"no cache folder: {e}") + "\n")
+        return EXIT_USAGE
     if not folder.is_dir():
         out.write(f"{folder}: empty (not created yet)\n")
         return 0

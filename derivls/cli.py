@@ -15,7 +15,7 @@ from pathlib import Path
 
 from derivls import __version__
 from derivls.diagnostics import Severity
-from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
+from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, error_line
 from derivls.report import CheckedFile, write_diagnostics
 
 # derivls.derivatives.profiles's AUTO and CHOICES, spelled out so the parser does not import the
@@ -330,7 +330,7 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
             return run_codegen(args, sys.stdout)
     except UsageError as e:
-        sys.stderr.write(f"derivls: error: {e}\n")
+        sys.stderr.write(error_line(args.command, str(e)) + "\n")
         if args.command == "check" and getattr(args, "format", None) == "lintrunner":
             from derivls.lintmessages import failure
 

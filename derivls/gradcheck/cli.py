@@ -78,8 +78,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
 
     err = sys.stderr if err is None else err
     if not args.op and not args.all:
-        print("derivls gradcheck: name an entry with --op NAME, or pass --all", file=err)
-        return EXIT_USAGE
+        raise UsageError("name an entry with --op NAME, or pass --all")
     path = args.path
     if path is None:
         path, _ = find_default_derivatives()
@@ -88,17 +87,14 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     analysis, extra = analyse_path(path, args.native, args.tags)
     missing = [d for d in extra if d.code in (NATIVE_NOT_FOUND, NATIVE_UNREADABLE)]
     if missing:  # no schemas: no entry can be found, nor compiled (`check` goes on with a warning)
-        print(f"derivls gradcheck: {missing[0].message}", file=err)
-        return EXIT_USAGE
+        raise UsageError(missing[0].message)
     python = args.python or sys.executable
     version = python_version(python)
     if version is None:
-        print(f"derivls gradcheck: {python} has no torch (pass --python PY of a Python with torch)", file=err)
-        return EXIT_USAGE
+        raise UsageError(f"{python} has no torch; pass --python PY of a Python with torch")
     mismatch = release_mismatch(path, version)
     if mismatch and not args.force:
-        print(f"derivls gradcheck: {mismatch}", file=err)
-        return EXIT_USAGE
+        raise UsageError(mismatch)
     # the headers and libraries of the chosen Python's torch, never ones a workspace ships beside the file
     include = args.torch_include or torch_include(python)
     if analysis is None:
@@ -110,8 +106,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         return EXIT_ERRORS
     units = collect_units(analysis, None if args.all else args.op)
     if not units:
-        print(f"derivls gradcheck: no autograd node or function named {', '.join(args.op or [])}", file=err)
-        return EXIT_USAGE
+        raise UsageError(f"no autograd node or function named {', '.join(args.op or [])}")
     try:
         result = gradcheck_units(
             units,
@@ -124,8 +119,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
             progress=(lambda what: print(f"derivls gradcheck: {what}", file=err)) if args.format == "text" else None,
         )
     except SetupError as e:
-        print(f"derivls gradcheck: error: {e.args[0] if e.args else e}", file=err)
-        return EXIT_USAGE
+        raise UsageError(str(e.args[0] if e.args else e)) from None
     t = result.timings
     print(
         f"derivls gradcheck: build {t.build:.1f} s ({'reused' if t.build_reused else 'compiled'}"

@@ -300,7 +300,7 @@ def test_gradcheck_without_native_functions_says_so_and_exits_2_before_looking_f
     lone.write_text(GOOD)
     run = derivls("gradcheck", str(lone), "--op", "abs", "--python", str(tmp_path / "no-python"))
     assert run.returncode == 2
-    assert run.stderr.startswith("derivls gradcheck: native_functions.yaml not found"), run.stderr
+    assert run.stderr.startswith("derivls gradcheck: error: native_functions.yaml not found"), run.stderr
     assert "--native FILE" in run.stderr
     assert "no autograd node" not in run.stderr and "has no torch" not in run.stderr
     assert "Traceback" not in run.stderr
@@ -311,5 +311,5 @@ def test_gradcheck_with_an_unreadable_native_file_says_so_and_exits_2(checkout):
     (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
     run = derivls("gradcheck", "tools/autograd/derivatives.yaml", "--op", "abs", cwd=checkout)
     assert run.returncode == 2
-    assert "derivls gradcheck: Cannot use" in run.stderr and "native_functions.yaml" in run.stderr, run.stderr
+    assert "derivls gradcheck: error: Cannot use" in run.stderr and "native_functions.yaml" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
