@@ -67,7 +67,7 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
     from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
     from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path, write_diagnostics
+    from derivls.report import CheckedFile, analyse_path_with_rules, plural, write_diagnostics
 
     err = sys.stderr if err is None else err
     paths: list[Path] = list(args.paths)
@@ -78,7 +78,9 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
         paths = [found]
     results = []
     for path in paths:
-        analysis, extra = analyse_path(path, args.native, args.tags, args.profile)
+        analysis, extra, release = analyse_path_with_rules(
+            path, args.native, args.tags, args.profile, getattr(args, "torch_version", None)
+        )
         diagnostics = list(extra) + list(analysis.diagnostics if analysis is not None else ())
         if analysis is not None:
             try:
@@ -99,13 +101,13 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
             size = f"{pch.size / 2**20:.0f} MB" if pch else "?"
             per_batch = sum(stats.batch_seconds) / len(stats.batch_seconds) if stats.batch_seconds else 0.0
             print(
-                f"compiled {stats.units} unit(s) of {path} in {stats.batches} batch(es) "
+                f"compiled {plural(stats.units, 'unit')} of {path} in {plural(stats.batches, 'batch', 'batches')} "
                 f"({per_batch:.1f} s each, {max(1, args.jobs)} at a time), {stats.seconds:.1f} s "
                 f"(precompiled header {built}, {size})",
                 file=err,
             )
         diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-        results.append(CheckedFile(path, tuple(diagnostics)))
+        results.append(CheckedFile(path, tuple(diagnostics), release.describe() if release is not None else None))
     if write is not None:
         write(results)
     else:
