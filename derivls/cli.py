@@ -77,6 +77,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         default="text",
         help="lintrunner: one LintMessage (JSON) per line, exit 0 (see docs/cli.md)",
     )
+    check.add_argument(
+        "--since",
+        metavar="REF",
+        help="report only the entries whose text differs from the file at git revision REF (a pull request's base)",
+    )
     from derivls.compile.cli import add_compile_arguments
 
     add_compile_arguments(check)
@@ -171,6 +176,17 @@ def _read_or_none(path: Path) -> str | None:
         return None
 
 
+def since_filtered(ref: str, checked: CheckedFile) -> CheckedFile:
+    """`checked` with only the diagnostics of the entries changed since git revision `ref`."""
+    from dataclasses import replace
+
+    from derivls.project import read_text
+    from derivls.since import changed_since
+
+    changed = changed_since(ref, checked.path, read_text(checked.path, "derivatives.yaml"))
+    return replace(checked, diagnostics=changed.filter(checked.diagnostics))
+
+
 def exit_status(args: argparse.Namespace, results: list[CheckedFile]) -> int:
     """1 if any error, else 0; always 0 for lintrunner (its protocol: it judges the messages)."""
     if args.format == "lintrunner":
@@ -185,6 +201,8 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
 
     with writebehind.deferring():  # the caches are written after the answer, by a detached child
         results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
+        if args.since is not None:
+            results = [since_filtered(args.since, r) for r in results]
         write_results(args, results, out)
         out.flush()
         writebehind.finish()

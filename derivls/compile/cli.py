@@ -82,7 +82,14 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
             path, args.native, args.tags, args.profile, getattr(args, "torch_version", None)
         )
         diagnostics = list(extra) + list(analysis.diagnostics if analysis is not None else ())
-        if analysis is not None:
+        changed = None
+        if getattr(args, "since", None) is not None:  # only the entries changed since a git revision
+            from derivls.project import read_text
+            from derivls.since import changed_since
+
+            changed = changed_since(args.since, path, read_text(path, "derivatives.yaml"))
+            diagnostics = list(changed.filter(diagnostics))
+        if analysis is not None and (changed is None or changed.ranges):
             try:
                 result = compile_file(
                     path,
@@ -90,6 +97,7 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
                     cxx=args.cxx,
                     torch_include=args.torch_include,
                     ops=args.op,
+                    lines=changed.first_lines if changed is not None else None,
                     jobs=max(1, args.jobs),
                 )
             except (SetupError, LookupError) as e:

@@ -23,6 +23,9 @@ def add_gradcheck_arguments(parser: argparse.ArgumentParser) -> None:
         "--op", metavar="NAME", action="append", help="a node or function (AcosBackward0, acos, mul.Tensor); repeatable"
     )
     parser.add_argument("--all", action="store_true", help="every entry of the file")
+    parser.add_argument(
+        "--since", metavar="REF", help="the entries whose text differs from the file at git revision REF"
+    )
     parser.add_argument("--python", metavar="PY", help="the Python whose torch runs the check (default: this one)")
     parser.add_argument("--double-backward", action="store_true", help="also gradgradcheck the backward formulas")
     parser.add_argument("--force", action="store_true", help="run even when the file's release is not torch's")
@@ -77,8 +80,8 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     from derivls.report import CheckedFile, analyse_path, diagnostic_rows, write_diagnostics
 
     err = sys.stderr if err is None else err
-    if not args.op and not args.all:
-        raise UsageError("name an entry with --op NAME, or pass --all")
+    if not args.op and not args.all and args.since is None:
+        raise UsageError("name an entry with --op NAME, or pass --all or --since REF")
     path = args.path
     if path is None:
         path, _ = find_default_derivatives()
@@ -104,9 +107,21 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         else:
             write_diagnostics(results, args.format, out)
         return EXIT_ERRORS
-    units = collect_units(analysis, None if args.all else args.op)
+    lines = None
+    if args.since is not None:  # the entries changed since a git revision (with --op: those of them)
+        from derivls.project import read_text
+        from derivls.since import changed_since
+
+        lines = changed_since(args.since, path, read_text(path, "derivatives.yaml")).first_lines
+        if not lines:
+            print(f"derivls gradcheck: no entry of {path} changed since {args.since}; nothing to check.", file=err)
+            return EXIT_OK
+    units = collect_units(analysis, None if args.all else args.op, lines)
+    if not units and args.op:
+        raise UsageError(f"no autograd node or function named {', '.join(args.op)}")
     if not units:
-        raise UsageError(f"no autograd node or function named {', '.join(args.op or [])}")
+        print(f"derivls gradcheck: the changed entries of {path} have no autograd node; nothing to check.", file=err)
+        return EXIT_OK
     try:
         result = gradcheck_units(
             units,

@@ -32,6 +32,7 @@ ERROR_PATHS = {
     "check: a missing --native": ["check", DERIVATIVES, "--native", "missing.yaml"],
     "check: not a torch version": ["check", DERIVATIVES, "--torch-version", "two"],
     "check: a native_functions.yaml alone": ["check", "lone/native_functions.yaml"],
+    "check: --since outside a git repository": ["check", DERIVATIVES, "--since", "HEAD"],
     "check --compile: no such compiler": ["check", DERIVATIVES, "--compile", "--cxx", "/no/such/compiler"],
     "dump: a missing file": ["dump", "nope.yaml"],
     "codegen: a missing file": ["codegen", "nope.yaml"],
@@ -39,6 +40,7 @@ ERROR_PATHS = {
     "gradcheck: no entry named": ["gradcheck", DERIVATIVES],
     "gradcheck: a missing file": ["gradcheck", "nope.yaml", "--all"],
     "gradcheck: a Python without torch": ["gradcheck", DERIVATIVES, "--op", "abs", "--python", "/no/such/python"],
+    "gradcheck: --since outside a git repository": ["gradcheck", DERIVATIVES, "--since", "HEAD"],
     "explain: no such code": ["explain", "no-such-code"],
     "cache: a relative cache folder": ["cache"],
 }
@@ -82,6 +84,7 @@ COMMAND_MODULES = (
     "cli.py",
     "report.py",
     "lintmessages.py",
+    "since.py",
     "cachecommand.py",
     "compile/cli.py",
     "gradcheck/cli.py",
