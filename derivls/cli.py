@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from derivls import __version__
@@ -129,6 +130,27 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
+@contextmanager
+def torch_include(folder: str | None) -> Iterator[None]:
+    """`--torch-include DIR` without --compile: where the formula checks find what the layout lacks
+    (FunctionsManual.h, the Tensor headers; $DERIVLS_TORCH_INCLUDE for the duration). Raises UsageError."""
+    if folder is None:
+        yield
+        return
+    if not os.path.isdir(folder):
+        raise UsageError(f"--torch-include {folder} is not a folder")
+    name = "DERIVLS_TORCH_INCLUDE"  # derivls.derivatives.formulas.sources.TORCH_INCLUDE (not imported here)
+    before = os.environ.get(name)
+    os.environ[name] = os.path.abspath(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
 def check_targets(args: argparse.Namespace) -> list[Path]:
     """The derivatives.yaml files to check: the PATHs (a native_functions.yaml stands for the
     derivatives.yaml of its tree), else the one found. Raises UsageError."""
@@ -199,7 +221,7 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     paths = check_targets(args)
     from derivls import writebehind
 
-    with writebehind.deferring():  # the caches are written after the answer, by a detached child
+    with torch_include(args.torch_include), writebehind.deferring():  # the caches: written after, by a child
         results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
         if args.since is not None:
             results = [since_filtered(args.since, r) for r in results]
@@ -325,7 +347,8 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             if getattr(args, "compile", False):
                 from derivls.compile.cli import run_compile
 
-                code = run_compile(args, sys.stdout, write=lambda results: write_results(args, results, sys.stdout))
+                with torch_include(args.torch_include):
+                    code = run_compile(args, sys.stdout, write=lambda results: write_results(args, results, sys.stdout))
                 return EXIT_OK if args.format == "lintrunner" else code
             return run_check(args, sys.stdout)
         if args.command == "dump":

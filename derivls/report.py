@@ -116,7 +116,7 @@ def summary_line(r: CheckedFile) -> str:
     if any(d.code == FORMULA_SOURCES_MISSING for d in r.diagnostics):
         line += (
             "; warning: formula names were not checked (FunctionsManual.h or the Tensor headers not found:"
-            f" derivls explain {FORMULA_SOURCES_MISSING})"
+            f" pass --torch-include DIR of the matching torch; derivls explain {FORMULA_SOURCES_MISSING})"
         )
     return line
 

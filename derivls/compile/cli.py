@@ -24,7 +24,12 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also compile the C++ the codegen generates for the formulas and report compiler errors on them",
     )
-    group.add_argument("--torch-include", metavar="DIR", help="torch's include folder (default: the matching torch)")
+    group.add_argument(
+        "--torch-include",
+        metavar="DIR",
+        help="torch's include folder: what --compile compiles against (default: the matching torch), and where "
+        "the formula checks find FunctionsManual.h and the Tensor headers when the files' tree lacks them",
+    )
     group.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++, c++, clang++)")
     group.add_argument(
         "--op",

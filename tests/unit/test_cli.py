@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import FIXTURES
 
 NATIVE = """- func: abs(Tensor self) -> Tensor
   variants: function, method
@@ -171,7 +174,8 @@ def test_missing_cpp_sources_are_one_note_and_a_warning_on_the_summary_line(chec
     assert "are not checked" in notes[0]
     assert run.stdout.splitlines()[-1] == (
         "checked tools/autograd/derivatives.yaml: 0 errors, 0 warnings; warning: formula names were not checked"
-        " (FunctionsManual.h or the Tensor headers not found: derivls explain formula-sources-missing)"
+        " (FunctionsManual.h or the Tensor headers not found: pass --torch-include DIR of the matching torch;"
+        " derivls explain formula-sources-missing)"
     )  # the note counts as neither, but the summary a terminal ends with says the name checks did not run
 
 
@@ -313,3 +317,46 @@ def test_gradcheck_with_an_unreadable_native_file_says_so_and_exits_2(checkout):
     assert run.returncode == 2
     assert "derivls gradcheck: error: Cannot use" in run.stderr and "native_functions.yaml" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def copied_packaged_tree(tmp_path: Path) -> Path:
+    """torchgen/packaged copied without the torch/ folder a wheel has beside it, `abs` misspelling `self`."""
+    packaged = tmp_path / "copy" / "torchgen" / "packaged"
+    shutil.copytree(FIXTURES / "lsp" / "packaged" / "torchgen" / "packaged", packaged)
+    path = packaged / "autograd" / "derivatives.yaml"
+    path.write_text(path.read_text().replace("grad * self.sgn()", "grad * slef.sgn()"))
+    return path
+
+
+def test_a_packaged_tree_without_torch_headers_warns_that_names_went_unchecked(tmp_path):
+    run = derivls("check", "--no-cache", str(copied_packaged_tree(tmp_path)))
+    assert run.returncode == 0
+    assert "slef" not in run.stdout
+    assert "warning: formula names were not checked" in run.stdout.splitlines()[-1]
+
+
+def test_torch_include_without_compile_gives_the_name_checks_their_headers(tmp_path):
+    include = FIXTURES / "lsp" / "packaged" / "torch" / "include"
+    run = derivls("check", "--no-cache", str(copied_packaged_tree(tmp_path)), "--torch-include", str(include))
+    assert run.returncode == 1
+    assert "'slef' is not declared" in run.stdout and "[formula-unknown-name]" in run.stdout
+    assert "not checked" not in run.stdout.splitlines()[-1]
+
+
+def test_torch_include_must_be_a_folder(tmp_path):
+    run = derivls("check", str(copied_packaged_tree(tmp_path)), "--torch-include", str(tmp_path / "none"))
+    assert (run.returncode, run.stderr) == (
+        2,
+        f"derivls check: error: --torch-include {tmp_path / 'none'} is not a folder.\n",
+    )
+
+
+def test_a_cached_check_without_torch_include_is_not_the_answer_with_it(tmp_path):
+    from derivls.writebehind import wait_for_writer
+
+    path = copied_packaged_tree(tmp_path)
+    include = FIXTURES / "lsp" / "packaged" / "torch" / "include"
+    assert derivls("check", str(path)).returncode == 0  # stored in the test session's cache
+    wait_for_writer(Path(os.environ["DERIVLS_CACHE_DIR"]))
+    assert derivls("check", str(path)).stdout.count("slef") == 0
+    assert "'slef' is not declared" in derivls("check", str(path), "--torch-include", str(include)).stdout
