@@ -104,3 +104,13 @@ def test_no_command_message_counts_with_a_parenthesised_plural():
         if re.search(r"[\"'][^\"']*[a-z]\((s|es)\)[^\"']*[\"']", line)  # "unit(s)", "batch(es)" in a string
     ]
     assert found == []
+
+
+def test_a_refused_cache_folder_is_a_warning_in_the_same_voice(checkout: Path, capsys, monkeypatch):
+    from derivls import diskcache
+
+    monkeypatch.setattr(diskcache, "_said", set())
+    monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")
+    assert cli.main(["check", DERIVATIVES]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("derivls: warning: ") and err.endswith(".\n") and err.count("\n") == 1, err
