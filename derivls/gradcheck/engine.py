@@ -74,7 +74,7 @@ def gradcheck_units(
     reader = _EventReader(child)
     try:
         if progress:
-            progress(f"building {plural(len(rendered.plans), 'unit')} (a build of the same code is reused)")
+            progress(f"building {plural(len(rendered.plans), 'unit')} (reused when already built)")
         started = time.monotonic()
         built = building.build(rendered.source, toolchain, templates, cache, units=len(rendered.plans))
         timings.build, timings.build_reused = time.monotonic() - started, built.reused
