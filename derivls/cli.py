@@ -70,7 +70,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="report every problem in derivatives.yaml files",
         fromfile_prefix_chars="@",  # @FILE: the paths in FILE, one a line (lintrunner's {{PATHSFILE}})
     )
-    check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="derivatives.yaml files (default: found)")
+    check.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="derivatives.yaml files; a native_functions.yaml stands for its tree's; @FILE reads paths from FILE"
+        " (default: found)",
+    )
     _add_native_options(check)
     check.add_argument(
         "--format",
