@@ -2,8 +2,9 @@
 
 What a pre-push hook or a pull request's CI job checks: `check --since origin/main` reports the
 diagnostics of the changed entries only, `gradcheck --since origin/main` checks their formulas. git is
-asked for the ref's blob only (`git cat-file`, which runs no filter, hook or pager), from the file's own
-folder, with stdin closed and a time limit; a missing git, a folder outside a repository or a bad ref is a
+asked for the ref's blob only (`git rev-parse`, `git cat-file`: no filter, hook or pager runs, and
+core.fsmonitor is off), from the file's own folder, with stdin closed and a time limit, the blob's size
+capped as the file's is; a missing git, a folder outside a repository or a bad ref is a
 UsageError. A file the ref does not have is new: every entry changed.
 """
 
@@ -19,6 +20,7 @@ from derivls.derivatives.document import split_entries
 from derivls.diagnostics import Diagnostic
 from derivls.exits import UsageError
 from derivls.frozen import frozen_dataclass
+from derivls.limits import MAX_FILE_BYTES
 from derivls.linebreaks import count_line_breaks
 
 GIT_TIMEOUT = 30.0  # seconds for one git command
@@ -83,8 +85,11 @@ def text_at(ref: str, path: Path) -> str | None:
         raise UsageError(f"--since: {ref!r} is not a commit of the repository of {path}.")
     commit = verified.stdout.decode().strip()
     blob = f"{commit}:./{os.path.basename(path)}"
-    if _git(folder, "cat-file", "-e", blob).returncode != 0:
+    size = _git(folder, "cat-file", "-s", blob)
+    if size.returncode != 0:
         return None
+    if int(size.stdout.decode().strip() or 0) > MAX_FILE_BYTES:  # read as the file itself would be: capped
+        raise UsageError(f"--since: {path} at {ref} is over derivls's limit of {MAX_FILE_BYTES / 1e6:.0f} MB.")
     shown = _git(folder, "cat-file", "blob", blob)
     if shown.returncode != 0:
         raise UsageError(f"--since: git cannot read {path} at {ref}: {_first_line(shown.stderr)}.")

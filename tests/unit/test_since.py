@@ -118,3 +118,11 @@ def test_gradcheck_since_with_nothing_changed_says_so_and_exits_0(repo: Path, ca
     monkeypatch.setattr(runner, "python_version", lambda python: "2.13.0+cpu")
     assert cli.main(["gradcheck", DERIVATIVES, "--since", "HEAD", "--torch-include", str(repo)]) == 0
     assert "no entry of tools/autograd/derivatives.yaml changed since HEAD" in capsys.readouterr().err
+
+
+def test_a_revision_s_file_over_the_size_cap_is_not_read(repo: Path, capsys, monkeypatch: pytest.MonkeyPatch):
+    from derivls import since
+
+    monkeypatch.setattr(since, "MAX_FILE_BYTES", 100)
+    assert cli.main(["check", DERIVATIVES, "--since", "HEAD"]) == 2
+    assert "at HEAD is over derivls's limit" in capsys.readouterr().err
