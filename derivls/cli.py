@@ -1,4 +1,4 @@
-"""derivls [serve] | check | dump | explain | codegen | cache | gradcheck.
+"""derivls [serve] | check | dump | explain | codegen | cache | gradcheck: the parser and the dispatch.
 
 Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
 command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
@@ -10,14 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from derivls import __version__
 from derivls.diagnostics import Severity
 from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, error_line
-from derivls.report import CheckedFile, write_diagnostics
 
 # derivls.derivatives.profiles's AUTO and CHOICES, spelled out so the parser does not import the
 # profiles (tests/unit/test_resultcache.py checks they are equal)
@@ -27,8 +25,6 @@ CHOICES = (AUTO, "torchgen", "legacy")
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import NoReturn, TextIO
-
-    from derivls.resultcache import CachedCheck
 
 
 def _add_native_options(parser: argparse.ArgumentParser) -> None:
@@ -137,131 +133,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
-@contextmanager
-def torch_include(folder: str | None) -> Iterator[None]:
-    """`--torch-include DIR` without --compile: where the formula checks find what the layout lacks
-    (FunctionsManual.h, the Tensor headers; $DERIVLS_TORCH_INCLUDE for the duration). Raises UsageError."""
-    if folder is None:
-        yield
-        return
-    if not os.path.isdir(folder):
-        raise UsageError(f"--torch-include {folder} is not a folder")
-    name = "DERIVLS_TORCH_INCLUDE"  # derivls.derivatives.formulas.sources.TORCH_INCLUDE (not imported here)
-    before = os.environ.get(name)
-    os.environ[name] = os.path.abspath(folder)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
-
-
-def check_targets(args: argparse.Namespace) -> list[Path]:
-    """The derivatives.yaml files to check: the PATHs (a native_functions.yaml stands for the
-    derivatives.yaml of its tree), else the one found. Raises UsageError."""
-    from derivls.discovery import derivatives_for_native, find_default_derivatives
-
-    paths: list[Path] = []
-    seen: set[str] = set()
-    for path in args.paths:
-        targets = derivatives_for_native(path) if path.name == "native_functions.yaml" else [path]
-        if not targets:
-            raise UsageError(
-                f"{path} is a native_functions.yaml outside a PyTorch checkout or torch wheel: "
-                "pass the derivatives.yaml that uses it, with --native."
-            )
-        for target in targets:
-            if os.path.abspath(target) not in seen:  # a derivatives.yaml and its native_functions.yaml: once
-                seen.add(os.path.abspath(target))
-                paths.append(target)
-    if not paths:
-        found, tried = find_default_derivatives()
-        if found is None:
-            from derivls.discovery import nothing_found_message
-
-            raise UsageError(nothing_found_message(tried))
-        paths = [found]
-    return paths
-
-
-def write_results(args: argparse.Namespace, results: list[CheckedFile], out: TextIO) -> None:
-    """`check`'s report in `--format` (shared by `check --compile`)."""
-    if args.format == "lintrunner":
-        from derivls.lintmessages import write_lint_messages
-
-        write_lint_messages(results, out, _read_or_none)
-    else:
-        write_diagnostics(results, args.format, out)
-
-
-def _read_or_none(path: Path) -> str | None:
-    from derivls.project import read_text
-
-    try:
-        return read_text(path, "derivatives.yaml")
-    except UsageError:
-        return None
-
-
-def since_filtered(ref: str, checked: CheckedFile) -> CheckedFile:
-    """`checked` with only the diagnostics of the entries changed since git revision `ref`."""
-    from dataclasses import replace
-
-    from derivls.project import read_text
-    from derivls.since import changed_since
-
-    changed = changed_since(ref, checked.path, read_text(checked.path, "derivatives.yaml"))
-    return replace(checked, diagnostics=changed.filter(checked.diagnostics))
-
-
-def exit_status(args: argparse.Namespace, results: list[CheckedFile]) -> int:
-    """1 if any error, else 0; always 0 for lintrunner (its protocol: it judges the messages)."""
-    if args.format == "lintrunner":
-        return EXIT_OK
-    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
-    return EXIT_ERRORS if has_errors else EXIT_OK
-
-
-def run_check(args: argparse.Namespace, out: TextIO) -> int:
-    paths = check_targets(args)
-    from derivls import writebehind
-
-    with torch_include(args.torch_include), writebehind.deferring():  # the caches: written after, by a child
-        results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
-        if args.since is not None:
-            results = [since_filtered(args.since, r) for r in results]
-        write_results(args, results, out)
-        out.flush()
-        writebehind.finish()
-    return exit_status(args, results)
-
-
-def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path, CachedCheck]]:
-    """Each path's diagnostics and rules: from the whole-result cache when its inputs are unchanged
-    (derivls.resultcache), else analysed (and stored, when no input changed while it was analysed)."""
-    from derivls import resultcache
-    from derivls.diskcache import DiskCache
-
-    cache = DiskCache(enabled=not getattr(args, "no_cache", False))
-    options = (args.native, args.tags, args.profile, args.torch_version)
-    found = []
-    for path in paths:
-        key = resultcache.check_key(path, *options) if cache.enabled else None
-        value = resultcache.load(cache, key)
-        if value is None:
-            from derivls.report import analyse_path_with_rules
-
-            analysis, extra, rules = analyse_path_with_rules(path, *options)
-            diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
-            value = resultcache.CachedCheck(diagnostics, rules.describe() if rules is not None else None)
-            if key is not None and resultcache.check_key(path, *options) == key:
-                resultcache.store(cache, key, value)
-        found.append((path, value))
-    return found
-
-
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
     from derivls.derivatives.dump import dump
     from derivls.report import analyse_path
@@ -351,12 +222,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if args.command == "serve":
             return run_serve(args)
         if args.command == "check":
-            if getattr(args, "compile", False):
-                from derivls.compile.cli import run_compile
+            from derivls.checkcommand import run_check, run_check_compile
 
-                with torch_include(args.torch_include):
-                    code = run_compile(args, sys.stdout, write=lambda results: write_results(args, results, sys.stdout))
-                return EXIT_OK if args.format == "lintrunner" else code
+            if getattr(args, "compile", False):
+                return run_check_compile(args, sys.stdout)
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
