@@ -10,7 +10,6 @@ import pickle
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -65,18 +64,6 @@ def run(*args: str, cache: Path, cwd: Path | None = None, env: dict[str, str] | 
     return subprocess.run(
         [sys.executable, "-m", "derivls", *args], capture_output=True, text=True, cwd=cwd, env=full_env, check=False
     )
-
-
-def stored(cache: Path, key: str, limit: float = 60.0) -> object:
-    """The entry under `key` once the detached writer wrote it (under load it may not have taken its lock
-    yet when the check exits, so wait_for_writer alone can return at once), or None after `limit` s."""
-    deadline = time.monotonic() + limit
-    while True:
-        wait_for_writer(cache)
-        value = resultcache.load(DiskCache(), key)
-        if value is not None or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def entries(cache: Path) -> list[Path]:
@@ -286,10 +273,11 @@ def test_no_cache_neither_reads_nor_writes(checkout: Path, tmp_path: Path, monke
     path = str(checkout / "tools/autograd/derivatives.yaml")
     fresh = run("check", path, "--no-cache", cache=cache)
     assert not cache.exists()  # nothing written
-    run("check", path, cache=cache)  # fills it, through a detached writer
+    run("check", path, cache=cache)  # fills it (a detached writer: waited for)
+    wait_for_writer(cache)
     key = resultcache.check_key(Path(path))
     monkeypatch.setenv("DERIVLS_CACHE_DIR", str(cache))
-    assert key is not None and isinstance(stored(cache, key), resultcache.CachedCheck)
+    assert key is not None and isinstance(resultcache.load(DiskCache(), key), resultcache.CachedCheck)
 
     get, put = DiskCache.get, DiskCache.put
 
