@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
+from pathlib import Path
 
 from derivls.cachedir import CacheFolderRefused, cache_directory, folder_size
+from derivls.exits import EXIT_USAGE, error_line
 
 TYPE_CHECKING = False  # `check` registers this command: typing stays unimported on its path
 if TYPE_CHECKING:
@@ -19,12 +22,13 @@ def add_cache_command(commands: argparse._SubParsersAction) -> None:  # type: ig
     parser.add_argument("--clear", action="store_true", help="remove everything in the cache folder")
 
 
-def run_cache(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out
     try:
         folder = cache_directory()
     except CacheFolderRefused as e:
-        out.write(f"no cache: {e}\n")
-        return 2
+        sys.stderr.write(error_line("cache", f"no cache folder: {e}") + "\n")
+        return EXIT_USAGE
     if not folder.is_dir():
         out.write(f"{folder}: empty (not created yet)\n")
         return 0
@@ -39,14 +43,45 @@ def run_cache(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                 except OSError:
                     pass
         left, _ = folder_size(folder)
-        out.write(f"{folder}: cleared {_mb(size - left)} in {files} file(s)\n")
+        out.write(f"{folder}: cleared {_mb(size - left)} in {_count(files, 'file')}\n")
         return 0
-    out.write(f"{folder}: {_mb(size)} in {files} file(s)\n")
+    out.write(f"{folder}: {_mb(size)} in {_count(files, 'file')}\n")
+    for name, (part_size, part_files) in parts(folder):
+        out.write(f"  {name:<24} {_mb(part_size):>10} in {_count(part_files, 'file')}\n")
     return 0
+
+
+_HASHED = re.compile(r"-[0-9a-f]{8,}(\.[a-z]+)?$")  # `check-result-<sha1>.pickle`: the part is `check-result`
+
+
+def parts(folder: Path) -> list[tuple[str, tuple[int, int]]]:
+    """What each part of the cache folder weighs, heaviest first: a subfolder (`pch/`, `gradcheck/`) is a
+    part, and so are the files of one kind at the top (`entries`, `check-result`, ...)."""
+    found: dict[str, tuple[int, int]] = {}
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            name, (size, files) = entry.name + "/", folder_size(Path(entry.path))
+        else:
+            try:
+                size, files = entry.stat(follow_symlinks=False).st_size, 1
+            except OSError:
+                continue
+            name = _HASHED.sub("", entry.name) if not entry.name.startswith(".") else "(bookkeeping)"
+        total, count = found.get(name, (0, 0))
+        found[name] = (total + size, count + files)
+    return sorted(found.items(), key=lambda item: (-item[1][0], item[0]))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
-__all__ = ["add_cache_command", "run_cache"]
+__all__ = ["add_cache_command", "parts", "run_cache"]

@@ -1,4 +1,4 @@
-"""derivls [serve] | check | dump | explain | codegen | cache | gradcheck.
+"""derivls [serve] | check | dump | explain | codegen | cache | gradcheck: the parser and the dispatch.
 
 Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
 command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
@@ -15,8 +15,7 @@ from pathlib import Path
 
 from derivls import __version__
 from derivls.diagnostics import Severity
-from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
-from derivls.report import CheckedFile, write_diagnostics
+from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, error_line
 
 # derivls.derivatives.profiles's AUTO and CHOICES, spelled out so the parser does not import the
 # profiles (tests/unit/test_resultcache.py checks they are equal)
@@ -26,8 +25,6 @@ CHOICES = (AUTO, "torchgen", "legacy")
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import NoReturn, TextIO
-
-    from derivls.resultcache import CachedCheck
 
 
 def _add_native_options(parser: argparse.ArgumentParser) -> None:
@@ -64,10 +61,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve the Language Server Protocol (default)")
     add_serve_arguments(serve)
 
-    check = commands.add_parser("check", help="report every problem in derivatives.yaml files")
-    check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="derivatives.yaml files (default: found)")
+    check = commands.add_parser(
+        "check",
+        help="report every problem in derivatives.yaml files",
+        fromfile_prefix_chars="@",  # @FILE: the paths in FILE, one a line (lintrunner's {{PATHSFILE}})
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="derivatives.yaml files; a native_functions.yaml stands for its tree's; @FILE reads paths from FILE"
+        " (default: found)",
+    )
     _add_native_options(check)
-    check.add_argument("--format", choices=("text", "json", "github"), default="text")
+    check.add_argument(
+        "--format",
+        choices=("text", "json", "github", "lintrunner"),
+        default="text",
+        help="lintrunner: one LintMessage (JSON) per line, exit 0 (see docs/cli.md)",
+    )
+    check.add_argument(
+        "--since",
+        metavar="REF",
+        help="report only the entries whose text differs from the file at git revision REF (a pull request's base)",
+    )
     from derivls.compile.cli import add_compile_arguments
 
     add_compile_arguments(check)
@@ -113,52 +131,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=2087)
     parser.add_argument("--log-file", type=Path, help="write the server log here (default: stderr)")
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
-
-
-def run_check(args: argparse.Namespace, out: TextIO) -> int:
-    from derivls.discovery import find_default_derivatives
-
-    paths: list[Path] = list(args.paths)
-    if not paths:
-        found, tried = find_default_derivatives()
-        if found is None:
-            from derivls.discovery import nothing_found_message
-
-            raise UsageError(nothing_found_message(tried))
-        paths = [found]
-    from derivls import writebehind
-
-    with writebehind.deferring():  # the caches are written after the answer, by a detached child
-        results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
-        write_diagnostics(results, args.format, out)
-        out.flush()
-        writebehind.finish()
-    has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
-    return EXIT_ERRORS if has_errors else EXIT_OK
-
-
-def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path, CachedCheck]]:
-    """Each path's diagnostics and rules: from the whole-result cache when its inputs are unchanged
-    (derivls.resultcache), else analysed (and stored, when no input changed while it was analysed)."""
-    from derivls import resultcache
-    from derivls.diskcache import DiskCache
-
-    cache = DiskCache(enabled=not getattr(args, "no_cache", False))
-    options = (args.native, args.tags, args.profile, args.torch_version)
-    found = []
-    for path in paths:
-        key = resultcache.check_key(path, *options) if cache.enabled else None
-        value = resultcache.load(cache, key)
-        if value is None:
-            from derivls.report import analyse_path_with_rules
-
-            analysis, extra, rules = analyse_path_with_rules(path, *options)
-            diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
-            value = resultcache.CachedCheck(diagnostics, rules.describe() if rules is not None else None)
-            if key is not None and resultcache.check_key(path, *options) == key:
-                resultcache.store(cache, key, value)
-        found.append((path, value))
-    return found
 
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
@@ -250,10 +222,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if args.command == "serve":
             return run_serve(args)
         if args.command == "check":
-            if getattr(args, "compile", False):
-                from derivls.compile.cli import run_compile
+            from derivls.checkcommand import run_check, run_check_compile
 
-                return run_compile(args, sys.stdout)
+            if getattr(args, "compile", False):
+                return run_check_compile(args, sys.stdout)
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
@@ -275,7 +247,12 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
             return run_codegen(args, sys.stdout)
     except UsageError as e:
-        sys.stderr.write(f"derivls: error: {e}\n")
+        sys.stderr.write(error_line(args.command, str(e)) + "\n")
+        if args.command == "check" and getattr(args, "format", None) == "lintrunner":
+            from derivls.lintmessages import failure
+
+            sys.stdout.write(failure(str(e)))  # lintrunner shows it as a general linter failure
+            return EXIT_OK
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

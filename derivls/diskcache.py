@@ -27,6 +27,7 @@ from pathlib import Path
 
 from derivls import __version__
 from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder, read_file
+from derivls.exits import ended
 from derivls.lazylog import info
 from derivls.safepickle import loads as safe_loads
 from derivls.writebehind import defer, wait_for_writer
@@ -91,7 +92,7 @@ def refused(why: str) -> None:
     _said.add(why)
     info(__name__, "cache: %s", why)
     try:
-        print(f"derivls: {why}", file=sys.stderr, flush=True)
+        print(f"derivls: warning: {ended(why)}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 

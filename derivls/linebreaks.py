@@ -19,10 +19,15 @@ TYPE_CHECKING = False  # typing is not imported at run time (saves its import on
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CompactLines", "count_line_breaks", "error_span", "remap_marks"]
+__all__ = ["CompactLines", "count_line_breaks", "error_span", "line_starts", "remap_marks"]
 
 _LSP_BREAK = re.compile(r"\r\n|\r|\n")
 _YAML_ONLY = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")  # where PyYAML's line count and LSP's part
+
+
+def line_starts(text: str) -> list[int]:
+    """The code-point offset where each LSP line of `text` starts (the first is 0)."""
+    return [0] + [m.end() for m in _LSP_BREAK.finditer(text)]
 
 
 def count_line_breaks(text: str, begin: int = 0, end: int | None = None) -> int:

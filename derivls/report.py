@@ -56,25 +56,29 @@ def annotation_path(path: Path, cwd: Path | None = None) -> str:
     return str(path) if relative == os.pardir or relative.startswith(os.pardir + os.sep) else Path(relative).as_posix()
 
 
+def diagnostic_rows(results: Sequence[CheckedFile]) -> list[dict[str, object]]:
+    """The diagnostics as `--format json` gives them (1-based, end exclusive)."""
+    return [
+        {
+            "path": str(r.path),
+            "line": d.span.line + 1,
+            "column": d.span.column + 1,
+            "end_line": d.span.end_line + 1,
+            "end_column": d.span.end_column + 1,
+            "severity": d.severity.label,
+            "code": d.code,
+            "message": d.message,
+        }
+        for r in results
+        for d in r.diagnostics
+    ]
+
+
 def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> None:
     if fmt == "json":
         import json
 
-        rows = [
-            {
-                "path": str(r.path),
-                "line": d.span.line + 1,
-                "column": d.span.column + 1,
-                "end_line": d.span.end_line + 1,
-                "end_column": d.span.end_column + 1,
-                "severity": d.severity.label,
-                "code": d.code,
-                "message": d.message,
-            }
-            for r in results
-            for d in r.diagnostics
-        ]
-        json.dump(rows, out, indent=2)
+        json.dump(diagnostic_rows(results), out, indent=2)
         out.write("\n")
         return
     for r in results:
@@ -91,11 +95,39 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
                 out.write(f"{r.path}:{d.span.line + 1}:{d.span.column + 1}: {d.severity.label}: {message} [{d.code}]\n")
     if fmt == "text":
         for r in results:
-            errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
-            warnings = sum(1 for d in r.diagnostics if d.severity == Severity.WARNING)
             if r.rules:
                 out.write(f"{r.path}: using {r.rules}\n")
-            out.write(f"checked {r.path}: {errors} error(s), {warnings} warning(s)\n")
+            out.write(summary_line(r) + "\n")
 
 
-__all__ = ["CheckedFile", "analyse_path", "analyse_path_with_rules", "annotation_path", "write_diagnostics"]
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 error`, `2 errors`, `1 batch`, `2 batches`: every count derivls prints."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def summary_line(r: CheckedFile) -> str:
+    """`checked PATH: 1 error, 0 warnings`, and a warning when the formula names could not be checked
+    (an information diagnostic in an editor, easy to miss at the end of a terminal)."""
+    from derivls.codes.setup import FORMULA_SOURCES_MISSING
+
+    errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
+    warnings = sum(1 for d in r.diagnostics if d.severity == Severity.WARNING)
+    line = f"checked {r.path}: {plural(errors, 'error')}, {plural(warnings, 'warning')}"
+    if any(d.code == FORMULA_SOURCES_MISSING for d in r.diagnostics):
+        line += (
+            "; warning: formula names were not checked (FunctionsManual.h or the Tensor headers not found:"
+            f" pass --torch-include DIR of the matching torch; derivls explain {FORMULA_SOURCES_MISSING})"
+        )
+    return line
+
+
+__all__ = [
+    "CheckedFile",
+    "analyse_path",
+    "diagnostic_rows",
+    "plural",
+    "summary_line",
+    "analyse_path_with_rules",
+    "annotation_path",
+    "write_diagnostics",
+]

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from derivls.exits import error_line
 from derivls.project import EXIT_ERRORS as EXIT_FAILURE
 from derivls.project import EXIT_OK, EXIT_USAGE
 
@@ -54,17 +55,17 @@ def run_codegen(
 
     derivatives = Path(args.path)
     if not derivatives.is_file():
-        print(f"derivls codegen: no such file: {derivatives}", file=err)
+        print(error_line("codegen", f"derivatives.yaml not found: {derivatives}"), file=err)
         return EXIT_USAGE
     from derivls.project import locate
 
     for given, what in ((args.native, "native_functions.yaml"), (args.tags, "tags.yaml")):
         if given is not None and not Path(given).is_file():
-            print(f"derivls codegen: {what} not found: {given}", file=err)
+            print(error_line("codegen", f"{what} not found: {given}"), file=err)
             return EXIT_USAGE
     files = locate(derivatives, _path(args.native), _path(args.tags))
     if files.native is None:
-        print(f"derivls codegen: {files.missing_message()}", file=err)
+        print(error_line("codegen", files.missing_message()), file=err)
         return EXIT_USAGE
     native, tags = files.native, files.tags
 
@@ -75,7 +76,7 @@ def run_codegen(
     try:
         infos = load(str(derivatives), str(native), None if tags is None else str(tags))
     except Exception as e:  # the loader's own errors carry the file position
-        print(f"derivls codegen: cannot load {derivatives}: {e}", file=err)
+        print(error_line("codegen", f"cannot load {derivatives}: {e}"), file=err)
         return EXIT_FAILURE
 
     flat = infos_with_derivatives_list(infos)
@@ -86,7 +87,7 @@ def run_codegen(
         unknown = [name for name in args.op if name not in by_op]
         if unknown:
             for name in unknown:
-                print(_unknown_op_message(name, flat), file=err)
+                print(error_line("codegen", _unknown_op_message(name, flat)), file=err)
             return EXIT_USAGE
         wanted = set(args.op)
         flat = [info for info in flat if info.op in wanted]
@@ -136,7 +137,7 @@ def close_matches(name: str, infos: Sequence[Any], limit: int = 8) -> list[str]:
 
 def _unknown_op_message(name: str, infos: Sequence[Any]) -> str:
     matches = close_matches(name, infos)
-    message = f"derivls codegen: no autograd node named {name!r}"
+    message = f"no autograd node named {name!r}"
     if matches:
         return message + "; close matches: " + ", ".join(matches)
     return message + " (node names look like MulBackward0)"

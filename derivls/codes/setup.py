@@ -76,6 +76,9 @@ FORMULA_SOURCES_MISSING = declare(
     why="""Not a build error: a notice that the formula checks are partial.""",
     wrong="(a native_functions.yaml without a PyTorch checkout or torch wheel around it)",
     right="(native_functions.yaml of a checkout or of the torch wheel's torchgen/packaged)",
+    fix="""Check the files where they stand (a checkout, or a torch wheel's site-packages with torch/ beside
+    torchgen/), or give the headers of the matching torch: `derivls check --torch-include DIR` (DIR: its
+    `torch/include`). `check`'s summary line warns while the names go unchecked.""",
     profiles=(TORCHGEN,),
     example=None,
     tested_by="tests/lsp/test_entrycache_server.py",

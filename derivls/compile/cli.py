@@ -24,7 +24,12 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also compile the C++ the codegen generates for the formulas and report compiler errors on them",
     )
-    group.add_argument("--torch-include", metavar="DIR", help="torch's include folder (default: the matching torch)")
+    group.add_argument(
+        "--torch-include",
+        metavar="DIR",
+        help="torch's include folder: what --compile compiles against (default: the matching torch), and where "
+        "the formula checks find FunctionsManual.h and the Tensor headers when the files' tree lacks them",
+    )
     group.add_argument("--cxx", metavar="CXX", help="the C++ compiler (default: $CXX, g++, c++, clang++)")
     group.add_argument(
         "--op",
@@ -60,13 +65,14 @@ def compile_file(
     return compile_units(units, toolchain, Templates(path), jobs=jobs, cancel=cancel, progress=progress)
 
 
-def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
-    """`check --compile`: check's diagnostics and the compiler's, in one report (any --format)."""
+def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None, write: Any = None) -> int:
+    """`check --compile`: check's diagnostics and the compiler's, in one report (any --format; `write(results)`
+    writes it when given, as `check` does for its lintrunner format). Raises UsageError."""
     from derivls.compile.toolchain import SetupError
     from derivls.diagnostics import Severity
     from derivls.discovery import find_default_derivatives
     from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path, write_diagnostics
+    from derivls.report import CheckedFile, analyse_path_with_rules, plural, write_diagnostics
 
     err = sys.stderr if err is None else err
     paths: list[Path] = list(args.paths)
@@ -77,9 +83,18 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
         paths = [found]
     results = []
     for path in paths:
-        analysis, extra = analyse_path(path, args.native, args.tags, args.profile)
+        analysis, extra, release = analyse_path_with_rules(
+            path, args.native, args.tags, args.profile, getattr(args, "torch_version", None)
+        )
         diagnostics = list(extra) + list(analysis.diagnostics if analysis is not None else ())
-        if analysis is not None:
+        changed = None
+        if getattr(args, "since", None) is not None:  # only the entries changed since a git revision
+            from derivls.project import read_text
+            from derivls.since import changed_since
+
+            changed = changed_since(args.since, path, read_text(path, "derivatives.yaml"))
+            diagnostics = list(changed.filter(diagnostics))
+        if analysis is not None and (changed is None or changed.ranges):
             try:
                 result = compile_file(
                     path,
@@ -87,11 +102,11 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
                     cxx=args.cxx,
                     torch_include=args.torch_include,
                     ops=args.op,
+                    lines=changed.first_lines if changed is not None else None,
                     jobs=max(1, args.jobs),
                 )
             except (SetupError, LookupError) as e:
-                print(f"derivls: error: {e.args[0] if e.args else e}", file=err)
-                return EXIT_USAGE
+                raise UsageError(str(e.args[0] if e.args else e)) from None
             diagnostics += result.diagnostics
             stats = result.stats
             pch = stats.pch
@@ -99,13 +114,16 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
             size = f"{pch.size / 2**20:.0f} MB" if pch else "?"
             per_batch = sum(stats.batch_seconds) / len(stats.batch_seconds) if stats.batch_seconds else 0.0
             print(
-                f"compiled {stats.units} unit(s) of {path} in {stats.batches} batch(es) "
+                f"compiled {plural(stats.units, 'unit')} of {path} in {plural(stats.batches, 'batch', 'batches')} "
                 f"({per_batch:.1f} s each, {max(1, args.jobs)} at a time), {stats.seconds:.1f} s "
                 f"(precompiled header {built}, {size})",
                 file=err,
             )
         diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-        results.append(CheckedFile(path, tuple(diagnostics)))
-    write_diagnostics(results, args.format, out)
+        results.append(CheckedFile(path, tuple(diagnostics), release.describe() if release is not None else None))
+    if write is not None:
+        write(results)
+    else:
+        write_diagnostics(results, args.format, out)
     has_errors = any(d.severity == Severity.ERROR for r in results for d in r.diagnostics)
     return EXIT_ERRORS if has_errors else EXIT_OK

@@ -148,7 +148,9 @@ class Toolchain:
         if done.limit is not None:
             raise SetupError(f"the C++ compiler {compiler} did not answer --version within {TOOL_LIMITS.seconds:.0f} s")
         version = done.stdout.strip()
-        flags = ["-std=c++20", "-w", "-fdiagnostics-color=never"]
+        # -fPIC -O0: what gradcheck's shared library needs (-O0 is the compilers' default); `check --compile`'s
+        # -fsyntax-only units take them too, so one precompiled header serves both
+        flags = ["-std=c++20", "-w", "-fdiagnostics-color=never", "-fPIC", "-O0"]
         if _is_gcc(compiler, version):
             flags += [
                 "-fno-diagnostics-show-caret",

@@ -1,7 +1,7 @@
 """Compile and link a gradcheck extension, cached by content in derivls's cache folder.
 
-The precompiled header is derivls.compile.toolchain's (ensure_pch), built with `-fPIC -O0` (a
-separate one from `check --compile`'s). The extension is `<cache>/gradcheck/<key>.so`, the key a
+The precompiled header is derivls.compile.toolchain's (ensure_pch): the same one `check --compile`
+uses (the toolchain's flags carry the `-fPIC -O0` the extension needs; the header text is the templates'). The extension is `<cache>/gradcheck/<key>.so`, the key a
 hash of the toolchain, the headers' stamps and the source: an unchanged entry is never recompiled.
 
 FunctionsManual helpers (`torch::autograd::generated::details::*`) are mostly not exported by
@@ -51,11 +51,15 @@ class Built:
 
 
 def gradcheck_toolchain(toolchain: Toolchain) -> Toolchain:
+    """The toolchain the extension is built with: `check --compile`'s, whose flags carry -fPIC -O0."""
+    if "-fPIC" in toolchain.flags and "-O0" in toolchain.flags:
+        return toolchain
     return dataclasses.replace(toolchain, flags=(*toolchain.flags, "-fPIC", "-O0"))
 
 
 def pch_header(templates: Templates) -> str:
-    return templates.pch_header() + "// derivls gradcheck (-fPIC -O0)\n"
+    """The precompiled header's text: `check --compile`'s, so one header (and one build of it) serves both."""
+    return templates.pch_header()
 
 
 def torch_lib_dir(toolchain: Toolchain) -> Path:

@@ -6,6 +6,7 @@ Exit: 0 every checked formula passes, 1 a formula fails (or the file has errors)
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -22,6 +23,9 @@ def add_gradcheck_arguments(parser: argparse.ArgumentParser) -> None:
         "--op", metavar="NAME", action="append", help="a node or function (AcosBackward0, acos, mul.Tensor); repeatable"
     )
     parser.add_argument("--all", action="store_true", help="every entry of the file")
+    parser.add_argument(
+        "--since", metavar="REF", help="the entries whose text differs from the file at git revision REF"
+    )
     parser.add_argument("--python", metavar="PY", help="the Python whose torch runs the check (default: this one)")
     parser.add_argument("--double-backward", action="store_true", help="also gradgradcheck the backward formulas")
     parser.add_argument("--force", action="store_true", help="run even when the file's release is not torch's")
@@ -73,12 +77,11 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     from derivls.gradcheck.engine import gradcheck_units
     from derivls.gradcheck.runner import python_version, torch_include
     from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path, write_diagnostics
+    from derivls.report import CheckedFile, analyse_path, diagnostic_rows, write_diagnostics
 
     err = sys.stderr if err is None else err
-    if not args.op and not args.all:
-        print("derivls gradcheck: name an entry with --op NAME, or pass --all", file=err)
-        return EXIT_USAGE
+    if not args.op and not args.all and args.since is None:
+        raise UsageError("name an entry with --op NAME, or pass --all or --since REF")
     path = args.path
     if path is None:
         path, _ = find_default_derivatives()
@@ -87,27 +90,38 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     analysis, extra = analyse_path(path, args.native, args.tags)
     missing = [d for d in extra if d.code in (NATIVE_NOT_FOUND, NATIVE_UNREADABLE)]
     if missing:  # no schemas: no entry can be found, nor compiled (`check` goes on with a warning)
-        print(f"derivls gradcheck: {missing[0].message}", file=err)
-        return EXIT_USAGE
+        raise UsageError(missing[0].message)
     python = args.python or sys.executable
     version = python_version(python)
     if version is None:
-        print(f"derivls gradcheck: {python} has no torch (pass --python PY of a Python with torch)", file=err)
-        return EXIT_USAGE
+        raise UsageError(f"{python} has no torch; pass --python PY of a Python with torch")
     mismatch = release_mismatch(path, version)
     if mismatch and not args.force:
-        print(f"derivls gradcheck: {mismatch}", file=err)
-        return EXIT_USAGE
+        raise UsageError(mismatch)
     # the headers and libraries of the chosen Python's torch, never ones a workspace ships beside the file
     include = args.torch_include or torch_include(python)
     if analysis is None:
         results = [CheckedFile(path, tuple(extra))]
-        write_diagnostics(results, args.format, out)
+        if args.format == "json":
+            out.write(json.dumps({"diagnostics": diagnostic_rows(results), "summary": None}, indent=1) + "\n")
+        else:
+            write_diagnostics(results, args.format, out)
         return EXIT_ERRORS
-    units = collect_units(analysis, None if args.all else args.op)
+    lines = None
+    if args.since is not None:  # the entries changed since a git revision (with --op: those of them)
+        from derivls.project import read_text
+        from derivls.since import changed_since
+
+        lines = changed_since(args.since, path, read_text(path, "derivatives.yaml")).first_lines
+        if not lines:
+            print(f"derivls gradcheck: no entry of {path} changed since {args.since}; nothing to check.", file=err)
+            return EXIT_OK
+    units = collect_units(analysis, None if args.all else args.op, lines)
+    if not units and args.op:
+        raise UsageError(f"no autograd node or function named {', '.join(args.op)}")
     if not units:
-        print(f"derivls gradcheck: no autograd node or function named {', '.join(args.op or [])}", file=err)
-        return EXIT_USAGE
+        print(f"derivls gradcheck: the changed entries of {path} have no autograd node; nothing to check.", file=err)
+        return EXIT_OK
     try:
         result = gradcheck_units(
             units,
@@ -120,45 +134,44 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
             progress=(lambda what: print(f"derivls gradcheck: {what}", file=err)) if args.format == "text" else None,
         )
     except SetupError as e:
-        print(f"derivls gradcheck: error: {e.args[0] if e.args else e}", file=err)
-        return EXIT_USAGE
+        raise UsageError(str(e.args[0] if e.args else e)) from None
     t = result.timings
     print(
         f"derivls gradcheck: build {t.build:.1f} s ({'reused' if t.build_reused else 'compiled'}"
         f"{', precompiled header built' if t.pch_built else ''}), run {t.run:.1f} s (torch {result.torch_version})",
         file=err,
     )
-    write_diagnostics([CheckedFile(path, tuple(result.diagnostics))], args.format, out)
+    checked = [CheckedFile(path, tuple(result.diagnostics))]
+    if args.format == "json":  # the diagnostics and the summary (counts, checks, units) in one object
+        out.write(json.dumps({"diagnostics": diagnostic_rows(checked), "summary": _summary(result)}, indent=1) + "\n")
+    else:
+        write_diagnostics(checked, args.format, out)
     if args.format == "text":
         out.write(result.summary.text() + "\n")
     if args.summary_json:
-        args.summary_json.write_text(_summary_json(result), encoding="utf-8")
+        args.summary_json.write_text(json.dumps(_summary(result), indent=1), encoding="utf-8")
     failed = any(d.severity == Severity.ERROR for d in result.diagnostics)
     return EXIT_ERRORS if failed else EXIT_OK
 
 
-def _summary_json(result: Any) -> str:
-    import json
-
+def _summary(result: Any) -> dict[str, Any]:
+    """What `--format json` gives as `summary` and `--summary-json` writes."""
     s = result.summary
-    return json.dumps(
-        {
-            "counts": s.counts(),
-            "checks": s.checks(),
-            "not_checkable_by_reason": s.reasons(),
-            "units": [
-                {
-                    "name": o.name,
-                    "function": o.function,
-                    "line": o.entry_line + 1,
-                    "status": o.status,
-                    "reason": o.reason,
-                    "inputs": o.inputs,
-                    "checks": o.checks,
-                }
-                for o in s.outcomes
-            ],
-            "unreachable_helpers": s.unreachable_helpers,
-        },
-        indent=1,
-    )
+    return {
+        "counts": s.counts(),
+        "checks": s.checks(),
+        "not_checkable_by_reason": s.reasons(),
+        "units": [
+            {
+                "name": o.name,
+                "function": o.function,
+                "line": o.entry_line + 1,
+                "status": o.status,
+                "reason": o.reason,
+                "inputs": o.inputs,
+                "checks": o.checks,
+            }
+            for o in s.outcomes
+        ],
+        "unreachable_helpers": s.unreachable_helpers,
+    }

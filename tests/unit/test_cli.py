@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import FIXTURES
 
 NATIVE = """- func: abs(Tensor self) -> Tensor
   variants: function, method
@@ -49,7 +52,7 @@ def test_text_format_reports_every_error_with_position_and_code(checkout):
     assert lines[1].startswith(
         "tools/autograd/derivatives.yaml:5:3: error: 'othr' is neither an argument nor an output"
     )
-    assert lines[-1] == "checked tools/autograd/derivatives.yaml: 2 error(s), 0 warning(s)"
+    assert lines[-1].startswith("checked tools/autograd/derivatives.yaml: 2 errors, 0 warnings; warning: ")
 
 
 def test_check_without_path_finds_the_checkout_it_stands_in(checkout):
@@ -118,7 +121,7 @@ def test_the_executable_ends_itself_only_after_its_whole_answer_is_written(check
     lines = text.splitlines()
     assert code == 1
     assert sum(line.endswith("[unknown-name]") for line in lines) == 2000
-    assert lines[-1] == "checked tools/autograd/derivatives.yaml: 2000 error(s), 1999 warning(s)"
+    assert lines[-1].startswith("checked tools/autograd/derivatives.yaml: 2000 errors, 1999 warnings; ")
 
 
 def test_the_executable_ends_itself_only_after_a_dump_is_written_whole(checkout, tmp_path):
@@ -160,7 +163,7 @@ def test_bad_usage_is_one_line_and_exit_2(checkout, args, message):
     assert "Traceback" not in run.stderr
 
 
-def test_missing_cpp_sources_are_one_note_that_counts_as_neither_error_nor_warning(checkout):
+def test_missing_cpp_sources_are_one_note_and_a_warning_on_the_summary_line(checkout):
     (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
     run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
     assert run.returncode == 0
@@ -169,7 +172,11 @@ def test_missing_cpp_sources_are_one_note_that_counts_as_neither_error_nor_warni
     assert "FunctionsManual.h and TensorBody.h/TensorBase.h not found" in notes[0]
     assert str(checkout / "torch" / "csrc" / "autograd" / "FunctionsManual.h") in notes[0]
     assert "are not checked" in notes[0]
-    assert run.stdout.splitlines()[-1] == "checked tools/autograd/derivatives.yaml: 0 error(s), 0 warning(s)"
+    assert run.stdout.splitlines()[-1] == (
+        "checked tools/autograd/derivatives.yaml: 0 errors, 0 warnings; warning: formula names were not checked"
+        " (FunctionsManual.h or the Tensor headers not found: pass --torch-include DIR of the matching torch;"
+        " derivls explain formula-sources-missing)"
+    )  # the note counts as neither, but the summary a terminal ends with says the name checks did not run
 
 
 def test_a_checkout_with_its_cpp_sources_gets_no_note(checkout):
@@ -184,7 +191,7 @@ def test_a_checkout_with_its_cpp_sources_gets_no_note(checkout):
     (checkout / "aten" / "src" / "ATen" / "core" / "TensorBase.h").write_text("int64_t dim() const;\n")
     (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
     run = derivls("check", "tools/autograd/derivatives.yaml", cwd=checkout)
-    assert (run.returncode, run.stdout.count("[formula-sources-missing]")) == (0, 0)
+    assert (run.returncode, run.stdout.count("formula-sources-missing")) == (0, 0)
 
 
 def test_missing_native_file_is_a_warning_naming_the_paths_tried(tmp_path):
@@ -297,7 +304,7 @@ def test_gradcheck_without_native_functions_says_so_and_exits_2_before_looking_f
     lone.write_text(GOOD)
     run = derivls("gradcheck", str(lone), "--op", "abs", "--python", str(tmp_path / "no-python"))
     assert run.returncode == 2
-    assert run.stderr.startswith("derivls gradcheck: native_functions.yaml not found"), run.stderr
+    assert run.stderr.startswith("derivls gradcheck: error: native_functions.yaml not found"), run.stderr
     assert "--native FILE" in run.stderr
     assert "no autograd node" not in run.stderr and "has no torch" not in run.stderr
     assert "Traceback" not in run.stderr
@@ -308,5 +315,48 @@ def test_gradcheck_with_an_unreadable_native_file_says_so_and_exits_2(checkout):
     (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(GOOD)
     run = derivls("gradcheck", "tools/autograd/derivatives.yaml", "--op", "abs", cwd=checkout)
     assert run.returncode == 2
-    assert "derivls gradcheck: Cannot use" in run.stderr and "native_functions.yaml" in run.stderr, run.stderr
+    assert "derivls gradcheck: error: Cannot use" in run.stderr and "native_functions.yaml" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def copied_packaged_tree(tmp_path: Path) -> Path:
+    """torchgen/packaged copied without the torch/ folder a wheel has beside it, `abs` misspelling `self`."""
+    packaged = tmp_path / "copy" / "torchgen" / "packaged"
+    shutil.copytree(FIXTURES / "lsp" / "packaged" / "torchgen" / "packaged", packaged)
+    path = packaged / "autograd" / "derivatives.yaml"
+    path.write_text(path.read_text().replace("grad * self.sgn()", "grad * slef.sgn()"))
+    return path
+
+
+def test_a_packaged_tree_without_torch_headers_warns_that_names_went_unchecked(tmp_path):
+    run = derivls("check", "--no-cache", str(copied_packaged_tree(tmp_path)))
+    assert run.returncode == 0
+    assert "slef" not in run.stdout
+    assert "warning: formula names were not checked" in run.stdout.splitlines()[-1]
+
+
+def test_torch_include_without_compile_gives_the_name_checks_their_headers(tmp_path):
+    include = FIXTURES / "lsp" / "packaged" / "torch" / "include"
+    run = derivls("check", "--no-cache", str(copied_packaged_tree(tmp_path)), "--torch-include", str(include))
+    assert run.returncode == 1
+    assert "'slef' is not declared" in run.stdout and "[formula-unknown-name]" in run.stdout
+    assert "not checked" not in run.stdout.splitlines()[-1]
+
+
+def test_torch_include_must_be_a_folder(tmp_path):
+    run = derivls("check", str(copied_packaged_tree(tmp_path)), "--torch-include", str(tmp_path / "none"))
+    assert (run.returncode, run.stderr) == (
+        2,
+        f"derivls check: error: --torch-include {tmp_path / 'none'} is not a folder.\n",
+    )
+
+
+def test_a_cached_check_without_torch_include_is_not_the_answer_with_it(tmp_path):
+    from derivls.writebehind import wait_for_writer
+
+    path = copied_packaged_tree(tmp_path)
+    include = FIXTURES / "lsp" / "packaged" / "torch" / "include"
+    assert derivls("check", str(path)).returncode == 0  # stored in the test session's cache
+    wait_for_writer(Path(os.environ["DERIVLS_CACHE_DIR"]))
+    assert derivls("check", str(path)).stdout.count("slef") == 0
+    assert "'slef' is not declared" in derivls("check", str(path), "--torch-include", str(include)).stdout

@@ -93,7 +93,7 @@ def test_unknown_op_lists_close_matches(real_files, loader):
 
 def test_missing_files(tmp_path, real_files, loader):
     code, _, err = run([str(tmp_path / "derivatives.yaml")], loader)
-    assert code == 2 and "no such file" in err
+    assert code == 2 and "derivls codegen: error: derivatives.yaml not found: " in err
 
     lone = tmp_path / "derivatives.yaml"
     lone.write_text("")

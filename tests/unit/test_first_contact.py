@@ -85,7 +85,7 @@ def test_check_with_nothing_found_names_every_place_and_both_ways_to_get_an_inpu
     assert cli.main(["check"]) == 2
     err = capsys.readouterr().err
     lines = err.splitlines()
-    assert lines[0] == "derivls: error: no derivatives.yaml given and none found. Looked at:"
+    assert lines[0] == "derivls check: error: no derivatives.yaml given and none found. Looked at:"
     looked = [line.strip() for line in lines[1:] if line.startswith("  ")]
     expected = [str(folder / "tools" / "autograd" / "derivatives.yaml") for folder in (here, *here.parents)]
     assert looked[: len(expected)] == expected, "the current folder first, then every parent"

@@ -69,6 +69,22 @@ def test_a_failing_double_backward_is_reported_on_the_backward_formula_it_differ
     assert "derivative of the backward formula for other (gradgradcheck)" in diagnostics[0].message
 
 
+def test_a_mismatch_message_ends_each_sentence_though_torch_s_first_line_goes_on_past_a_comma():
+    failure = dict(
+        _failure("backward", "other"),
+        message="largest mismatch: d output[0] / d input[0]: numerical 2, analytical -2\n"
+        "Jacobian mismatch for output 0 with respect to input 1,",
+    )
+    events = [{"event": "unit", "id": "MulBackward0_0", "status": "failed", "failures": [failure]}]
+    diagnostics, _ = interpret(events, [_plan()])
+    assert diagnostics[0].message.splitlines() == [
+        "MulBackward0: gradcheck fails for the backward formula for other (varying other, float64); "
+        "sample mul: (Tensor[3] float64, Tensor[3] float64).",
+        "largest mismatch: d output[0] / d input[0]: numerical 2, analytical -2.",
+        "Jacobian mismatch for output 0 with respect to input 1.",
+    ]
+
+
 def test_the_summary_counts_the_checks_that_ran_by_kind():
     checks = {"backward": 2, "forward": 1, "double-backward": 2}
     events = [

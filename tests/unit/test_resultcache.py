@@ -273,7 +273,8 @@ def test_no_cache_neither_reads_nor_writes(checkout: Path, tmp_path: Path, monke
     path = str(checkout / "tools/autograd/derivatives.yaml")
     fresh = run("check", path, "--no-cache", cache=cache)
     assert not cache.exists()  # nothing written
-    run("check", path, cache=cache)  # fills it
+    run("check", path, cache=cache)  # fills it (a detached writer: waited for)
+    wait_for_writer(cache)
     key = resultcache.check_key(Path(path))
     monkeypatch.setenv("DERIVLS_CACHE_DIR", str(cache))
     assert key is not None and isinstance(resultcache.load(DiskCache(), key), resultcache.CachedCheck)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -647,18 +648,18 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
 
 _SAVED_CALLS = _saved_call_names()
 
-_cache: dict[tuple[int, str | None, str | None], HeaderIndex] = {}
+_cache: dict[tuple[int, str | None, str | None, str | None], HeaderIndex] = {}
 
 
 def header_index_for(
     index: NativeIndex | None, native_path: str | None, derivatives_path: str | None = None
 ) -> HeaderIndex:
     """The workspace's HeaderIndex, built once per (native index, paths) like the native index."""
-    key = (id(index), native_path, derivatives_path)
+    from derivls.derivatives.formulas.sources import TORCH_INCLUDE, find_sources
+
+    key = (id(index), native_path, derivatives_path, os.environ.get(TORCH_INCLUDE))
     hit = _cache.get(key)
     if hit is None:
-        from derivls.derivatives.formulas.sources import find_sources
-
         if len(_cache) > 8:
             _cache.clear()
         hit = build_header_index(find_sources(derivatives_path, native_path), index)

@@ -14,6 +14,7 @@ Nothing is guessed: a file not found is None, and `missing` names what was looke
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from derivls.frozen import frozen_dataclass
@@ -84,8 +85,30 @@ def _wheel(site: Path) -> Sources:
     )
 
 
+TORCH_INCLUDE = (
+    "DERIVLS_TORCH_INCLUDE"  # a torch `include` folder for the sources the layout lacks (`check --torch-include`)
+)
+
+
 def find_sources(derivatives: str | Path | None = None, native: str | Path | None = None) -> Sources:
-    """The sources of the tree `derivatives` (else `native`) belongs to; empty when neither is in a known layout."""
+    """The sources of the tree `derivatives` (else `native`) belongs to; empty when neither is in a known layout.
+    What the layout lacks is looked for in $DERIVLS_TORCH_INCLUDE when it is set (the headers a torch wheel
+    installs: torch/csrc/autograd/FunctionsManual.h, ATen/core/TensorBody.h and TensorBase.h)."""
+    found = _layout_sources(derivatives, native)
+    include = os.environ.get(TORCH_INCLUDE)
+    return with_include(found, Path(include)) if include else found
+
+
+def with_include(found: Sources, include: Path) -> Sources:
+    """`found`, with what it lacks taken from a torch `include` folder."""
+    tried = list(found.tried)
+    manual = found.functions_manual or _first([include / "torch/csrc/autograd/FunctionsManual.h"], tried)
+    body = found.tensor_body or tuple(p for p in [_first([include / "ATen/core/TensorBody.h"], tried)] if p)
+    base = found.tensor_base or _first([include / "ATen/core/TensorBase.h"], tried)
+    return Sources(manual, body, base, found.functions_template, tuple(tried))
+
+
+def _layout_sources(derivatives: str | Path | None, native: str | Path | None) -> Sources:
     for path in (derivatives, native):
         if path is None:
             continue

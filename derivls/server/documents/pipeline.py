@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from lsprotocol import types
 
@@ -102,8 +104,26 @@ def index_changed(ls: DerivlsServer, key: IndexKey | None) -> None:
 
 
 def options(settings: Settings) -> Options:
-    """What the workspace reads of the settings."""
+    """What the workspace reads of the settings (and `torchInclude`, which the formula checks read from the
+    environment, as `check --torch-include` gives it: set here, before any document is analysed with it)."""
+    use_torch_include(settings.torch_include)
     return Options(settings.native_functions, settings.tags, settings.profile, settings.torch_version)
+
+
+_ENVIRONMENT_INCLUDE: list[str | None] = []  # $DERIVLS_TORCH_INCLUDE as the server found it (once known)
+
+
+def use_torch_include(folder: Path | None) -> None:
+    """$DERIVLS_TORCH_INCLUDE: the `torchInclude` setting's folder, else what the server was started with."""
+    from derivls.derivatives.formulas.sources import TORCH_INCLUDE
+
+    if not _ENVIRONMENT_INCLUDE:
+        _ENVIRONMENT_INCLUDE.append(os.environ.get(TORCH_INCLUDE))
+    value = str(folder) if folder is not None else _ENVIRONMENT_INCLUDE[0]
+    if value is None:
+        os.environ.pop(TORCH_INCLUDE, None)
+    else:
+        os.environ[TORCH_INCLUDE] = value
 
 
 def apply_settings(ls: DerivlsServer, settings: Settings) -> None:

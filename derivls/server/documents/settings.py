@@ -1,5 +1,6 @@
-"""The server's settings: `nativeFunctions`, `tags`, `profile`, `torchVersion`, `compileOnSave`,
-`compileCxx`, `compileTorchInclude`, `gradcheckOnSave`, `gradcheckPython` (section `derivls`).
+"""The server's settings: `nativeFunctions`, `tags`, `profile`, `torchVersion`, `torchInclude`,
+`compileOnSave`, `compileCxx`, `compileTorchInclude`, `gradcheckOnSave`, `gradcheckPython` (section
+`derivls`).
 
 They come from `initializationOptions` (flat, or nested under `derivls`) and
 are overridden by `workspace/configuration` values that are set.
@@ -42,6 +43,9 @@ class Settings:
     profile: str = "auto"
     # `torchVersion`: follow this PyTorch release's torchgen ("2.4"); None ("auto", ""): found, else newest
     torch_version: str | None = None
+    # `torchInclude`: a torch `include` folder where the formula checks find the headers the files' tree lacks
+    # (`check --torch-include`); read, never compiled, so a workspace may set it like nativeFunctions
+    torch_include: Path | None = None
     compile_on_save: bool = False  # `compileOnSave`: compile the saved entries' C++ (derivls check --compile)
     compile_cxx: str | None = None  # `compileCxx`: the compiler (default: $CXX, g++, c++, clang++)
     compile_torch_include: str | None = None  # `compileTorchInclude`: torch's include folder (default: found)
@@ -70,6 +74,8 @@ class Settings:
             result = replace(result, native_functions=_path(raw["nativeFunctions"], root))
         if "tags" in raw:
             result = replace(result, tags=_path(raw["tags"], root))
+        if "torchInclude" in raw:
+            result = replace(result, torch_include=_path(raw["torchInclude"], root))
         if isinstance(raw.get("compileOnSave"), bool):
             result = replace(result, compile_on_save=raw["compileOnSave"])
         if isinstance(raw.get("gradcheckOnSave"), bool):

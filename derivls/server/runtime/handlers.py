@@ -284,6 +284,7 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "tags": str(ls.settings.tags) if ls.settings.tags else None,
             "profile": ls.settings.profile,
             "torchVersion": ls.settings.torch_version,
+            "torchInclude": str(ls.settings.torch_include) if ls.settings.torch_include else None,
             "trustedWorkspace": ls.settings.trusted_workspace,
             "gradcheckOnSave": ls.settings.gradcheck_on_save,
             "compileCxx": ls.settings.compile_cxx,

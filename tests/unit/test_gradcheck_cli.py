@@ -1,0 +1,53 @@
+"""`derivls gradcheck`'s command line around the engine (stood in for: no compiler, no torch child): what it
+prints in each format and how it says what it cannot do. The engine itself: tests/gradcheck (-m gradcheck)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from derivls import cli
+from derivls.diagnostics import Span
+from derivls.gradcheck import engine, runner
+from derivls.gradcheck.engine import GradcheckResult, Timings
+from derivls.gradcheck.results import Summary, UnitOutcome
+from tests.conftest import FIXTURES
+
+
+@pytest.fixture
+def derivatives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The packaged fixture, gradchecked by a stand-in engine: `abs` passes, `sin` is not checkable."""
+    site = tmp_path / "site"
+    shutil.copytree(FIXTURES / "lsp" / "packaged", site)
+    monkeypatch.setattr(runner, "python_version", lambda python: "2.13.0+cpu")
+    monkeypatch.setattr(runner, "torch_include", lambda python: str(site / "torch" / "include"))
+
+    def stand_in(units, path, **options):
+        outcomes = [
+            UnitOutcome("u0", "AbsBackward0", 2, Span(2, 0, 2, 1), "passed", function="abs", checks={"backward": 2}),
+            UnitOutcome("u1", "SinBackward0", 33, Span(33, 0, 33, 1), "not-checkable", "no OpInfo", function="sin"),
+        ]
+        progress = options.get("progress")
+        if progress is not None:
+            progress("compiling 2 units")
+        return GradcheckResult([], Summary(outcomes), Timings(1.0, False, False, 2.0), "2.13.0+cpu")
+
+    monkeypatch.setattr(engine, "gradcheck_units", stand_in)
+    return site / "torchgen" / "packaged" / "autograd" / "derivatives.yaml"
+
+
+def test_json_output_carries_the_diagnostics_and_the_summary_counts_without_summary_json(derivatives, capsys):
+    assert cli.main(["gradcheck", str(derivatives), "--all", "--format", "json"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    assert output["diagnostics"] == []
+    assert output["summary"]["counts"] == {"checked": 1, "passed": 1, "failed": 0, "not-checkable": 1}
+    assert [u["status"] for u in output["summary"]["units"]] == ["passed", "not-checkable"]
+
+
+def test_summary_json_writes_the_summary_json_output_carries(derivatives, tmp_path: Path, capsys):
+    summary = tmp_path / "summary.json"
+    assert cli.main(["gradcheck", str(derivatives), "--all", "--format", "json", "--summary-json", str(summary)]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"] == json.loads(summary.read_text())

@@ -1,0 +1,116 @@
+"""One voice: every subcommand says what it cannot do as `derivls CMD: error: MESSAGE.` on stderr, exit status
+2, nothing on stdout, no traceback; the sentence ends. And every count derivls prints is pluralised."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from derivls import cli
+from derivls.exits import ended, error_line
+from derivls.report import plural
+from tests.conftest import FIXTURES
+
+FORM = re.compile(r"derivls (check|dump|codegen|gradcheck|explain|cache): error: \S")
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "checkout"
+    shutil.copytree(FIXTURES / "lsp" / "checkout", root)
+    monkeypatch.chdir(root)
+    return root
+
+
+DERIVATIVES = "tools/autograd/derivatives.yaml"
+ERROR_PATHS = {
+    "check: a missing file": ["check", "nope.yaml"],
+    "check: a folder": ["check", "tools"],
+    "check: a missing --native": ["check", DERIVATIVES, "--native", "missing.yaml"],
+    "check: not a torch version": ["check", DERIVATIVES, "--torch-version", "two"],
+    "check: a native_functions.yaml alone": ["check", "lone/native_functions.yaml"],
+    "check: --since outside a git repository": ["check", DERIVATIVES, "--since", "HEAD"],
+    "check --compile: no such compiler": ["check", DERIVATIVES, "--compile", "--cxx", "/no/such/compiler"],
+    "dump: a missing file": ["dump", "nope.yaml"],
+    "codegen: a missing file": ["codegen", "nope.yaml"],
+    "codegen: a missing --native": ["codegen", DERIVATIVES, "--native", "missing.yaml"],
+    "gradcheck: no entry named": ["gradcheck", DERIVATIVES],
+    "gradcheck: a missing file": ["gradcheck", "nope.yaml", "--all"],
+    "gradcheck: a Python without torch": ["gradcheck", DERIVATIVES, "--op", "abs", "--python", "/no/such/python"],
+    "gradcheck: --since outside a git repository": ["gradcheck", DERIVATIVES, "--since", "HEAD"],
+    "explain: no such code": ["explain", "no-such-code"],
+    "cache: a relative cache folder": ["cache"],
+}
+
+
+@pytest.mark.parametrize("args", ERROR_PATHS.values(), ids=ERROR_PATHS.keys())
+def test_every_subcommand_says_what_it_cannot_do_in_one_form(checkout: Path, args, capsys, monkeypatch):
+    (checkout / "lone").mkdir()
+    (checkout / "lone" / "native_functions.yaml").write_text("[]\n")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(checkout.parent))  # the checkout is no git repository
+    if args == ["cache"]:
+        monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")
+    code = cli.main(["--version"] if not args else args)
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert out == ""
+    assert FORM.match(err) and err.startswith(f"derivls {args[0]}: error: "), err
+    assert err.endswith((".\n", "?\n")), err
+    assert "Traceback" not in err
+
+
+def test_an_error_line_ends_its_sentence_once():
+    assert error_line("check", "derivatives.yaml not found: x.yaml") == (
+        "derivls check: error: derivatives.yaml not found: x.yaml."
+    )
+    assert (
+        error_line("gradcheck", "no torch; pass --python PY.")
+        == "derivls gradcheck: error: no torch; pass --python PY."
+    )
+    assert error_line(None, "did you mean x?") == "derivls: error: did you mean x?"
+    assert ended("a (b)") == "a (b)."
+
+
+def test_counts_are_pluralised():
+    assert [plural(1, "error"), plural(2, "error"), plural(0, "warning")] == ["1 error", "2 errors", "0 warnings"]
+    assert [plural(1, "batch", "batches"), plural(2, "batch", "batches")] == ["1 batch", "2 batches"]
+    assert plural(1, "unit") == "1 unit"
+
+
+COMMAND_MODULES = (
+    "cli.py",
+    "report.py",
+    "lintmessages.py",
+    "since.py",
+    "cachecommand.py",
+    "compile/cli.py",
+    "gradcheck/cli.py",
+    "gradcheck/engine.py",
+    "gradcheck/results.py",
+    "codegen/command.py",
+    "codes/explain.py",
+)
+
+
+def test_no_command_message_counts_with_a_parenthesised_plural():
+    sources = Path(cli.__file__).parent
+    found = [
+        f"{name}:{n}: {line.strip()}"
+        for name in COMMAND_MODULES
+        for n, line in enumerate((sources / name).read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"[\"'][^\"']*[a-z]\((s|es)\)[^\"']*[\"']", line)  # "unit(s)", "batch(es)" in a string
+    ]
+    assert found == []
+
+
+def test_a_refused_cache_folder_is_a_warning_in_the_same_voice(checkout: Path, capsys, monkeypatch):
+    from derivls import diskcache
+
+    monkeypatch.setattr(diskcache, "_said", set())
+    monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")
+    assert cli.main(["check", DERIVATIVES]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("derivls: warning: ") and err.endswith(".\n") and err.count("\n") == 1, err
