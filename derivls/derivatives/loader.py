@@ -217,9 +217,9 @@ class DocumentAnalyzer:
     def _analyse(self, text: str, edits: Sequence[TextEdit] | None) -> DocumentAnalysis:
         located = self._resplit(text, edits) if edits is not None else None
         if located is not None:
-            chunks, changed, before = located
+            chunks, changed, before, moved = located
             refused: list[Diagnostic] = []
-            analysis = self._edit_in_place(chunks, changed, before) if changed is not None else None
+            analysis = self._edit_in_place(chunks, changed, before, moved) if changed is not None else None
         else:
             length = len(text)
             text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
@@ -277,10 +277,11 @@ class DocumentAnalyzer:
             self.store.passed(cache)  # written back (with the codegen-stage diagnostics of the file pass)
         return analysis
 
-    def _resplit(self, text: str, edits: Sequence[TextEdit]) -> tuple[list[Chunk], list[int] | None, Chunk] | None:
+    def _resplit(self, text: str, edits: Sequence[TextEdit]) -> tuple[list[Chunk], list[int] | None, Chunk, int] | None:
         """The chunks of `text`, updated in place: only those the edits touch are split again. Also the
-        indexes of the chunks changed in place (None when chunks came or went or lines moved) and the
-        first one's previous version. None: split the whole text (nothing was changed)."""
+        indexes of the chunks whose text changed (None when chunks came or went), the first one's
+        previous version, and how many lines the edits added (negative: removed) before the chunks
+        after them. None: split the whole text (nothing was changed)."""
         if self._last is None or self._length < 0:
             return None
         chunks = self._last[0]
@@ -295,7 +296,7 @@ class DocumentAnalyzer:
         if length != len(text) or not chunks:
             return None
         if prefix == old_length == length:
-            return chunks, [], chunks[0]
+            return chunks, [], chunks[0], 0
         suffix = min(suffix, old_length - prefix, length - prefix)
         # An entry starts at `-` after a line break, before a blank: the edit moves the boundaries at
         # most one character before and after it; the chunks holding those characters are split again.
@@ -323,14 +324,14 @@ class DocumentAnalyzer:
         del ends[first]  # accumulate's `initial`
         self._shifted = first + len(middle)
         before = chunks[first]
-        same = len(middle) == last - first + 1 and not moved
+        same = len(middle) == last - first + 1
         changed = [first + i for i, c in enumerate(middle) if c.text != chunks[first + i].text] if same else None
         if changed:
             before = chunks[changed[0]]
         if moved:
             chunks[last + 1 :] = [Chunk(c.start_line + moved, c.text, c.is_entry) for c in chunks[last + 1 :]]
         chunks[first : last + 1] = middle
-        return chunks, changed, before
+        return chunks, changed, before, moved
 
     def _chunk_at(self, offset: int) -> int:
         """The index of the chunk holding `offset` (of the text analysed last)."""
@@ -347,13 +348,14 @@ class DocumentAnalyzer:
         return self._ends[i] + (self._shift if i >= self._shifted else 0)
 
     def _edit_in_place(
-        self, chunks: list[Chunk], changed: list[int] | None = None, before: Chunk | None = None
+        self, chunks: list[Chunk], changed: list[int] | None = None, before: Chunk | None = None, moved: int = 0
     ) -> DocumentAnalysis | None:
-        """The common keystroke: one entry's text changed, no line moved, and nothing the file pass
-        derives from that entry (node names, canonical function, dispatch keys) changed. Then the
-        previous analysis is reused with that one entry swapped: no pass over all entries.
-        `changed`: the indexes of the chunks that changed, if known, and `before`: the first one's
-        previous version (else the chunks are compared with the last analysis's)."""
+        """The common keystroke: one entry's text changed, and nothing the file pass derives from that
+        entry (node names, canonical function, dispatch keys) changed. Then the previous analysis is
+        reused with that one entry swapped: no pass over all entries. `changed`: the indexes of the
+        chunks that changed, if known, and `before`: the first one's previous version (else the chunks
+        are compared with the last analysis's); `moved`: the lines the edit added to that entry (Enter,
+        a deleted line), by which the later entries and their diagnostics move."""
         if self._last is None:
             return None
         old_chunks, old = self._last
@@ -371,8 +373,11 @@ class DocumentAnalyzer:
         if len(changed) != 1 or before is None:
             return None
         after = chunks[changed[0]]
-        if before.start_line != after.start_line or before.text.count("\n") != after.text.count("\n"):
+        old_end = before.start_line + before.text.count("\n")  # the chunk's last line before the edit
+        if before.start_line != after.start_line or after.start_line + after.text.count("\n") != old_end + moved:
             return None
+        if moved and any(d.code == DUPLICATE_ENTRY for d in old.diagnostics):
+            return None  # its related line (the other entry's) would move too: the file pass says it again
         previous = self._cache.get(before.text)
         if previous is None:
             return None
@@ -400,9 +405,10 @@ class DocumentAnalyzer:
             return None  # its codegen-stage diagnostics may go away: the file pass redoes them
         fresh = self._codegen([entry], owned)
         diagnostics = list(old.diagnostics)
-        if old_result.diagnostics or new_result.diagnostics or fresh:
+        if old_result.diagnostics or new_result.diagnostics or fresh or moved:
             stale = set(old_entry.diagnostics)
-            diagnostics = [d for d in diagnostics if d not in stale] + entry.diagnostics + fresh
+            diagnostics = [d if d.span.line <= old_end else d.shifted(moved) for d in diagnostics if d not in stale]
+            diagnostics += entry.diagnostics + fresh
             diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         self._uses[after.text] = self._uses.get(after.text, 0) + 1
         self._uses[before.text] -= 1
@@ -412,9 +418,12 @@ class DocumentAnalyzer:
         self._cache[after.text] = (new_results, new_loose)
         self._placed.pop((old_entry.start_line, id(old_result)), None)
         self._placed[(entry.start_line, id(new_result))] = entry
-        entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
+        later = old.entries[position + 1 :]
+        if moved:  # (an entry's place is its start line: the later ones are placed again, O(entries) but cheap)
+            later = tuple(PlacedEntry(e.start_line + moved, e.result, e.ops) for e in later)
+        entries = old.entries[:position] + (entry,) + later
         analysis = DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
-        if "entry_lines" in old.__dict__:  # no line moved: the same lines (requests after each edit need them)
+        if not moved and "entry_lines" in old.__dict__:  # the same lines (requests after each edit need them)
             analysis.__dict__["entry_lines"] = old.__dict__["entry_lines"]
         return analysis
 

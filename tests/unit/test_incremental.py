@@ -168,6 +168,28 @@ def test_a_keystroke_inside_a_formula_takes_the_in_place_path(index, text, monke
     assert full_passes == [1]
 
 
+def test_a_line_added_inside_an_entry_moves_the_later_entries_without_a_full_pass(index, text, monkeypatch):
+    """Enter (or a deleted line) in one entry: that entry is analysed again, every later entry and
+    diagnostic moves by the lines added, and no pass over all entries runs."""
+    broken = text.replace("self: grad * self.sgn()", "self: grad * self.sizes()", 1)  # a diagnostic further on
+    analyzer = DocumentAnalyzer(index)
+    before = analyzer.analyse(broken)
+    full_passes = []
+    original = analyzer._full_pass
+    monkeypatch.setattr(analyzer, "_full_pass", lambda chunks: full_passes.append(1) or original(chunks))
+    at = broken.index("\n", broken.index("- name: ")) + 1  # after the first entry's `- name:` line
+    assert broken.index("self: grad * self.sizes()") > at
+    added = broken[:at] + "\n\n" + broken[at:]
+    after = analyzer.analyse(added, [(at, at, 2)])
+    assert full_passes == []
+    assert [d.span.line for d in after.diagnostics] == [d.span.line + 2 for d in before.diagnostics]
+    assert [e.line for e in after.entries[1:]] == [e.line + 2 for e in before.entries[1:]]
+    assert fingerprint(after) == fingerprint(DocumentAnalyzer(index).analyse(added))
+    removed = analyzer.analyse(broken, [(at, at + 2, 0)])  # and back
+    assert full_passes == []
+    assert fingerprint(removed) == fingerprint(before)
+
+
 def test_identical_entries_keep_working_after_in_place_edits(index):
     entry = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
     analyzer = DocumentAnalyzer(index)
