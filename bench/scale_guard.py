@@ -11,8 +11,10 @@ slows both sides and the ratio holds:
    line added and taken away (Enter) is measured and printed, not bounded (see docs/performance.md).
 2. `derivls check` after a one-entry edit (a text never checked before: the whole-result cache
    misses, the entry cache holds every other entry) / torchgen's whole-process load_derivatives,
-   on the installed torch's files (the C++ headers found), --runs rounds alternating. Fails when
-   the median ratio is above CHECK_BOUND; also prints how many rounds met CHECK_TARGET.
+   on the installed torch's files (the C++ headers found), --guard-checks rounds alternating. Fails
+   when the ratio of the two sides' fastest rounds is above CHECK_BOUND (a 0.3 s process next to a 2.5 s
+   one: a neighbour's burst of work can double one round of it, never make it faster, so the best round
+   is the steady cost); also prints the median ratio and how many rounds met CHECK_TARGET.
 
 Exit status 1 if a bound is exceeded. The numbers and their bounds are in docs/performance.md.
 """
@@ -36,7 +38,7 @@ from bench_server import TORCHGEN, Client, child_environment, file_uri, formula_
 
 EDIT_BOUND = 2.0  # 10x edit -> diagnostics / 1x (medians)
 CHECK_TARGET = 0.05  # check after a new one-entry edit / torchgen (issue 37's goal, not met yet: 0.10-0.12)
-# What the guard fails above (median of the rounds): not the target, which needs what docs/performance.md
+# What the guard fails above (fastest rounds' ratio): not the target, which needs what docs/performance.md
 # says (an index loaded by the names an entry uses); a check that re-did the file (a lost entry cache,
 # a file-wide step per new edit: 0.25-0.30, the cold check) or half of it (0.15+) fails.
 CHECK_BOUND = 0.15
@@ -206,13 +208,13 @@ def run(files_dir: Path | None, edit_rounds: int, check_runs: int) -> int:
     print(f"check after a new one-entry edit / torchgen load_derivatives, {check_runs} rounds alternating:")
     for i, (ours, theirs) in enumerate(rounds, 1):
         print(f"  round {i}: check {ours * 1000:6.0f} ms, torchgen {theirs * 1000:6.0f} ms, ratio {ours / theirs:.3f}")
-    median = statistics.median(ratios)
-    ok = median <= CHECK_BOUND
+    best = min(ours for ours, _ in rounds) / min(theirs for _, theirs in rounds)
+    ok = best <= CHECK_BOUND
     failed |= not ok
     met = sum(r <= CHECK_TARGET for r in ratios)
     print(
-        f"  median ratio {median:.3f} (bound {CHECK_BOUND}: {'ok' if ok else 'FAIL'}); "
-        f"{met} of {len(ratios)} rounds <= the target {CHECK_TARGET}"
+        f"  fastest rounds' ratio {best:.3f} (bound {CHECK_BOUND}: {'ok' if ok else 'FAIL'}); median ratio "
+        f"{statistics.median(ratios):.3f}; {met} of {len(ratios)} rounds <= the target {CHECK_TARGET}"
     )
     print(f"guard: {_load()} at the end; {'FAILED' if failed else 'passed'}")
     return 1 if failed else 0
