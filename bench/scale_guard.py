@@ -39,9 +39,10 @@ from bench_server import TORCHGEN, Client, child_environment, file_uri, formula_
 EDIT_BOUND = 2.0  # 10x edit -> diagnostics / 1x (medians)
 CHECK_TARGET = 0.05  # check after a new one-entry edit / torchgen (issue 37's goal, not met yet: 0.10-0.12)
 # What the guard fails above (fastest rounds' ratio): not the target, which needs what docs/performance.md
-# says (an index loaded by the names an entry uses); a check that re-did the file (a lost entry cache,
-# a file-wide step per new edit: 0.25-0.30, the cold check) or half of it (0.15+) fails.
-CHECK_BOUND = 0.15
+# says. Unchanged code measured 0.09-0.13 (load 1.5-3); a check that redoes the file (the entry cache lost,
+# a file-wide step per new edit: 0.25-0.30, as the cold check) fails; a regression of a few tens of ms
+# does not (the per-stage bench, bench_edit_stages.py, shows those).
+CHECK_BOUND = 0.20
 
 
 class Session:
