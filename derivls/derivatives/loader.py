@@ -201,6 +201,7 @@ class DocumentAnalyzer:
         self._ends: list[int] = []  # where each chunk ends (plus `_shift` from `_shifted` on: edits move them)
         self._shifted = 0
         self._shift = 0
+        self._lines = 0  # what the start lines of the chunks from `_shifted` on lack (edits that moved lines)
         self._length = -1  # of the text analysed; -1 when something was cut or refused (no edit path)
         self._first_entry: list[int] = []  # per chunk: the position in `entries` of its first entry
         self._uses: dict[str, int] = {}  # chunk text -> how many chunks have it
@@ -225,13 +226,15 @@ class DocumentAnalyzer:
             text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
             chunks, refused = bound_chunks(split_entries(text))
             refused += too_many
+            self._settle_lines()  # (the previous chunks are compared with these)
             analysis = self._edit_in_place(chunks)
         if analysis is None:
+            self._settle_lines()  # the pass reads every chunk's start line
             analysis = self._full_pass(chunks)
         self._last = (chunks, analysis)
         if located is None:
             self._ends = list(accumulate(len(c.text) for c in chunks))
-            self._shifted, self._shift = len(chunks), 0
+            self._shifted, self._shift, self._lines = len(chunks), 0, 0
             self._length = -1 if refused else length
         else:
             self._length = len(text)
@@ -304,34 +307,57 @@ class DocumentAnalyzer:
         last = self._chunk_at(min(old_length - suffix + 1, old_length - 1))
         begin = self._end(first - 1)
         end = self._end(last) + length - old_length
-        base = chunks[first].start_line
+        olds = [self._placed_chunk(chunks, k) for k in range(first, last + 1)]  # with their start lines
+        base = olds[0].start_line
         middle = [Chunk(base + c.start_line, c.text, c.is_entry) for c in split_entries(text[begin:end])]
         if (
             any(len(c.text) > MAX_ENTRY_CHARS for c in middle)
             or len(chunks) + len(middle) - (last - first) > MAX_ENTRIES
         ):
             return None  # bound_chunks or bound_text would refuse some: the whole path says how
-        old_lines = chunks[last].start_line + count_line_breaks(chunks[last].text) - base
+        old_lines = olds[-1].start_line + count_line_breaks(olds[-1].text) - base
         moved = count_line_breaks(text, begin, end) - old_lines
-        # chunk ends: those at or after `_shifted` lack `_shift`; make that true again past the new chunks
-        ends, shifted, grown = self._ends, self._shifted, length - old_length
+        # chunk ends: those at or after `_shifted` lack `_shift`, and their start lines `_lines`; make that
+        # true again past the new chunks (a keystroke in one place costs no pass over the chunks after it)
+        ends, shifted, grown, lines = self._ends, self._shifted, length - old_length, self._lines
         for k in range(shifted, first):
             ends[k] += self._shift
+            if lines:
+                c = chunks[k]
+                chunks[k] = Chunk(c.start_line + lines, c.text, c.is_entry)
         for k in range(last + 1, shifted):
             ends[k] -= self._shift
+            if lines:
+                c = chunks[k]
+                chunks[k] = Chunk(c.start_line - lines, c.text, c.is_entry)
         self._shift += grown
+        self._lines += moved
         ends[first : last + 1] = accumulate((len(c.text) for c in middle), initial=begin)
         del ends[first]  # accumulate's `initial`
         self._shifted = first + len(middle)
-        before = chunks[first]
+        before = olds[0]
         same = len(middle) == last - first + 1
-        changed = [first + i for i, c in enumerate(middle) if c.text != chunks[first + i].text] if same else None
+        changed = [first + i for i, c in enumerate(middle) if c.text != olds[i].text] if same else None
         if changed:
-            before = chunks[changed[0]]
-        if moved:
-            chunks[last + 1 :] = [Chunk(c.start_line + moved, c.text, c.is_entry) for c in chunks[last + 1 :]]
+            before = olds[changed[0] - first]
         chunks[first : last + 1] = middle
         return chunks, changed, before, moved
+
+    def _placed_chunk(self, chunks: list[Chunk], i: int) -> Chunk:
+        """Chunk `i` of the last analysis with its start line (one at or after `_shifted` lacks `_lines`)."""
+        c = chunks[i]
+        if i < self._shifted or not self._lines:
+            return c
+        return Chunk(c.start_line + self._lines, c.text, c.is_entry)
+
+    def _settle_lines(self) -> None:
+        """Every chunk of the last analysis gets its start line (before a pass that reads them all)."""
+        if self._last is not None and self._lines:
+            chunks, lines = self._last[0], self._lines
+            for k in range(self._shifted, len(chunks)):
+                c = chunks[k]
+                chunks[k] = Chunk(c.start_line + lines, c.text, c.is_entry)
+        self._lines = 0
 
     def _chunk_at(self, offset: int) -> int:
         """The index of the chunk holding `offset` (of the text analysed last)."""

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from derivls.aten.native import NativeIndex
+from derivls.derivatives.document import Chunk
 from derivls.derivatives.dump import dump
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 
@@ -188,6 +189,25 @@ def test_a_line_added_inside_an_entry_moves_the_later_entries_without_a_full_pas
     removed = analyzer.analyse(broken, [(at, at + 2, 0)])  # and back
     assert full_passes == []
     assert fingerprint(removed) == fingerprint(before)
+
+
+def test_a_line_added_makes_no_chunk_again_past_the_edit_until_an_edit_there(index, text, monkeypatch):
+    """The chunks after an edit that moved lines keep their start lines lazily (as their ends): Enter
+    costs its entry, and a later edit further down finds every line where it is."""
+    from derivls.derivatives import loader
+
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    made = []
+    monkeypatch.setattr(loader, "Chunk", lambda *a: made.append(a) or Chunk(*a))
+    at = text.index("\n", text.index("- name: ")) + 1
+    edited = text[:at] + "\n" + text[at:]
+    analyzer.analyse(edited, [(at, at, 1)])
+    assert 0 < len(made) < 10  # the edited chunk (and its neighbours), not the ~690 after it
+    far = edited.rindex("self: grad")
+    edited = edited[:far] + "self: grad * 1 " + edited[far + len("self: grad") :]
+    analysis = analyzer.analyse(edited, [(far, far + len("self: grad"), len("self: grad * 1 "))])
+    assert fingerprint(analysis) == fingerprint(DocumentAnalyzer(index).analyse(edited))
 
 
 def test_identical_entries_keep_working_after_in_place_edits(index):
