@@ -22,6 +22,12 @@ copied: their inplace forms are a fixed list; nor are the few operators torchgen
 --files DIR keeps the scaled files in DIR between runs (built once, reused when present);
 --no-check measures only the server (no whole-process check / torchgen runs).
 
+    python bench/bench_scale.py --guard [--guard-rounds 60] [--guard-checks 5] [--files DIR]
+
+--guard (.ci/run's benchmark stage) measures ratios only, each in one run alternating, and exits 1
+when one is over its bound (bench/scale_guard.py): edit -> diagnostics at 10x / at 1x (<= 2.0), and
+`check` after a new one-entry edit / torchgen's load_derivatives.
+
 Targets (issue 13): edit -> diagnostics median <= 4 ms on the real file and <= 6 ms on the 10x
 file, p99 <= 15 ms; RSS after open <= 80 MB on the real file, <= 200 MB on the 10x file.
 """
@@ -282,7 +288,14 @@ def main() -> int:
     parser.add_argument("--files", type=Path, help="keep the scaled files in this folder (reused when present)")
     parser.add_argument("--no-check", action="store_true", help="only the server (no whole-process runs)")
     parser.add_argument("--server-log", help="servers log at DEBUG level into this file (+ .x<size>)")
+    parser.add_argument("--guard", action="store_true", help="only the ratios, with bounds (bench/scale_guard.py)")
+    parser.add_argument("--guard-rounds", type=int, default=60, help="--guard: edits of each kind per size")
+    parser.add_argument("--guard-checks", type=int, default=5, help="--guard: rounds of check and torchgen")
     args = parser.parse_args()
+    if args.guard:
+        import scale_guard
+
+        return scale_guard.main(args)
     rows: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="derivls-scale-") as tmp:
         for size in args.sizes:

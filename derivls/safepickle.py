@@ -15,7 +15,9 @@ would run code. `loads` here looks globals up through `find_class`, which allows
 
 Anything else raises `pickle.UnpicklingError`, which every caller treats as a miss. `find_class` is
 called once per distinct global in a pickle (the pickler memoizes them), so the check costs a few
-dozen Python calls per load, not one per object (measured in docs/security.md).
+dozen Python calls per load, not one per object (measured in docs/security.md). A check reads one
+pickle per cached entry (~690, ~18 globals each): what was allowed once is remembered (`_allowed`;
+the rules above depend on the name only), refusals are judged every time.
 """
 
 from __future__ import annotations
@@ -63,10 +65,19 @@ COLLECTIONS = frozenset({"defaultdict", "OrderedDict"})
 FUNCTIONS = frozenset({("derivls.derivatives.indexrefs", "_ref"), ("derivls.codes.model", "lookup")})
 
 
+_allowed: dict[tuple[str, str], object] = {}  # (module, name) → what find_class returned for it
+
+
 class SafeUnpickler(pickle.Unpickler):
     """pickle.Unpickler whose globals are limited to derivls's value types (see the module doc)."""
 
     def find_class(self, module: str, name: str) -> object:
+        found = _allowed.get((module, name))
+        if found is None:
+            found = _allowed[(module, name)] = self._allowed_class(module, name)
+        return found
+
+    def _allowed_class(self, module: str, name: str) -> object:
         if "." not in name:
             if module == "builtins" and name in BUILTINS:
                 return super().find_class(module, name)

@@ -201,6 +201,7 @@ class DocumentAnalyzer:
         self._ends: list[int] = []  # where each chunk ends (plus `_shift` from `_shifted` on: edits move them)
         self._shifted = 0
         self._shift = 0
+        self._lines = 0  # what the start lines of the chunks from `_shifted` on lack (edits that moved lines)
         self._length = -1  # of the text analysed; -1 when something was cut or refused (no edit path)
         self._first_entry: list[int] = []  # per chunk: the position in `entries` of its first entry
         self._uses: dict[str, int] = {}  # chunk text -> how many chunks have it
@@ -217,21 +218,23 @@ class DocumentAnalyzer:
     def _analyse(self, text: str, edits: Sequence[TextEdit] | None) -> DocumentAnalysis:
         located = self._resplit(text, edits) if edits is not None else None
         if located is not None:
-            chunks, changed, before = located
+            chunks, changed, before, moved = located
             refused: list[Diagnostic] = []
-            analysis = self._edit_in_place(chunks, changed, before) if changed is not None else None
+            analysis = self._edit_in_place(chunks, changed, before, moved) if changed is not None else None
         else:
             length = len(text)
             text, too_many = bound_text(text)  # limits: at most MAX_ENTRIES entries, no entry over MAX_ENTRY_CHARS
             chunks, refused = bound_chunks(split_entries(text))
             refused += too_many
+            self._settle_lines()  # (the previous chunks are compared with these)
             analysis = self._edit_in_place(chunks)
         if analysis is None:
+            self._settle_lines()  # the pass reads every chunk's start line
             analysis = self._full_pass(chunks)
         self._last = (chunks, analysis)
         if located is None:
             self._ends = list(accumulate(len(c.text) for c in chunks))
-            self._shifted, self._shift = len(chunks), 0
+            self._shifted, self._shift, self._lines = len(chunks), 0, 0
             self._length = -1 if refused else length
         else:
             self._length = len(text)
@@ -277,10 +280,11 @@ class DocumentAnalyzer:
             self.store.passed(cache)  # written back (with the codegen-stage diagnostics of the file pass)
         return analysis
 
-    def _resplit(self, text: str, edits: Sequence[TextEdit]) -> tuple[list[Chunk], list[int] | None, Chunk] | None:
+    def _resplit(self, text: str, edits: Sequence[TextEdit]) -> tuple[list[Chunk], list[int] | None, Chunk, int] | None:
         """The chunks of `text`, updated in place: only those the edits touch are split again. Also the
-        indexes of the chunks changed in place (None when chunks came or went or lines moved) and the
-        first one's previous version. None: split the whole text (nothing was changed)."""
+        indexes of the chunks whose text changed (None when chunks came or went), the first one's
+        previous version, and how many lines the edits added (negative: removed) before the chunks
+        after them. None: split the whole text (nothing was changed)."""
         if self._last is None or self._length < 0:
             return None
         chunks = self._last[0]
@@ -295,7 +299,7 @@ class DocumentAnalyzer:
         if length != len(text) or not chunks:
             return None
         if prefix == old_length == length:
-            return chunks, [], chunks[0]
+            return chunks, [], chunks[0], 0
         suffix = min(suffix, old_length - prefix, length - prefix)
         # An entry starts at `-` after a line break, before a blank: the edit moves the boundaries at
         # most one character before and after it; the chunks holding those characters are split again.
@@ -303,34 +307,57 @@ class DocumentAnalyzer:
         last = self._chunk_at(min(old_length - suffix + 1, old_length - 1))
         begin = self._end(first - 1)
         end = self._end(last) + length - old_length
-        base = chunks[first].start_line
+        olds = [self._placed_chunk(chunks, k) for k in range(first, last + 1)]  # with their start lines
+        base = olds[0].start_line
         middle = [Chunk(base + c.start_line, c.text, c.is_entry) for c in split_entries(text[begin:end])]
         if (
             any(len(c.text) > MAX_ENTRY_CHARS for c in middle)
             or len(chunks) + len(middle) - (last - first) > MAX_ENTRIES
         ):
             return None  # bound_chunks or bound_text would refuse some: the whole path says how
-        old_lines = chunks[last].start_line + count_line_breaks(chunks[last].text) - base
+        old_lines = olds[-1].start_line + count_line_breaks(olds[-1].text) - base
         moved = count_line_breaks(text, begin, end) - old_lines
-        # chunk ends: those at or after `_shifted` lack `_shift`; make that true again past the new chunks
-        ends, shifted, grown = self._ends, self._shifted, length - old_length
+        # chunk ends: those at or after `_shifted` lack `_shift`, and their start lines `_lines`; make that
+        # true again past the new chunks (a keystroke in one place costs no pass over the chunks after it)
+        ends, shifted, grown, lines = self._ends, self._shifted, length - old_length, self._lines
         for k in range(shifted, first):
             ends[k] += self._shift
+            if lines:
+                c = chunks[k]
+                chunks[k] = Chunk(c.start_line + lines, c.text, c.is_entry)
         for k in range(last + 1, shifted):
             ends[k] -= self._shift
+            if lines:
+                c = chunks[k]
+                chunks[k] = Chunk(c.start_line - lines, c.text, c.is_entry)
         self._shift += grown
+        self._lines += moved
         ends[first : last + 1] = accumulate((len(c.text) for c in middle), initial=begin)
         del ends[first]  # accumulate's `initial`
         self._shifted = first + len(middle)
-        before = chunks[first]
-        same = len(middle) == last - first + 1 and not moved
-        changed = [first + i for i, c in enumerate(middle) if c.text != chunks[first + i].text] if same else None
+        before = olds[0]
+        same = len(middle) == last - first + 1
+        changed = [first + i for i, c in enumerate(middle) if c.text != olds[i].text] if same else None
         if changed:
-            before = chunks[changed[0]]
-        if moved:
-            chunks[last + 1 :] = [Chunk(c.start_line + moved, c.text, c.is_entry) for c in chunks[last + 1 :]]
+            before = olds[changed[0] - first]
         chunks[first : last + 1] = middle
-        return chunks, changed, before
+        return chunks, changed, before, moved
+
+    def _placed_chunk(self, chunks: list[Chunk], i: int) -> Chunk:
+        """Chunk `i` of the last analysis with its start line (one at or after `_shifted` lacks `_lines`)."""
+        c = chunks[i]
+        if i < self._shifted or not self._lines:
+            return c
+        return Chunk(c.start_line + self._lines, c.text, c.is_entry)
+
+    def _settle_lines(self) -> None:
+        """Every chunk of the last analysis gets its start line (before a pass that reads them all)."""
+        if self._last is not None and self._lines:
+            chunks, lines = self._last[0], self._lines
+            for k in range(self._shifted, len(chunks)):
+                c = chunks[k]
+                chunks[k] = Chunk(c.start_line + lines, c.text, c.is_entry)
+        self._lines = 0
 
     def _chunk_at(self, offset: int) -> int:
         """The index of the chunk holding `offset` (of the text analysed last)."""
@@ -347,13 +374,14 @@ class DocumentAnalyzer:
         return self._ends[i] + (self._shift if i >= self._shifted else 0)
 
     def _edit_in_place(
-        self, chunks: list[Chunk], changed: list[int] | None = None, before: Chunk | None = None
+        self, chunks: list[Chunk], changed: list[int] | None = None, before: Chunk | None = None, moved: int = 0
     ) -> DocumentAnalysis | None:
-        """The common keystroke: one entry's text changed, no line moved, and nothing the file pass
-        derives from that entry (node names, canonical function, dispatch keys) changed. Then the
-        previous analysis is reused with that one entry swapped: no pass over all entries.
-        `changed`: the indexes of the chunks that changed, if known, and `before`: the first one's
-        previous version (else the chunks are compared with the last analysis's)."""
+        """The common keystroke: one entry's text changed, and nothing the file pass derives from that
+        entry (node names, canonical function, dispatch keys) changed. Then the previous analysis is
+        reused with that one entry swapped: no pass over all entries. `changed`: the indexes of the
+        chunks that changed, if known, and `before`: the first one's previous version (else the chunks
+        are compared with the last analysis's); `moved`: the lines the edit added to that entry (Enter,
+        a deleted line), by which the later entries and their diagnostics move."""
         if self._last is None:
             return None
         old_chunks, old = self._last
@@ -371,8 +399,11 @@ class DocumentAnalyzer:
         if len(changed) != 1 or before is None:
             return None
         after = chunks[changed[0]]
-        if before.start_line != after.start_line or before.text.count("\n") != after.text.count("\n"):
+        old_end = before.start_line + before.text.count("\n")  # the chunk's last line before the edit
+        if before.start_line != after.start_line or after.start_line + after.text.count("\n") != old_end + moved:
             return None
+        if moved and any(d.code == DUPLICATE_ENTRY for d in old.diagnostics):
+            return None  # its related line (the other entry's) would move too: the file pass says it again
         previous = self._cache.get(before.text)
         if previous is None:
             return None
@@ -400,9 +431,10 @@ class DocumentAnalyzer:
             return None  # its codegen-stage diagnostics may go away: the file pass redoes them
         fresh = self._codegen([entry], owned)
         diagnostics = list(old.diagnostics)
-        if old_result.diagnostics or new_result.diagnostics or fresh:
+        if old_result.diagnostics or new_result.diagnostics or fresh or moved:
             stale = set(old_entry.diagnostics)
-            diagnostics = [d for d in diagnostics if d not in stale] + entry.diagnostics + fresh
+            diagnostics = [d if d.span.line <= old_end else d.shifted(moved) for d in diagnostics if d not in stale]
+            diagnostics += entry.diagnostics + fresh
             diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         self._uses[after.text] = self._uses.get(after.text, 0) + 1
         self._uses[before.text] -= 1
@@ -412,9 +444,12 @@ class DocumentAnalyzer:
         self._cache[after.text] = (new_results, new_loose)
         self._placed.pop((old_entry.start_line, id(old_result)), None)
         self._placed[(entry.start_line, id(new_result))] = entry
-        entries = old.entries[:position] + (entry,) + old.entries[position + 1 :]
+        later = old.entries[position + 1 :]
+        if moved:  # (an entry's place is its start line: the later ones are placed again, O(entries) but cheap)
+            later = tuple(PlacedEntry(e.start_line + moved, e.result, e.ops) for e in later)
+        entries = old.entries[:position] + (entry,) + later
         analysis = DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
-        if "entry_lines" in old.__dict__:  # no line moved: the same lines (requests after each edit need them)
+        if not moved and "entry_lines" in old.__dict__:  # the same lines (requests after each edit need them)
             analysis.__dict__["entry_lines"] = old.__dict__["entry_lines"]
         return analysis
 

@@ -92,6 +92,16 @@ def test_a_record_naming_a_module_imported_into_a_value_module_is_refused() -> N
         safepickle.loads(pickle.dumps(subprocess.Popen))
 
 
+def test_a_global_refused_after_allowed_ones_were_remembered_is_still_refused() -> None:
+    from derivls.diagnostics import Span
+
+    assert safepickle.loads(pickle.dumps((Span(0, 0, 0, 1), {1: frozenset()}))) == (Span(0, 0, 0, 1), {1: frozenset()})
+    for _ in range(2):  # the refusal is not remembered as an allowance
+        with pytest.raises(pickle.UnpicklingError):
+            safepickle.loads(pickle.dumps(os.system))
+    assert ("posix", "system") not in safepickle._allowed
+
+
 @pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero"])
 def test_a_cache_file_that_is_not_a_regular_file_is_a_miss_without_a_hang(filled, kind: str) -> None:
     cache, answer = filled

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from derivls.aten.native import NativeIndex
+from derivls.derivatives.document import Chunk
 from derivls.derivatives.dump import dump
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 
@@ -166,6 +167,47 @@ def test_a_keystroke_inside_a_formula_takes_the_in_place_path(index, text, monke
     # Renaming the entry changes its node name: every later number may move, so the full pass runs.
     analyzer.analyse(edited.replace("- name: abs(Tensor self)", "- name: absolute(Tensor self)", 1))
     assert full_passes == [1]
+
+
+def test_a_line_added_inside_an_entry_moves_the_later_entries_without_a_full_pass(index, text, monkeypatch):
+    """Enter (or a deleted line) in one entry: that entry is analysed again, every later entry and
+    diagnostic moves by the lines added, and no pass over all entries runs."""
+    broken = text.replace("self: grad * self.sgn()", "self: grad * self.sizes()", 1)  # a diagnostic further on
+    analyzer = DocumentAnalyzer(index)
+    before = analyzer.analyse(broken)
+    full_passes = []
+    original = analyzer._full_pass
+    monkeypatch.setattr(analyzer, "_full_pass", lambda chunks: full_passes.append(1) or original(chunks))
+    at = broken.index("\n", broken.index("- name: ")) + 1  # after the first entry's `- name:` line
+    assert broken.index("self: grad * self.sizes()") > at
+    added = broken[:at] + "\n\n" + broken[at:]
+    after = analyzer.analyse(added, [(at, at, 2)])
+    assert full_passes == []
+    assert [d.span.line for d in after.diagnostics] == [d.span.line + 2 for d in before.diagnostics]
+    assert [e.line for e in after.entries[1:]] == [e.line + 2 for e in before.entries[1:]]
+    assert fingerprint(after) == fingerprint(DocumentAnalyzer(index).analyse(added))
+    removed = analyzer.analyse(broken, [(at, at + 2, 0)])  # and back
+    assert full_passes == []
+    assert fingerprint(removed) == fingerprint(before)
+
+
+def test_a_line_added_makes_no_chunk_again_past_the_edit_until_an_edit_there(index, text, monkeypatch):
+    """The chunks after an edit that moved lines keep their start lines lazily (as their ends): Enter
+    costs its entry, and a later edit further down finds every line where it is."""
+    from derivls.derivatives import loader
+
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    made = []
+    monkeypatch.setattr(loader, "Chunk", lambda *a: made.append(a) or Chunk(*a))
+    at = text.index("\n", text.index("- name: ")) + 1
+    edited = text[:at] + "\n" + text[at:]
+    analyzer.analyse(edited, [(at, at, 1)])
+    assert 0 < len(made) < 10  # the edited chunk (and its neighbours), not the ~690 after it
+    far = edited.rindex("self: grad")
+    edited = edited[:far] + "self: grad * 1 " + edited[far + len("self: grad") :]
+    analysis = analyzer.analyse(edited, [(far, far + len("self: grad"), len("self: grad * 1 "))])
+    assert fingerprint(analysis) == fingerprint(DocumentAnalyzer(index).analyse(edited))
 
 
 def test_identical_entries_keep_working_after_in_place_edits(index):
