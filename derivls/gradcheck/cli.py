@@ -149,6 +149,7 @@ def _summary_json(result: Any) -> str:
         {
             "counts": s.counts(),
             "checks": s.checks(),
+            "unstable_points": s.unstable(),
             "not_checkable_by_reason": s.reasons(),
             "units": [
                 {
@@ -159,6 +160,7 @@ def _summary_json(result: Any) -> str:
                     "reason": o.reason,
                     "inputs": o.inputs,
                     "checks": o.checks,
+                    "unstable_points": o.unstable,
                 }
                 for o in s.outcomes
             ],

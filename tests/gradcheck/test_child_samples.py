@@ -4,30 +4,9 @@ of an input is applied, samples a dense gradcheck cannot use are recognised."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-import derivls.gradcheck
-
 pytestmark = pytest.mark.gradcheck
-
-
-@pytest.fixture(scope="module")
-def child():
-    path = Path(derivls.gradcheck.__file__).parent / "child.py"
-    spec = importlib.util.spec_from_file_location("derivls_gradcheck_child", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    return torch
 
 
 def _op(name: str, variant: str = ""):
