@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from derivls.compile.file_templates import Templates
-from derivls.compile.toolchain import SetupError, Toolchain
+from derivls.compile.toolchain import SetupError, Toolchain, cache_root
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
+from derivls.gradcheck import reach
 from derivls.gradcheck.results import Summary, interpret
-from derivls.gradcheck.runner import Child
+from derivls.gradcheck.runner import Child, torch_folder
 from derivls.gradcheck.source import render
 
 
@@ -65,6 +66,8 @@ def gradcheck_units(
         "double_backward": double_backward,
         "max_samples": max_samples,
     }
+    index_file = _reach_file(python, cache)
+    request["reach"] = reach.load(index_file)  # None: the child makes it and sends it (kept for the next run)
     # the child imports torch and finds its OpInfo samples while g++ compiles (seconds of each, 2 cores)
     child = Child(python, request)
     try:
@@ -102,6 +105,8 @@ def gradcheck_units(
         elif event.get("event") == "setup-error":  # (torch without what its OpInfo database imports)
             child.close()
             raise SetupError(str(event.get("message")))
+        elif event.get("event") == "reach-index":
+            reach.save(index_file, event.get("index"))
         elif event.get("event") == "unit":
             done += 1
             if progress:
@@ -125,3 +130,14 @@ def gradcheck_units(
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
     return GradcheckResult(diagnostics, summary, timings, version)
+
+
+def _reach_file(python: str | None, cache: Path | None) -> Path | None:
+    """Where the reach index of `python`'s torch build is kept (None: no cache folder or no torch)."""
+    import sys
+
+    try:
+        root = cache or cache_root()
+    except SetupError:
+        return None
+    return reach.index_path(root, torch_folder(python or sys.executable))
