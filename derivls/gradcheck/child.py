@@ -198,8 +198,8 @@ def find_samples(torch, units, limit, reach=None):
         ids = set().union(*(bases[n] for n in names if n in bases)) | through_backward
         if all(len(found[i]) >= limit for i in ids if i in found):
             continue
-        try:
-            visit(op, names, ids, through_backward)
+        try:  # (samples for these units only: a unit's samples do not depend on the other units selected)
+            visit(op, names, ids, through_backward, only=ids)
         except Exception:  # an OpInfo whose samples the harness cannot take apart (sparse layouts): not used
             continue
     # then the units no OpInfo of their name reached: the OpInfos whose samples reach their overload (an internal
