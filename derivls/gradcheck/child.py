@@ -111,7 +111,21 @@ def find_samples(torch, units, limit, reach=None):
         if "_backward" in unit["aten"] and unit["id"] in found:
             backward_bases.setdefault(unit["aten"].replace("_backward", "", 1).strip("_"), set()).add(unit["id"])
 
-    def visit(op, names, ids, through_backward, only=None):
+    wrt_of = {unit["id"]: {name for name, _ in unit["wrt"]} for unit in units}
+
+    def differentiable(func, uid, args, kwargs):
+        """A non-empty floating tensor in an argument the unit has a formula for."""
+        for a, v in zip(func._schema.arguments, positional(func, args, kwargs)):
+            if a.name in wrt_of.get(uid, ()):
+                items = v if isinstance(v, (list, tuple)) else [v]
+                if any(
+                    isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() > 0
+                    for t in items
+                ):  # (an empty tensor has nothing to vary: cholesky_inverse's first samples)
+                    return True
+        return False
+
+    def visit(op, names, ids, through_backward, only=None, reached=False):
         """Record the calls of the op's samples (float64, and complex128 when its backward supports it) that
         reach a wanted overload (only the units `only` when given)."""
         dtypes = [torch.float64]
@@ -126,7 +140,9 @@ def find_samples(torch, units, limit, reach=None):
         for dtype in dtypes:
             torch.manual_seed(0)  # as test_ops seeds each test: an op's samples do not depend on the selection
             try:
-                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=bool(through_backward)))
+                # requires_grad=True as test_ops' gradient tests ask: an OpInfo leaves out the samples whose
+                # gradient differs from finite differences by design then (embedding's padding_idx)
+                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=True))
             except Exception:
                 continue
             skip = opinfo_skips(torch, op, dtype)
@@ -152,7 +168,9 @@ def find_samples(torch, units, limit, reach=None):
                 for index, (func, args, kwargs) in enumerate(record.calls):
                     # a call made by the backward is a sample for the *_backward units only
                     targets = [u for u in wanted[func] if index < forward_calls or u in through_backward]
-                    targets = [u for u in targets if only is None or u in only]
+                    targets = [
+                        u for u in targets if (only is None or u in only) and differentiable(func, u, args, kwargs)
+                    ]
                     if not targets:
                         continue
                     direct = func._schema.name.split("::")[-1].strip("_") in {n.strip("_") for n in names}
@@ -183,6 +201,8 @@ def find_samples(torch, units, limit, reach=None):
                                     "skip": skip,
                                     "transforms": transforms,
                                     "from_backward": index >= forward_calls,
+                                    # a call inside another op (corrcoef's clamp at exactly 1): check its points
+                                    "points": reached,
                                 }
                             )
 
@@ -211,7 +231,7 @@ def find_samples(torch, units, limit, reach=None):
             ids = {uid for uid in ids if len(found[uid]) < limit}
             if ids:
                 try:
-                    visit(op, names, ids, set(), only=ids)
+                    visit(op, names, ids, set(), only=ids, reached=True)
                 except Exception:
                     continue
     return found
@@ -597,6 +617,22 @@ def unstable_elements(torch, overload, values, arg, indices):
             ahead, behind = quotients
             central = (ahead + behind) / 2
             if not bool(((ahead - behind).abs() <= STABLE_ATOL + STABLE_RTOL * central.abs()).all()):
+                bad.add(i)
+                break
+            # a jump symmetric about the point (frexp's mantissa at 0) passes the one-sided test: the central
+            # quotient of a jump grows as the step shrinks, a derivative's does not
+            wide = []
+            for sign in (1, -1):
+                moved = base.detach().clone(memory_format=torch.contiguous_format)
+                moved.view(-1)[i] += sign * 2 * step
+                shifted = list(values)
+                shifted[arg] = moved
+                wide.append(flat_output(torch, overload, shifted))
+            if any(w is None or w.shape != f0.shape or not bool(torch.isfinite(w).all()) for w in wide):
+                bad.add(i)
+                break
+            central_wide = (wide[0] - wide[1]) / (4 * abs(step))
+            if not bool(((central - central_wide).abs() <= STABLE_ATOL + STABLE_RTOL * central.abs()).all()):
                 bad.add(i)
                 break
     return bad

@@ -100,3 +100,9 @@ def test_samples_are_kept_up_to_the_limit_per_dtype(child, torch):
     unit = _unit(torch, "acos", "default", "self")
     found = child.find_samples(torch, [unit], 2)[unit["id"]]
     assert sorted(str(s["dtype"]) for s in found) == ["torch.complex128"] * 2 + ["torch.float64"] * 2
+
+
+def test_a_jump_symmetric_about_the_point_is_not_a_stable_point(child, torch):
+    x = torch.tensor([0.0, 0.7], dtype=torch.float64)  # frexp's mantissa jumps from -0.5 to 0.5 at 0
+    mantissa = torch.ops.aten.frexp.Tensor
+    assert child.unstable_elements(torch, mantissa, [x], 0, [0, 1]) == {0}
