@@ -1,11 +1,11 @@
 """The gradcheck child: run by path (`python -I child.py`) by the chosen Python; never imports derivls.
 
-Reads a JSON request line on stdin: {"units": [...], "double_backward": bool, "max_samples": n},
-with "library": path.so and "namespace": ns in it, or (so that importing torch and finding OpInfo samples
+Reads a JSON request line on stdin: {"units": [...], "double_backward": bool, "max_samples": n, "reach":
+{aten overload: [OpInfo]} or null (then it is made and sent: {"event": "reach-index", "index": ...}), with "library": path.so and "namespace": ns in it, or (so that importing torch and finding OpInfo samples
 overlap the compile) in a second line sent once the extension is built; no second line (end of input)
 ends the run. Writes JSON lines on stdout: {"event": "torch", ...}, {"event": "samples"} once the samples
 are found, then per unit {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
-"samples", "inputs": "opinfo"|"schema", "checks": {kind: how many ran}, "failures": [{"kind", "input",
+"samples", "inputs": "opinfo"|"schema", "checks": {kind: how many ran}, "unstable": special points left out, "failures": [{"kind", "input",
 "output", "sample", "dtype", "message"}]} (kind: "backward" gradcheck, "forward" check_forward_ad,
 "double-backward" gradgradcheck, run only after the input's backward gradcheck passed), then
 {"event": "done"}.
@@ -37,7 +37,11 @@ def main():
             }
         )
         return
-    samples = find_samples(torch, request["units"], request.get("max_samples", 6))
+    index = request.get("reach")
+    if index is None:  # none kept for this torch build: made once (every OpInfo's samples), kept by the parent
+        index = reach_index(torch)
+        emit({"event": "reach-index", "index": index})
+    samples = find_samples(torch, request["units"], request.get("max_samples", 6), index)
     emit({"event": "samples"})
     if "library" not in request:
         line = sys.stdin.readline()
@@ -66,7 +70,7 @@ def main():
 # --- samples: OpInfo's, at the level of the aten overload they reach
 
 
-def find_samples(torch, units, limit):
+def find_samples(torch, units, limit, reach=None):
     """{unit id: [sample]} from OpInfo samples whose call reaches the overload; a sample is a dict: dtype, args,
     kwargs (the aten call's), origin (the OpInfo), skip (the kinds of check OpInfo skips or expects to fail for
     it: "backward", "forward", "double-backward"), transforms ({argument index: function}: what OpInfo's
@@ -82,6 +86,7 @@ def find_samples(torch, units, limit):
         if overload is not None:
             wanted.setdefault(overload, []).append(unit["id"])
     found = {uid: [] for ids in wanted.values() for uid in ids}
+    overload_of = {uid: overload_name(func) for func, ids in wanted.items() for uid in ids}
 
     def clone(x):
         return x.detach().clone() if isinstance(x, torch.Tensor) else x
@@ -105,14 +110,24 @@ def find_samples(torch, units, limit):
         bases.setdefault(base.lstrip("_"), set()).add(unit["id"])
         if "_backward" in unit["aten"] and unit["id"] in found:
             backward_bases.setdefault(unit["aten"].replace("_backward", "", 1).strip("_"), set()).add(unit["id"])
-    for op in op_db:
-        names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
-        through_backward = set().union(*(backward_bases.get(n.strip("_"), set()) for n in names))
-        if not any(n in bases for n in names) and not through_backward:
-            continue
-        ids = set().union(*(bases[n] for n in names if n in bases)) | through_backward
-        if all(len(found[i]) >= limit for i in ids if i in found):
-            continue
+
+    wrt_of = {unit["id"]: {name for name, _ in unit["wrt"]} for unit in units}
+
+    def differentiable(func, uid, args, kwargs):
+        """A non-empty floating tensor in an argument the unit has a formula for."""
+        for a, v in zip(func._schema.arguments, positional(func, args, kwargs)):
+            if a.name in wrt_of.get(uid, ()):
+                items = v if isinstance(v, (list, tuple)) else [v]
+                if any(
+                    isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() > 0
+                    for t in items
+                ):  # (an empty tensor has nothing to vary: cholesky_inverse's first samples)
+                    return True
+        return False
+
+    def visit(op, names, ids, through_backward, only=None, reached=False):
+        """Record the calls of the op's samples (float64, and complex128 when its backward supports it) that
+        reach a wanted overload (only the units `only` when given)."""
         dtypes = [torch.float64]
         try:
             if torch.complex128 in op.supported_backward_dtypes("cpu"):
@@ -120,12 +135,14 @@ def find_samples(torch, units, limit):
         except Exception:
             pass
         if not op.supports_autograd:
-            continue
+            return
         origin = f"{op.name}{'.' + op.variant_test_name if op.variant_test_name else ''}"
         for dtype in dtypes:
             torch.manual_seed(0)  # as test_ops seeds each test: an op's samples do not depend on the selection
             try:
-                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=bool(through_backward)))
+                # requires_grad=True as test_ops' gradient tests ask: an OpInfo leaves out the samples whose
+                # gradient differs from finite differences by design then (embedding's padding_idx)
+                inputs = list(op.sample_inputs("cpu", dtype, requires_grad=True))
             except Exception:
                 continue
             skip = opinfo_skips(torch, op, dtype)
@@ -151,6 +168,9 @@ def find_samples(torch, units, limit):
                 for index, (func, args, kwargs) in enumerate(record.calls):
                     # a call made by the backward is a sample for the *_backward units only
                     targets = [u for u in wanted[func] if index < forward_calls or u in through_backward]
+                    targets = [
+                        u for u in targets if (only is None or u in only) and differentiable(func, u, args, kwargs)
+                    ]
                     if not targets:
                         continue
                     direct = func._schema.name.split("::")[-1].strip("_") in {n.strip("_") for n in names}
@@ -160,6 +180,8 @@ def find_samples(torch, units, limit):
                     if largest_tensor(torch, (args, kwargs)) > MAX_NUMEL:
                         # a dense gradcheck of it would not fit (grid_sampler_3d: 5 million elements)
                         why = f"too large for a dense gradcheck (a tensor of over {MAX_NUMEL} elements)"
+                    elif not all_strided(torch, (args, kwargs)):
+                        why = "of a sparse or nested layout (a dense gradcheck of strided tensors only)"
                     elif not all_finite(torch, (args, kwargs)):
                         why = "not finite (finite differences at nan or inf mean nothing)"
                     elif transforms is None or (transforms and not direct):
@@ -168,8 +190,8 @@ def find_samples(torch, units, limit):
                         for uid in targets:
                             DROPPED.setdefault(uid, why)
                         continue
-                    for uid in targets:
-                        if len(found[uid]) < limit * len(dtypes):
+                    for uid in targets:  # up to `limit` per dtype
+                        if sum(1 for f in found[uid] if f["dtype"] == dtype) < limit:
                             found[uid].append(
                                 {
                                     "dtype": dtype,
@@ -179,9 +201,92 @@ def find_samples(torch, units, limit):
                                     "skip": skip,
                                     "transforms": transforms,
                                     "from_backward": index >= forward_calls,
+                                    # a call inside another op (corrcoef's clamp at exactly 1): check its points
+                                    "points": reached,
                                 }
                             )
+
+    by_key = {}
+    for op in op_db:
+        names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
+        if op.name.startswith("nn.functional."):  # (nn.functional.elu: its aten_name is not elu)
+            names.add(op.name[len("nn.functional.") :])
+        by_key[opinfo_key(op)] = (op, names)
+        through_backward = set().union(*(backward_bases.get(n.strip("_"), set()) for n in names))
+        if not any(n in bases for n in names) and not through_backward:
+            continue
+        ids = set().union(*(bases[n] for n in names if n in bases)) | through_backward
+        if all(len(found[i]) >= limit for i in ids if i in found):
+            continue
+        try:  # (samples for these units only: a unit's samples do not depend on the other units selected)
+            visit(op, names, ids, through_backward, only=ids)
+        except Exception:  # an OpInfo whose samples the harness cannot take apart (sparse layouts): not used
+            continue
+    # then the units no OpInfo of their name reached: the OpInfos whose samples reach their overload (an internal
+    # overload such as _softmax, or one only a composite op calls), in op_db's order
+    if reach:
+        empty = {uid for uid, samples in found.items() if not samples}
+        for key, (op, names) in by_key.items():
+            ids = {uid for uid in empty if key in reach.get(overload_of[uid], ())}
+            ids = {uid for uid in ids if len(found[uid]) < limit}
+            if ids:
+                try:
+                    visit(op, names, ids, set(), only=ids, reached=True)
+                except Exception:
+                    continue
     return found
+
+
+def opinfo_key(op):
+    """An OpInfo's name in the reach index: name, or name.variant."""
+    return f"{op.name}{'.' + op.variant_test_name if op.variant_test_name else ''}"
+
+
+def overload_name(func):
+    """aten::name.overload (name.default for the default overload)."""
+    return f"{func._schema.name}.{func._overloadname}"
+
+
+def reach_index(torch):
+    """{aten::name.overload: [OpInfo keys]}: the overloads each OpInfo's float64 samples reach at the dispatcher
+    (their calls, through the op's Python wrappers and decompositions), in op_db's order. The same for every
+    selection: the parent keeps it per torch build."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Reached(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.add(func)
+            return func(*args, **(kwargs or {}))
+
+    index = {}
+    for op in op_db:
+        if not op.supports_autograd:
+            continue
+        reached = Reached()
+        torch.manual_seed(0)
+        try:
+            for n, sample in enumerate(op.sample_inputs("cpu", torch.float64)):
+                if n >= REACH_SAMPLES:
+                    break
+                try:
+                    with reached:
+                        op(sample.input, *sample.args, **sample.kwargs)
+                except Exception:
+                    continue
+        except Exception:
+            continue
+        for func in reached.seen:
+            if getattr(func, "namespace", "aten") == "aten":
+                index.setdefault(overload_name(func), []).append(opinfo_key(op))
+    return index
+
+
+REACH_SAMPLES = 8  # the samples of each OpInfo run for the reach index
 
 
 GRADIENT_TESTS = {  # test_ops' tests of each kind of check (TestGradients before 2.1)
@@ -317,8 +422,20 @@ def backward_of(torch, out, sample):
         torch.autograd.grad(outs, leaves, grads, allow_unused=True)
 
 
+def all_strided(torch, tree):
+    if isinstance(tree, torch.Tensor):
+        return tree.layout == torch.strided and not tree.is_nested
+    if isinstance(tree, (list, tuple)):
+        return all(all_strided(torch, x) for x in tree)
+    if isinstance(tree, dict):
+        return all(all_strided(torch, x) for x in tree.values())
+    return True
+
+
 def all_finite(torch, tree):
     if isinstance(tree, torch.Tensor):
+        if tree.layout != torch.strided:  # (sparse, nested: isfinite is not defined for every layout)
+            return False
         return not (tree.is_floating_point() or tree.is_complex()) or bool(torch.isfinite(tree).all())
     if isinstance(tree, (list, tuple)):
         return all(all_finite(torch, x) for x in tree)
@@ -356,6 +473,10 @@ class NotFinite(Exception):
 
 class GaugeDependent(Exception):
     pass
+
+
+class Unstable(Exception):
+    """Finite differences are not reliable at some elements of a sample made with special values (how many)."""
 
 
 DROPPED: "dict[str, str]" = {}  # unit id -> why every OpInfo sample reaching it was left out (find_samples)
@@ -429,6 +550,252 @@ def positional(overload, args, kwargs):
     return out
 
 
+# --- inputs where mistakes live: variants of OpInfo's first samples (made from them: the same at every run)
+
+# put into floating inputs: zero, units, negatives, points near the edges of common domains ([-1, 1], x > 0)
+SPECIAL_REAL = (0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-3, -1e-3, 0.999, -0.999, 3.0, -3.0)
+SPECIAL_COMPLEX = (0j, 1 + 0j, -1 + 0j, 1j, -1j, -1.5 + 0.5j, -0.5 - 1.5j, 0.5 - 0.5j)
+VARIANT_BASES = 2  # the first samples of each dtype that get variants
+VARIANT_NUMEL = 256  # every differentiable input of a variant has at most this many elements
+STEP = 1e-6  # gradcheck's eps
+# a point is stable when the one-sided difference quotients agree to gradcheck's own tolerances
+STABLE_ATOL, STABLE_RTOL = 1e-5, 1e-3
+SCALAR_TYPES = ("Scalar", "float", "complex", "number", "Optional[Scalar]", "Optional[float]", "Scalar?", "float?")
+
+
+def call_overload(torch, overload, values):
+    """The real op on positional values (one per schema argument): keyword-only ones by name, a random op with
+    the same seed at every call."""
+    arguments = overload._schema.arguments
+    args = [v for v, a in zip(values, arguments) if not a.kwarg_only]
+    kwargs = {a.name: v for v, a in zip(values, arguments) if a.kwarg_only}
+    with torch.random.fork_rng(devices=[]):
+        torch.random.default_generator.manual_seed(0)
+        return overload(*args, **kwargs)
+
+
+def flat_output(torch, overload, values):
+    """The op's floating outputs as one complex vector, or None when the op raises."""
+    try:
+        with torch.no_grad():
+            out = call_overload(torch, overload, values)
+    except Exception:
+        return None
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+    if not all_strided(torch, outs):
+        return None
+    parts = [o.detach().reshape(-1).to(torch.complex128) for o in outs if o.is_floating_point() or o.is_complex()]
+    return torch.cat(parts) if parts else None
+
+
+def unstable_elements(torch, overload, values, arg, indices):
+    """The elements (flat indices) of the tensor values[arg] at which central differences are not reliable: the
+    op's output there or a step either side is not finite, or the one-sided quotients disagree (a kink, a jump, a
+    branch cut, a pole close by). Complex elements are stepped along both axes."""
+    base = values[arg]
+    f0 = flat_output(torch, overload, values)
+    if f0 is None or not bool(torch.isfinite(f0).all()):
+        return set(indices)
+    steps = (STEP, STEP * 1j) if base.is_complex() else (STEP,)
+    bad = set()
+    for i in indices:
+        for step in steps:
+            quotients = []
+            for sign in (1, -1):
+                moved = base.detach().clone(memory_format=torch.contiguous_format)
+                moved.view(-1)[i] += sign * step
+                shifted = list(values)
+                shifted[arg] = moved
+                f = flat_output(torch, overload, shifted)
+                if f is None or f.shape != f0.shape or not bool(torch.isfinite(f).all()):
+                    quotients = None
+                    break
+                quotients.append((f - f0) / (sign * abs(step)))
+            if quotients is None:
+                bad.add(i)
+                break
+            ahead, behind = quotients
+            central = (ahead + behind) / 2
+            if not bool(((ahead - behind).abs() <= STABLE_ATOL + STABLE_RTOL * central.abs()).all()):
+                bad.add(i)
+                break
+            # a jump symmetric about the point (frexp's mantissa at 0) passes the one-sided test: the central
+            # quotient of a jump grows as the step shrinks, a derivative's does not
+            wide = []
+            for sign in (1, -1):
+                moved = base.detach().clone(memory_format=torch.contiguous_format)
+                moved.view(-1)[i] += sign * 2 * step
+                shifted = list(values)
+                shifted[arg] = moved
+                wide.append(flat_output(torch, overload, shifted))
+            if any(w is None or w.shape != f0.shape or not bool(torch.isfinite(w).all()) for w in wide):
+                bad.add(i)
+                break
+            central_wide = (wide[0] - wide[1]) / (4 * abs(step))
+            if not bool(((central - central_wide).abs() <= STABLE_ATOL + STABLE_RTOL * central.abs()).all()):
+                bad.add(i)
+                break
+    return bad
+
+
+def with_points(torch, overload, values, arg, points):
+    """values with values[arg]'s elements set to {flat index: value}, less the points where finite differences
+    are not reliable (put back); (values, points kept, points dropped) or None when none is kept."""
+    original = values[arg].detach().reshape(-1)
+    dropped = 0
+    alone = {}
+    for i, v in points.items():  # each point alone first: one where the op's output is not finite spoils the rest
+        moved = values[arg].detach().clone(memory_format=torch.contiguous_format)
+        moved.view(-1)[i] = v
+        out = flat_output(torch, overload, [*values[:arg], moved, *values[arg + 1 :]])
+        if out is not None and bool(torch.isfinite(out).all()):
+            alone[i] = v
+        else:
+            dropped += 1
+    points = alone
+    moved = values[arg].detach().clone(memory_format=torch.contiguous_format)
+    flat = moved.view(-1)
+    for i, v in points.items():
+        flat[i] = v
+    out = list(values)
+    out[arg] = moved
+    for _ in range(2):  # once, then again after putting back (the other points may depend on them)
+        bad = unstable_elements(torch, overload, out, arg, [i for i in points if bool(flat[i] != original[i])])
+        if not bad:
+            break
+        for i in bad:
+            flat[i] = original[i]
+        dropped += len(bad)
+    else:
+        if unstable_elements(torch, overload, out, arg, list(points)):
+            return None
+    kept = int((flat != original).sum())
+    return (out, kept, dropped) if kept else None
+
+
+def spread(n, m):
+    """m flat indices spread over n elements."""
+    return [k * n // m for k in range(min(n, m))]
+
+
+def quadrant(z, k):
+    """z in the k-th quadrant: z, -conj(z), -z, conj(z)."""
+    return (z, -z.conjugate(), -z, z.conjugate())[k % 4]
+
+
+def non_default(value, is_complex):
+    """A value other than an argument's default (alpha = 1 -> 1.4): complex for complex samples."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex)):
+        return None
+    new = value * 1.7 - 0.3 if value != 0 else -0.3
+    if isinstance(value, complex):
+        return new
+    return complex(new) * (1 + 0.5j) if is_complex else float(new)
+
+
+def variants(torch, overload, unit, found):
+    """Samples made from OpInfo's first samples of each dtype (VARIANT_BASES), where mistakes live: special values
+    put into each floating input and complex values in all four quadrants (only where finite differences are
+    reliable: the other points are put back and counted in UNSTABLE; inputs of at most VARIANT_NUMEL elements),
+    each number argument with a default at another value."""
+    made = []
+    bases = {}
+    scalar_bases = {}
+    for sample in found:
+        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant"):
+            continue
+        values = positional(overload, sample["args"], sample["kwargs"])
+        slots = [s for s in leaf_slots(torch, unit, values) if s["item"] is None]
+        if not slots:
+            continue
+        dtype = sample["dtype"]
+        if scalar_bases.get(dtype, 0) < VARIANT_BASES:
+            scalar_bases[dtype] = scalar_bases.get(dtype, 0) + 1
+            made += scalar_variants(torch, overload, sample, values)
+        small = all(values[s["arg"]].numel() <= VARIANT_NUMEL for s in slots)
+        if bases.get(dtype, 0) < VARIANT_BASES and small and all_strided(torch, values):
+            bases[dtype] = bases.get(dtype, 0) + 1
+            made += point_variants(torch, overload, unit, sample, values, slots)
+    return made
+
+
+def variant(sample, values, what, points):
+    """A sample made from `sample`: its values (one per schema argument), what was changed; points: special
+    points were put in (a check of it needs finite differences reliable at every element of the varied input)."""
+    return {
+        **sample,
+        "args": tuple(values),
+        "kwargs": {},
+        "origin": f"{sample['origin']}, {what}",
+        "variant": what,
+        "points": points,
+    }
+
+
+def point_variants(torch, overload, unit, sample, values, slots):
+    """Special values put into each floating input in turn (complex ones into a complex input); every complex
+    input with its elements moved into all four quadrants (negative real parts: branch cuts)."""
+    made = []
+    unstable = 0
+    names = unit["args"]
+    # a point at one of the op's own number arguments (softshrink's lambd = 0 at 0) is where its formula picks a
+    # side by convention: a kink of the op for every other value of the argument
+    numbers = {
+        abs(v)
+        for v, a in zip(values, overload._schema.arguments)
+        if str(a.type) in SCALAR_TYPES and isinstance(v, (int, float, complex)) and not isinstance(v, bool)
+    }
+    for slot in slots:
+        tensor = values[slot["arg"]]
+        specials = [v for v in (SPECIAL_COMPLEX if tensor.is_complex() else SPECIAL_REAL) if abs(v) not in numbers]
+        points = dict(zip(spread(tensor.numel(), len(specials)), specials))
+        kept = with_points(torch, overload, values, slot["arg"], points)
+        if kept is None:
+            unstable += len(points)
+            continue
+        made.append(variant(sample, kept[0], f"special values in {names[slot['arg']]}", True))
+        unstable += kept[2]
+    quadrants = list(values)
+    moved = 0
+    for n, slot in enumerate(s for s in slots if values[s["arg"]].is_complex()):
+        tensor = values[slot["arg"]].reshape(-1)
+        points = {i: quadrant(complex(tensor[i].item()), i + n) for i in range(tensor.numel())}
+        kept = with_points(torch, overload, quadrants, slot["arg"], points)
+        if kept is None:
+            continue
+        quadrants, moved, unstable = kept[0], moved + kept[1], unstable + kept[2]
+    if moved:
+        made.append(variant(sample, quadrants, "complex values in all four quadrants", True))
+    if unstable:
+        UNSTABLE[unit["id"]] = UNSTABLE.get(unit["id"], 0) + unstable
+    return made
+
+
+def scalar_variants(torch, overload, sample, values):
+    """Each number argument the sample leaves at its default (alpha = 1) at another value, one at a time: complex
+    for a complex sample when the op takes it, else real."""
+    made = []
+    is_complex = sample["dtype"].is_complex
+    for i, a in enumerate(overload._schema.arguments):
+        if str(a.type) not in SCALAR_TYPES or not a.has_default_value() or i >= len(values):
+            continue
+        if a.default_value is None or values[i] != a.default_value:
+            continue
+        for candidate in (non_default(a.default_value, is_complex), non_default(a.default_value, False)):
+            if candidate is None:
+                continue
+            changed = list(values)
+            changed[i] = candidate
+            out = flat_output(torch, overload, changed)
+            if out is not None and bool(torch.isfinite(out).all()):
+                made.append(variant(sample, changed, f"{a.name}={candidate!r}", False))
+                break
+    return made
+
+
+UNSTABLE: "dict[str, int]" = {}  # unit id -> special points put back (finite differences unreliable there)
+
+
 # --- the check
 
 
@@ -451,6 +818,8 @@ def check_unit(torch, ns, unit, found, request):
     if not found:
         found = schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
+    elif request.get("variants", True):
+        found = list(found) + variants(torch, overload, unit, found)
     if not found:
         return {
             **result,
@@ -465,6 +834,7 @@ def check_unit(torch, ns, unit, found, request):
     errors = []
     skipped = []
     gauge = set()
+    unstable = UNSTABLE.get(unit["id"], 0)
     for sample in found:
         dtype, args, kwargs = sample["dtype"], sample["args"], sample["kwargs"]
         values = positional(overload, args, kwargs)
@@ -499,8 +869,22 @@ def check_unit(torch, ns, unit, found, request):
                     continue
                 try:
                     ok, message, output = run_check(
-                        torch, overload, unit, values, leaf, mode, backward, forward, request, sample["transforms"]
+                        torch,
+                        overload,
+                        unit,
+                        values,
+                        leaf,
+                        mode,
+                        backward,
+                        forward,
+                        request,
+                        sample["transforms"],
+                        stable_only=bool(sample.get("points")),
                     )
+                except Unstable as e:
+                    unstable += e.args[0]
+                    skipped.append("finite differences are not reliable at a special point")
+                    continue
                 except TooLarge as e:
                     skipped.append(f"too large for a dense gradcheck ({e})")
                     continue
@@ -540,6 +924,8 @@ def check_unit(torch, ns, unit, found, request):
                     }
     result["samples"] = len(found)
     result["checks"] = counts
+    if unstable:
+        result["unstable"] = unstable  # special points left out: finite differences are not reliable there
     result["failures"] = list(failures.values())
     if failures and result["inputs"] == "schema":
         # inputs made from the schema are a guess (outside the op's domain, quantization parameters making the
@@ -597,8 +983,11 @@ def leaf_slots(torch, unit, values):
     return slots
 
 
-def run_check(torch, overload, unit, values, leaf, mode, backward, forward, request, transforms=None):
-    """gradcheck of the real op with this leaf varying: (passed, message, output name)."""
+def run_check(
+    torch, overload, unit, values, leaf, mode, backward, forward, request, transforms=None, stable_only=False
+):
+    """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
+    made with special values): Unstable unless finite differences are reliable at every element of the leaf."""
     base = list(values)
     outputs_names = unit["outputs"]
     grads_of = unit["grads"]
@@ -627,7 +1016,8 @@ def run_check(torch, overload, unit, values, leaf, mode, backward, forward, requ
         positional = [v for v, k in zip(args, kwarg_only) if not k]
         keywords = {n: v for n, v, k in zip(names, args, kwarg_only) if k}
         with torch.random.fork_rng(devices=[]):  # a random op (bernoulli, normal): the same draw at every call
-            torch.manual_seed(0)
+            # (the CPU generator only: torch.manual_seed also queues a lazy CUDA seeding, a stack trace per call)
+            torch.random.default_generator.manual_seed(0)
             return overload(*positional, **keywords)
 
     def as_tuple(out):
@@ -693,6 +1083,10 @@ def run_check(torch, overload, unit, values, leaf, mode, backward, forward, requ
     size = x.numel() * sum(o.numel() for o in (outs if isinstance(outs, (tuple, list)) else (outs,)))
     if size > MAX_JACOBIAN:
         raise TooLarge(f"a {size}-element Jacobian")
+    if stable_only and leaf["item"] is None:
+        bad = unstable_elements(torch, overload, base, leaf["arg"], range(value.numel()))
+        if bad:
+            raise Unstable(len(bad))
     with time_limit(CHECK_SECONDS):
         return _gradcheck(torch, fn, x, mode, outputs_names, grads_of)
 

@@ -160,6 +160,7 @@ def _summary(result: Any) -> dict[str, Any]:
     return {
         "counts": s.counts(),
         "checks": s.checks(),
+        "unstable_points": s.unstable(),
         "not_checkable_by_reason": s.reasons(),
         "units": [
             {
@@ -170,6 +171,7 @@ def _summary(result: Any) -> dict[str, Any]:
                 "reason": o.reason,
                 "inputs": o.inputs,
                 "checks": o.checks,
+                "unstable_points": o.unstable,
             }
             for o in s.outcomes
         ],

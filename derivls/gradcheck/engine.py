@@ -12,12 +12,13 @@ from typing import Any
 
 from derivls import bounded
 from derivls.compile.file_templates import Templates
-from derivls.compile.toolchain import SetupError, Toolchain
+from derivls.compile.toolchain import SetupError, Toolchain, cache_root
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
+from derivls.gradcheck import reach
 from derivls.gradcheck.results import Summary, interpret
-from derivls.gradcheck.runner import Child
+from derivls.gradcheck.runner import Child, torch_folder
 from derivls.gradcheck.source import render
 from derivls.report import plural
 
@@ -68,6 +69,8 @@ def gradcheck_units(
         "double_backward": double_backward,
         "max_samples": max_samples,
     }
+    index_file = _reach_file(python, cache)
+    request["reach"] = reach.load(index_file)  # None: the child makes it and sends it (kept for the next run)
     # the child imports torch and finds its OpInfo samples while g++ compiles (seconds of each, 2 cores); its
     # events are read meanwhile, so a set-up error (numpy or expecttest missing) stops the build at once
     child = Child(python, request)
@@ -114,6 +117,8 @@ def gradcheck_units(
         elif event.get("event") == "setup-error":  # (torch without what its OpInfo database imports)
             child.close()
             raise SetupError(str(event.get("message")))
+        elif event.get("event") == "reach-index":
+            reach.save(index_file, event.get("index"))
         elif event.get("event") == "unit":
             done += 1
             if progress:
@@ -187,3 +192,14 @@ def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timi
             seen.add(plan.unit.entry_line)
             diagnostics.append(limit_diagnostic(plan.unit, which, limits, "gradcheck"))
     return GradcheckResult(diagnostics, summary, timings)
+
+
+def _reach_file(python: str | None, cache: Path | None) -> Path | None:
+    """Where the reach index of `python`'s torch build is kept (None: no cache folder or no torch)."""
+    import sys
+
+    try:
+        root = cache or cache_root()
+    except SetupError:
+        return None
+    return reach.index_path(root, torch_folder(python or sys.executable))

@@ -38,6 +38,7 @@ class UnitOutcome:
     samples: int = 0
     function: str = ""  # the entry's function (acos, mul.Tensor)
     checks: dict[str, int] = field(default_factory=dict)  # how many checks ran, by kind
+    unstable: int = 0  # special points left out: finite differences are not reliable there
 
 
 @dataclass
@@ -61,6 +62,10 @@ class Summary:
             total.update(o.checks)
         return dict(sorted(total.items()))
 
+    def unstable(self) -> int:
+        """Special points left out over every unit (the op's output or its finite differences unreliable there)."""
+        return sum(o.unstable for o in self.outcomes)
+
     def reasons(self) -> dict[str, int]:
         return dict(Counter(_reason_kind(o.reason) for o in self.outcomes if o.status == "not-checkable"))
 
@@ -75,6 +80,8 @@ class Summary:
             lines.append(
                 "  checks run: " + ", ".join(f"{n} {_CHECK_NAMES.get(kind, kind)}" for kind, n in checks.items())
             )
+        if self.unstable():
+            lines.append(f"  special points left out (finite differences not reliable there): {self.unstable()}")
         for o in self.outcomes:
             if o.status == "not-checkable":
                 lines.append(f"  not checkable: {o.name} (line {o.entry_line + 1}): {o.reason}")
@@ -186,6 +193,7 @@ def interpret(
                 int(event.get("samples", 0)),
                 _function(unit),
                 {str(k): int(v) for k, v in dict(event.get("checks") or {}).items()},
+                int(event.get("unstable", 0)),
             )
         )
     for plan in plans:

@@ -5,6 +5,7 @@ them through the chosen Python (the one running the tests)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+import derivls.gradcheck
 
 TIMEOUT = 3600
 
@@ -107,3 +110,20 @@ def shipped_run(real_files, tmp_path_factory) -> Run:
     folder = tmp_path_factory.mktemp("shipped")
     path = make_wheel_copy(real_files, folder / "site-packages")
     return gradcheck(path, *[a for op in baseline_ops() for a in ("--op", op)], cwd=folder)
+
+
+@pytest.fixture(scope="module")
+def child():
+    """derivls/gradcheck/child.py, loaded in-process (as the child runs it: by path, not as part of derivls)."""
+    path = Path(derivls.gradcheck.__file__).parent / "child.py"
+    spec = importlib.util.spec_from_file_location("derivls_gradcheck_child", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def torch():
+    import torch
+
+    return torch

@@ -1,5 +1,10 @@
 """Seeded mathematical mistakes: formulas the build accepts and that are wrong.
 
+The last four kinds (WHERE_SAMPLES_MISS) are wrong only where OpInfo's own samples do not go: at a special
+value (0, where a shipped helper handles a removable singularity), for negative real parts of complex inputs,
+for complex tangents, for a Scalar argument away from its default; gradcheck reaches them with the samples it
+makes from OpInfo's (child.py's variants).
+
 Each is (entry: the start of its `name:` after `- name: `, the formula line as shipped in 2.13, the
 mistaken line, what kind of mistake). At most one mistake per formula line, so each diagnostic names
 one mistake; several formulas of one entry may be mistaken at once (each input is checked on its own).
@@ -12,6 +17,12 @@ MISSING_CONJ = "missing .conj() (complex)"
 WRONG_REDUCTION = "wrong reduction"
 SWAPPED_INPUTS = "swapped inputs"
 FORWARD_INCONSISTENT = "forward formula inconsistent with the backward"
+# the kinds OpInfo's own samples miss: wrong only where the samples do not go
+SPECIAL_VALUE = "wrong only at a special value (0, a removable singularity)"
+OFF_POSITIVE_AXIS = "complex: wrong only off the positive real axis (negative real parts)"
+COMPLEX_TANGENT = "forward formula wrong only for complex tangents"
+DEFAULT_SCALAR = "a Scalar argument forgotten (right only at its default, alpha = 1)"
+WHERE_SAMPLES_MISS = (SPECIAL_VALUE, OFF_POSITIVE_AXIS, COMPLEX_TANGENT, DEFAULT_SCALAR)
 
 MISTAKES: tuple[tuple[str, str, str, str], ...] = (
     # dropped signs
@@ -126,6 +137,195 @@ MISTAKES: tuple[tuple[str, str, str, str], ...] = (
         "result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)",
         "result: self_t + maybe_multiply(tensor1_t * tensor1_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)",
         FORWARD_INCONSISTENT,
+    ),
+    # wrong only at a special value: a removable singularity at 0 the shipped helper handles
+    (
+        "sinc(",
+        "self: sinc_backward(grad, self)",
+        "self: grad * ((M_PI * self * (M_PI * self).cos() - (M_PI * self).sin()) / (M_PI * self * self)).conj()",
+        SPECIAL_VALUE,
+    ),
+    (
+        "special_i1(",
+        "self: i1_backward(grad, self, result)",
+        "self: grad * (at::special_i0(self) - result / self)",
+        SPECIAL_VALUE,
+    ),
+    (
+        "special_i1e(",
+        "self: i1e_backward(grad, self, result)",
+        "self: grad * (at::special_i0e(self) - result * (self.sgn() + self.reciprocal()))",
+        SPECIAL_VALUE,
+    ),
+    ("i0(", "self: grad * at::special_i1(self)", "self: grad * self * (at::special_i1(self) / self)", SPECIAL_VALUE),
+    (
+        "pow.Tensor_Scalar(",
+        "self: pow_backward(grad, self, exponent)",
+        "self: grad * (exponent * result / self).conj()",
+        SPECIAL_VALUE,
+    ),
+    # (the naive products' backward, wrong where an element is 0)
+    (
+        "prod(Tensor self, *, ScalarType? dtype=None)",
+        "self: prod_backward(grad, self.to(grad.scalar_type()), result)",
+        "self: grad * (result / self).conj()",
+        SPECIAL_VALUE,
+    ),
+    (
+        "cumprod(",
+        "self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result)",
+        "self: (grad.to(self.scalar_type()) * result.conj()).flip(dim).cumsum(dim).flip(dim) / self.conj()",
+        SPECIAL_VALUE,
+    ),
+    # complex: right on the positive real axis, wrong for negative real parts (sqrt(z * z) == z only there)
+    (
+        "acosh(",
+        'self: "self.is_complex() ? grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj() : grad * (self * self - 1).rsqrt()"',
+        "self: grad * (self * self - 1).rsqrt().conj()",
+        OFF_POSITIVE_AXIS,
+    ),
+    (
+        "log2(",
+        "self: grad / (self.conj() * 0.6931471805599453)",
+        "self: grad / ((self * self).sqrt().conj() * 0.6931471805599453)",
+        OFF_POSITIVE_AXIS,
+    ),
+    (
+        "log10(",
+        "self: grad / (self.conj() * 2.3025850929940456)",
+        "self: grad / ((self * self).sqrt().conj() * 2.3025850929940456)",
+        OFF_POSITIVE_AXIS,
+    ),
+    (
+        "asinh(",
+        "self: grad * (self.pow(2) + 1).rsqrt().conj()",
+        "self: grad * ((self.pow(2) + 1) * (self.pow(2) + 1)).pow(-0.25).conj()",
+        OFF_POSITIVE_AXIS,
+    ),
+    # forward formulas wrong only for complex tangents (a real tangent is its own conjugate)
+    (
+        "abs(",
+        "result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())",
+        "result: handle_r_to_c(result.scalar_type(), self_t * self_p.sgn())",
+        COMPLEX_TANGENT,
+    ),
+    (
+        "angle(",
+        "result: handle_r_to_c(result.scalar_type(), angle_backward(self_t.conj(), self_p).conj())",
+        "result: handle_r_to_c(result.scalar_type(), angle_backward(self_t, self_p).conj())",
+        COMPLEX_TANGENT,
+    ),
+    (
+        "sgn(",
+        "result: sgn_backward(self_p, self_t, result)",
+        "result: sgn_backward(self_p, self_t.conj(), result)",
+        COMPLEX_TANGENT,
+    ),
+    (
+        "vdot(",
+        "result: at::vdot(self_t, other_p) + at::vdot(self_p, other_t)",
+        "result: at::dot(self_t, other_p) + at::vdot(self_p, other_t)",
+        COMPLEX_TANGENT,
+    ),
+    (
+        "prod(Tensor self, *, ScalarType? dtype=None)",
+        "result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()",
+        "result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result) * self_t).sum().conj()",
+        COMPLEX_TANGENT,
+    ),
+    (
+        "bmm(",
+        "result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)",
+        "result: self_t.conj().bmm(mat2_p) + self_p.bmm(mat2_t)",
+        COMPLEX_TANGENT,
+    ),
+    (
+        "linalg_cross(",
+        'result: "at::linalg_cross(self_t, other_p, dim) + at::linalg_cross(self_p, other_t, dim)"',
+        'result: "at::linalg_cross(self_t.conj(), other_p, dim) + at::linalg_cross(self_p, other_t, dim)"',
+        COMPLEX_TANGENT,
+    ),
+    # a Scalar argument forgotten: right only at its default, which OpInfo's samples mostly leave it at
+    (
+        "add.Tensor(",
+        "other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))",
+        "other: handle_r_to_c(other.scalar_type(), grad)",
+        DEFAULT_SCALAR,
+    ),
+    ("sub.Tensor(", "result: self_t - maybe_multiply(other_t, alpha)", "result: self_t - other_t", DEFAULT_SCALAR),
+    (
+        "rsub.Tensor(",
+        "self: handle_r_to_c(self.scalar_type(), maybe_multiply(-grad, alpha.conj()))",
+        "self: handle_r_to_c(self.scalar_type(), -grad)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "addcdiv(",
+        "tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (value / tensor2).conj())",
+        "tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (1 / tensor2).conj())",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "addcmul(",
+        "tensor2: handle_r_to_c(tensor2.scalar_type(), grad * (tensor1 * value).conj())",
+        "tensor2: handle_r_to_c(tensor2.scalar_type(), grad * tensor1.conj())",
+        DEFAULT_SCALAR,
+    ),
+    ("addmm(", "self: maybe_multiply(grad, beta.conj())", "self: grad", DEFAULT_SCALAR),
+    ("addmv(", "mat: maybe_multiply(grad.ger(vec.conj()), alpha.conj())", "mat: grad.ger(vec.conj())", DEFAULT_SCALAR),
+    (
+        "addr(",
+        "vec1: maybe_multiply(grad.mv(vec2.conj()), alpha.conj())",
+        "vec1: maybe_multiply(grad.mv(vec2.conj()), alpha)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "baddbmm(",
+        "batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())",
+        "batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "elu(",
+        "self: elu_backward(grad, alpha, scale, input_scale, /* is_result */ false, self)",
+        "self: elu_backward(grad, alpha, scale, 1, /* is_result */ false, self)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "celu(",
+        "self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ false, self)",
+        "self: elu_backward(grad, alpha, 1, 1.0, /* is_result */ false, self)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "softplus(",
+        "self: softplus_backward(grad, self, beta, threshold)",
+        "self: softplus_backward(grad, self, 1, threshold)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "leaky_relu(",
+        "self: leaky_relu_backward(grad, self, negative_slope, false)",
+        "self: leaky_relu_backward(grad, self, 0.01, false)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "hardtanh(",
+        "self: hardtanh_backward(grad, self, min_val, max_val)",
+        "self: hardtanh_backward(grad, self, -1, 1)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "huber_loss(",
+        "self: huber_loss_backward(grad, self, target, reduction, delta)",
+        "self: huber_loss_backward(grad, self, target, reduction, 1.0)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "softshrink(",
+        "self: softshrink_backward(grad, self, lambd)",
+        "self: softshrink_backward(grad, self, 0.5)",
+        DEFAULT_SCALAR,
     ),
 )
 

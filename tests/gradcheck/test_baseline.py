@@ -29,7 +29,12 @@ def test_every_entry_of_the_subset_passes_or_is_listed_with_its_reason(shipped_r
     assert not differences, differences
 
 
-def test_the_subset_has_no_failing_formula(shipped_run):
-    assert shipped_run.code == 0, shipped_run.stderr
-    assert shipped_run.summary["counts"]["failed"] == 0
-    assert shipped_run.summary["counts"]["passed"] >= 30
+# failed on the shipped file: a bug of torch 2.13 itself, each shown by a torch-only script in docs/gradcheck.md
+TORCH_BUGS = {"PowBackward1": "pow(0, exponent)'s gradient for a complex exponent is nan (pow_backward_exponent)"}
+
+
+def test_the_subset_fails_only_where_torch_itself_is_wrong(shipped_run):
+    failed = {u["name"] for u in shipped_run.summary["units"] if u["status"] == "failed"}
+    assert failed == set(TORCH_BUGS), shipped_run.stderr
+    assert {d["message"].split(":")[0] for d in shipped_run.diagnostics} == set(TORCH_BUGS)
+    assert shipped_run.summary["counts"]["passed"] >= 60

@@ -4,30 +4,9 @@ of an input is applied, samples a dense gradcheck cannot use are recognised."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-import derivls.gradcheck
-
 pytestmark = pytest.mark.gradcheck
-
-
-@pytest.fixture(scope="module")
-def child():
-    path = Path(derivls.gradcheck.__file__).parent / "child.py"
-    spec = importlib.util.spec_from_file_location("derivls_gradcheck_child", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    return torch
 
 
 def _op(name: str, variant: str = ""):
@@ -69,3 +48,29 @@ def test_non_finite_samples_and_random_results_are_recognised(child, torch):
     p = torch.full((64,), 0.5, dtype=torch.float64)
     assert not child.same(torch, torch.bernoulli(p), torch.bernoulli(p))
     assert child.same(torch, (torch.tensor([float("nan")]),), (torch.tensor([float("nan")]),))
+
+
+def _unit(torch, aten: str, overload: str, *wrt: str) -> dict:
+    schema = getattr(getattr(torch.ops.aten, aten), overload)._schema
+    return {
+        "id": f"{aten}.{overload}",
+        "aten": aten,
+        "overload": overload,
+        "args": [a.name for a in schema.arguments],
+        "wrt": [(name, False) for name in wrt],
+        "fw_inputs": list(wrt),
+    }
+
+
+def test_a_sample_has_a_non_empty_floating_input_the_entry_has_a_formula_for(child, torch):
+    unit = _unit(torch, "cholesky_inverse", "default", "self")  # OpInfo's first samples are empty matrices
+    found = child.find_samples(torch, [unit], 2)[unit["id"]]
+    assert found and all(s["args"][0].numel() > 0 for s in found)
+
+
+def test_samples_are_asked_for_as_test_ops_asks_for_gradient_samples(child, torch):
+    # with requires_grad=False, OpInfo adds embedding samples with padding_idx (whose gradient is 0 by design)
+    unit = _unit(torch, "embedding", "default", "weight")
+    found = child.find_samples(torch, [unit], 8)[unit["id"]]
+    schema = torch.ops.aten.embedding.default
+    assert found and all(child.positional(schema, s["args"], s["kwargs"])[2] == -1 for s in found)

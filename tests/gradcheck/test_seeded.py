@@ -1,14 +1,18 @@
 """Seeded mathematical mistakes (tests/gradcheck/mistakes.py: dropped signs, missing .conj() on
 complex-supporting ops, wrong reductions, swapped inputs, forward formulas inconsistent with their
-backward) are each caught on their own formula line; the same entries as shipped are not flagged.
+backward; and where OpInfo's samples do not go: special values, negative real parts, complex tangents,
+a Scalar argument away from its default) are each caught on their own formula line; the same entries
+as shipped are not flagged.
 All the entries of a run are compiled as one unit."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from tests.gradcheck.conftest import baseline_ops, gradcheck, replace_in_entry
-from tests.gradcheck.mistakes import MISTAKES, OPS
+from tests.gradcheck.mistakes import MISTAKES, OPS, WHERE_SAMPLES_MISS
 
 pytestmark = pytest.mark.gradcheck
 
@@ -18,15 +22,22 @@ def _op_args() -> list[str]:
 
 
 def test_the_seeded_mistakes_are_enough():
-    assert len(MISTAKES) >= 30
-    assert len(OPS) >= 15
-    assert len({kind for *_, kind in MISTAKES}) == 5
+    assert len(MISTAKES) >= 50
+    assert len(OPS) >= 40
+    assert len({kind for *_, kind in MISTAKES}) == 9
+    where_samples_miss = Counter(kind for *_, kind in MISTAKES if kind in WHERE_SAMPLES_MISS)
+    assert sum(where_samples_miss.values()) >= 20
+    assert set(where_samples_miss) == set(WHERE_SAMPLES_MISS) and min(where_samples_miss.values()) >= 4
+
+
+def test_each_formula_line_has_at_most_one_seeded_mistake():
+    lines = Counter((entry, shipped) for entry, shipped, *_ in MISTAKES)
+    assert max(lines.values()) == 1
 
 
 def test_the_entries_as_shipped_pass(shipped_run):
     assert set(OPS) <= set(baseline_ops())
-    assert shipped_run.diagnostics == [], shipped_run.stderr
-    assert shipped_run.code == 0
+    # (a failing formula fails its unit: pow.Tensor_Tensor fails for a bug of torch itself, test_baseline.py)
     # (the AutogradNestedTensor formulas of sum are compiled, not run: dense CPU samples reach Default's)
     seeded_units = [
         u for u in shipped_run.summary["units"] if u["function"] in OPS and "AutogradNestedTensor" not in u["name"]

@@ -21,7 +21,10 @@ signal.alarm(30)  # a stand-in never outlives a broken test
 log = open(os.environ["DERIVLS_TEST_CHILD_LOG"], "a")
 request = json.loads(sys.stdin.readline())
 log.write("started %d\\n" % len(request["units"])); log.flush()
+log.write("reach %s\\n" % json.dumps(request.get("reach"))); log.flush()
 print(json.dumps({"event": "torch", "version": "0.0"}), flush=True)
+if request.get("reach") is None:
+    print(json.dumps({"event": "reach-index", "index": {"aten::_softmax.default": ["softmax"]}}), flush=True)
 if os.environ.get("DERIVLS_TEST_SETUP_ERROR"):
     print(json.dumps({"event": "setup-error", "message": os.environ["DERIVLS_TEST_SETUP_ERROR"]}), flush=True)
     sys.exit(0)
@@ -125,3 +128,21 @@ def test_a_set_up_error_of_the_child_stops_a_running_build_at_once(stand_ins, mo
         engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable)
     assert time.monotonic() - started < 30
     assert not bounded.live()
+
+
+def test_the_reach_index_the_child_made_is_kept_per_torch_build_and_sent_with_the_next_request(
+    stand_ins, monkeypatch, tmp_path
+):
+    torch_folder = tmp_path / "torch"
+    torch_folder.mkdir()
+    (torch_folder / "version.py").write_text("__version__ = '2.13.0+cpu'\n")
+    monkeypatch.setattr(engine, "torch_folder", lambda python: torch_folder)
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
+    cache = tmp_path / "cache"
+    engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=cache)
+    engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=cache)
+    (torch_folder / "version.py").write_text("__version__ = '2.13.1+cpu'\n")  # another build: made again
+    engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=cache)
+    sent = [line for line in stand_ins.log.read_text().splitlines() if line.startswith("reach ")]
+    assert sent == ["reach null", 'reach {"aten::_softmax.default": ["softmax"]}', "reach null"]
+    assert len(list((cache / "gradcheck").glob("reach-*.json"))) == 2

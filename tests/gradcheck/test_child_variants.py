@@ -1,0 +1,108 @@
+"""Inputs where mistakes live (derivls/gradcheck/child.py in-process, no compiler): special values go into
+floating inputs only where finite differences are reliable, complex samples reach all four quadrants, a Scalar
+argument left at its default gets another value, the samples are the same at every run; an overload no OpInfo
+of its own name reaches gets the samples of the OpInfos the reach index lists for it; samples are kept per
+dtype."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.gradcheck
+
+
+def _unit(torch, aten: str, overload: str, *wrt: str) -> dict:
+    schema = getattr(getattr(torch.ops.aten, aten), overload)._schema
+    return {
+        "id": f"{aten}.{overload}",
+        "aten": aten,
+        "overload": overload,
+        "args": [a.name for a in schema.arguments],
+        "wrt": [(name, False) for name in wrt],
+        "fw_inputs": list(wrt),
+    }
+
+
+def _sample(torch, *args) -> dict:
+    return {"dtype": args[0].dtype, "args": args, "kwargs": {}, "origin": "test", "skip": {}, "transforms": {}}
+
+
+def test_special_values_are_kept_only_where_the_op_and_its_finite_differences_are_finite_and_stable(child, torch):
+    acos = torch.ops.aten.acos.default
+    x = torch.full((13,), 0.3, dtype=torch.float64)
+    points = dict(enumerate(child.SPECIAL_REAL))
+    values, kept, dropped = child.with_points(torch, acos, [x], 0, points)
+    moved = {float(v) for v in values[0] if v != 0.3}
+    assert {0.0, 0.5, -0.5, 0.999, -0.999} <= moved  # inside acos's domain
+    assert not {1.0, -1.0, 2.0, -2.0, 3.0, -3.0} & moved  # its edges (an infinite slope) and outside (nan)
+    assert dropped == 13 - kept
+
+
+def test_a_kink_a_jump_and_a_branch_cut_are_not_stable_points(child, torch):
+    x = torch.tensor([0.0, 0.7], dtype=torch.float64)
+    assert child.unstable_elements(torch, torch.ops.aten.abs.default, [x], 0, [0, 1]) == {0}
+    assert child.unstable_elements(torch, torch.ops.aten.floor.default, [x + 1.0], 0, [0, 1]) == {0}
+    z = torch.tensor([-2.0 + 0j, -2.0 + 1j], dtype=torch.complex128)  # log's cut: the negative real axis
+    assert child.unstable_elements(torch, torch.ops.aten.log.default, [z], 0, [0, 1]) == {0}
+
+
+def test_complex_samples_get_negative_real_parts_in_all_four_quadrants(child, torch):
+    acos = torch.ops.aten.acos.default
+    unit = _unit(torch, "acos", "default", "self")
+    z = torch.complex(
+        torch.linspace(0.2, 0.9, 8, dtype=torch.float64), torch.linspace(0.1, 0.8, 8, dtype=torch.float64)
+    )
+    made = child.variants(torch, acos, unit, [_sample(torch, z)])
+    [quadrants] = [m for m in made if "four quadrants" in m["origin"]]
+    moved = quadrants["args"][0]
+    assert {(bool(v.real > 0), bool(v.imag > 0)) for v in moved.tolist()} == {
+        (True, True),
+        (False, True),
+        (False, False),
+        (True, False),
+    }
+    assert quadrants["points"]
+
+
+def test_a_scalar_argument_left_at_its_default_gets_another_value_complex_for_complex_samples(child, torch):
+    add = torch.ops.aten.add.Tensor
+    unit = _unit(torch, "add", "Tensor", "self", "other")
+    real = child.variants(
+        torch, add, unit, [_sample(torch, torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))]
+    )
+    assert [m["args"][2] for m in real if m["origin"].startswith("test, alpha=")] == [1.4]
+    z = torch.ones(3, dtype=torch.complex128)
+    made = child.variants(torch, add, unit, [_sample(torch, z, z)])
+    [alpha] = [m["args"][2] for m in made if m["origin"].startswith("test, alpha=")]
+    assert isinstance(alpha, complex) and alpha.imag != 0
+    assert not any(m["points"] for m in made if "alpha" in m["origin"])  # (no stability check needed)
+
+
+def test_the_samples_made_are_the_same_at_every_run(child, torch):
+    asin = torch.ops.aten.asin.default
+    unit = _unit(torch, "asin", "default", "self")
+    x = torch.linspace(-0.9, 0.9, 20, dtype=torch.float64)
+    first = child.variants(torch, asin, unit, [_sample(torch, x)])
+    second = child.variants(torch, asin, unit, [_sample(torch, x.clone())])
+    assert [m["origin"] for m in first] == [m["origin"] for m in second] and first
+    assert all(torch.equal(a["args"][0], b["args"][0]) for a, b in zip(first, second))
+
+
+def test_an_overload_no_opinfo_of_its_name_reaches_gets_the_samples_of_those_the_reach_index_lists(child, torch):
+    unit = _unit(torch, "upsample_bilinear2d", "default", "self")
+    assert child.find_samples(torch, [unit], 2) == {unit["id"]: []}
+    reach = {"aten::upsample_bilinear2d.default": ["nn.functional.interpolate.bilinear"]}
+    found = child.find_samples(torch, [unit], 2, reach)[unit["id"]]
+    assert found and {s["origin"] for s in found} == {"nn.functional.interpolate.bilinear"}
+
+
+def test_samples_are_kept_up_to_the_limit_per_dtype(child, torch):
+    unit = _unit(torch, "acos", "default", "self")
+    found = child.find_samples(torch, [unit], 2)[unit["id"]]
+    assert sorted(str(s["dtype"]) for s in found) == ["torch.complex128"] * 2 + ["torch.float64"] * 2
+
+
+def test_a_jump_symmetric_about_the_point_is_not_a_stable_point(child, torch):
+    x = torch.tensor([0.0, 0.7], dtype=torch.float64)  # frexp's mantissa jumps from -0.5 to 0.5 at 0
+    mantissa = torch.ops.aten.frexp.Tensor
+    assert child.unstable_elements(torch, mantissa, [x], 0, [0, 1]) == {0}
