@@ -266,6 +266,7 @@ export const SERVER_SETTING_KEYS = [
   'tags',
   'profile',
   'torchVersion',
+  'torchInclude',
   'compileOnSave',
   'compileCxx',
   'compileTorchInclude',
@@ -279,6 +280,7 @@ export interface RawServerSettings {
   tags?: string;
   profile?: string;
   torchVersion?: string;
+  torchInclude?: string;
   compileOnSave?: boolean;
   compileCxx?: string;
   compileTorchInclude?: string;
@@ -293,6 +295,7 @@ export interface ServerSettingsPayload {
   tags: string;
   profile: Profile;
   torchVersion: string;
+  torchInclude: string;
   compileOnSave: boolean;
   compileCxx: string;
   compileTorchInclude: string;
@@ -316,6 +319,7 @@ export function serverSettings(raw: RawServerSettings, ctx: Pick<LaunchContext, 
     tags: expandPath(raw.tags ?? '', ctx),
     profile: PROFILES.includes(raw.profile ?? '') ? (raw.profile as Profile) : 'auto',
     torchVersion: torchVersion === '' ? 'auto' : torchVersion,
+    torchInclude: expandPath(raw.torchInclude ?? '', ctx),
     compileOnSave: raw.compileOnSave === true,
     compileCxx: expandPath(raw.compileCxx ?? '', ctx),
     compileTorchInclude: expandPath(raw.compileTorchInclude ?? '', ctx),

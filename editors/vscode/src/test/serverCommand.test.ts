@@ -212,6 +212,7 @@ describe('serverSettings', () => {
     tags: '',
     profile: 'auto',
     torchVersion: 'auto',
+    torchInclude: '',
     compileOnSave: false,
     compileCxx: '',
     compileTorchInclude: '',
@@ -226,6 +227,10 @@ describe('serverSettings', () => {
       profile: 'legacy',
     });
     assert.deepEqual(serverSettings({}, linux), unset);
+  });
+
+  it('expands torchInclude like the other paths', () => {
+    assert.equal(serverSettings({ torchInclude: '${workspaceFolder}/torch/include' }, linux).torchInclude, '/src/pytorch/torch/include');
   });
 
   it('sends torchVersion as set, and an empty one as auto', () => {
