@@ -127,3 +127,16 @@ def torch():
     import torch
 
     return torch
+
+
+def unit_request(torch, aten: str, overload: str, *wrt: str) -> dict:
+    """A unit as the engine sends it to the child (its schema's arguments; `wrt`: the differentiable ones)."""
+    schema = getattr(getattr(torch.ops.aten, aten), overload)._schema
+    return {
+        "id": f"{aten}.{overload}",
+        "aten": aten,
+        "overload": overload,
+        "args": [a.name for a in schema.arguments],
+        "wrt": [(name, False) for name in wrt],
+        "fw_inputs": list(wrt),
+    }

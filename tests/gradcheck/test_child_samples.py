@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.gradcheck.conftest import unit_request
+
 pytestmark = pytest.mark.gradcheck
 
 
@@ -50,27 +52,15 @@ def test_non_finite_samples_and_random_results_are_recognised(child, torch):
     assert child.same(torch, (torch.tensor([float("nan")]),), (torch.tensor([float("nan")]),))
 
 
-def _unit(torch, aten: str, overload: str, *wrt: str) -> dict:
-    schema = getattr(getattr(torch.ops.aten, aten), overload)._schema
-    return {
-        "id": f"{aten}.{overload}",
-        "aten": aten,
-        "overload": overload,
-        "args": [a.name for a in schema.arguments],
-        "wrt": [(name, False) for name in wrt],
-        "fw_inputs": list(wrt),
-    }
-
-
 def test_a_sample_has_a_non_empty_floating_input_the_entry_has_a_formula_for(child, torch):
-    unit = _unit(torch, "cholesky_inverse", "default", "self")  # OpInfo's first samples are empty matrices
+    unit = unit_request(torch, "cholesky_inverse", "default", "self")  # OpInfo's first samples are empty matrices
     found = child.find_samples(torch, [unit], 2)[unit["id"]]
     assert found and all(s["args"][0].numel() > 0 for s in found)
 
 
 def test_samples_are_asked_for_as_test_ops_asks_for_gradient_samples(child, torch):
     # with requires_grad=False, OpInfo adds embedding samples with padding_idx (whose gradient is 0 by design)
-    unit = _unit(torch, "embedding", "default", "weight")
+    unit = unit_request(torch, "embedding", "default", "weight")
     found = child.find_samples(torch, [unit], 8)[unit["id"]]
     schema = torch.ops.aten.embedding.default
     assert found and all(child.positional(schema, s["args"], s["kwargs"])[2] == -1 for s in found)

@@ -8,19 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.gradcheck.conftest import unit_request
+
 pytestmark = pytest.mark.gradcheck
-
-
-def _unit(torch, aten: str, overload: str, *wrt: str) -> dict:
-    schema = getattr(getattr(torch.ops.aten, aten), overload)._schema
-    return {
-        "id": f"{aten}.{overload}",
-        "aten": aten,
-        "overload": overload,
-        "args": [a.name for a in schema.arguments],
-        "wrt": [(name, False) for name in wrt],
-        "fw_inputs": list(wrt),
-    }
 
 
 def _sample(torch, *args) -> dict:
@@ -48,7 +38,7 @@ def test_a_kink_a_jump_and_a_branch_cut_are_not_stable_points(child, torch):
 
 def test_complex_samples_get_negative_real_parts_in_all_four_quadrants(child, torch):
     acos = torch.ops.aten.acos.default
-    unit = _unit(torch, "acos", "default", "self")
+    unit = unit_request(torch, "acos", "default", "self")
     z = torch.complex(
         torch.linspace(0.2, 0.9, 8, dtype=torch.float64), torch.linspace(0.1, 0.8, 8, dtype=torch.float64)
     )
@@ -66,7 +56,7 @@ def test_complex_samples_get_negative_real_parts_in_all_four_quadrants(child, to
 
 def test_a_scalar_argument_left_at_its_default_gets_another_value_complex_for_complex_samples(child, torch):
     add = torch.ops.aten.add.Tensor
-    unit = _unit(torch, "add", "Tensor", "self", "other")
+    unit = unit_request(torch, "add", "Tensor", "self", "other")
     real = child.variants(
         torch, add, unit, [_sample(torch, torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))]
     )
@@ -80,7 +70,7 @@ def test_a_scalar_argument_left_at_its_default_gets_another_value_complex_for_co
 
 def test_the_samples_made_are_the_same_at_every_run(child, torch):
     asin = torch.ops.aten.asin.default
-    unit = _unit(torch, "asin", "default", "self")
+    unit = unit_request(torch, "asin", "default", "self")
     x = torch.linspace(-0.9, 0.9, 20, dtype=torch.float64)
     first = child.variants(torch, asin, unit, [_sample(torch, x)])
     second = child.variants(torch, asin, unit, [_sample(torch, x.clone())])
@@ -89,7 +79,7 @@ def test_the_samples_made_are_the_same_at_every_run(child, torch):
 
 
 def test_an_overload_no_opinfo_of_its_name_reaches_gets_the_samples_of_those_the_reach_index_lists(child, torch):
-    unit = _unit(torch, "upsample_bilinear2d", "default", "self")
+    unit = unit_request(torch, "upsample_bilinear2d", "default", "self")
     assert child.find_samples(torch, [unit], 2) == {unit["id"]: []}
     reach = {"aten::upsample_bilinear2d.default": ["nn.functional.interpolate.bilinear"]}
     found = child.find_samples(torch, [unit], 2, reach)[unit["id"]]
@@ -97,7 +87,7 @@ def test_an_overload_no_opinfo_of_its_name_reaches_gets_the_samples_of_those_the
 
 
 def test_samples_are_kept_up_to_the_limit_per_dtype(child, torch):
-    unit = _unit(torch, "acos", "default", "self")
+    unit = unit_request(torch, "acos", "default", "self")
     found = child.find_samples(torch, [unit], 2)[unit["id"]]
     assert sorted(str(s["dtype"]) for s in found) == ["torch.complex128"] * 2 + ["torch.float64"] * 2
 
