@@ -122,7 +122,7 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
         return Built(target, namespace, True, time.monotonic() - started, None, info.get("unreachable", []))
     pch = ensure_pch(toolchain, header, cache)
     lib = torch_lib_dir(toolchain)
-    _remove_stale_work(root)  # (where derivls 0.x built)
+    _remove_stale_work(root)  # (the cache folder held the work folders of earlier derivls versions)
     # the work folder is in this process's scratch folder (derivls.bounded): removed when the build ends, at
     # this process's exit, or, after a SIGKILL, by the next derivls process that makes one
     with tempfile.TemporaryDirectory(prefix="gradcheck-", dir=bounded.scratch_folder()) as work_dir:
