@@ -60,4 +60,5 @@ __all__ = [
     "code_lenses",
     "entry_lens",
     "entry_line",
+    "verdict_title",
 ]
