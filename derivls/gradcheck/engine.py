@@ -85,12 +85,14 @@ def gradcheck_units(
         if cancel is not None and cancel.is_set():
             raise Cancelled()
     except BaseException as e:
+        reader.build_over.set()
         child.close()
         if reader.setup_error is not None:  # (the build was stopped for it)
             raise SetupError(reader.setup_error) from None
         if isinstance(e, building.BuildLimit):  # one diagnostic per entry of the build: a bound reached on them
             return _limited(rendered, str(e), e.which, building.build_limits(len(rendered.plans)), timings)
         raise
+    reader.build_over.set()
     if reader.setup_error is not None:
         child.close()
         raise SetupError(reader.setup_error)
@@ -158,6 +160,7 @@ class _EventReader:
     def __init__(self, child: Child) -> None:
         self.child = child
         self.setup_error: str | None = None
+        self.build_over = threading.Event()  # set by the engine once the build returned or raised
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -166,12 +169,20 @@ class _EventReader:
             for event in self.child.events():
                 if event.get("event") == "setup-error" and self.setup_error is None:
                     self.setup_error = str(event.get("message"))
-                    for process in bounded.live():
-                        if process is not self.child.bounded:
-                            process.kill()
+                    self._queue.put(event)
+                    self._stop_build()
+                    continue
                 self._queue.put(event)
         finally:
             self._queue.put(None)
+
+    def _stop_build(self) -> None:
+        """Kill the build's compilers until the build is over: one may start after the child's message came."""
+        while not self.build_over.is_set():
+            for process in bounded.live():
+                if process is not self.child.bounded:
+                    process.kill()
+            self.build_over.wait(0.05)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self._queue.get, None)

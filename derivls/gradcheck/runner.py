@@ -145,8 +145,6 @@ class Child:
 
     def close(self) -> None:
         self._deadline.cancel()
-        if self.process.poll() is None:
-            self.cancel()
-        self.process.wait()
+        self.bounded.kill()  # (also when it has exited: what is left in its group, and it is no longer live)
         self.end_input()
         shutil.rmtree(self.folder, ignore_errors=True)

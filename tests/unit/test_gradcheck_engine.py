@@ -119,6 +119,7 @@ def test_a_set_up_error_of_the_child_stops_a_running_build_at_once(stand_ins, mo
     monkeypatch.setenv("DERIVLS_TEST_SETUP_ERROR", message)
 
     def build(source, toolchain, templates, cache, units=1):
+        time.sleep(1.0)  # the child's message comes first: the compiler starts after it (CI's order)
         done = bounded.run(["sleep", "60"], bounded.Limits(120, bounded.GB), cwd=tmp_path)  # a compiler at work
         raise SetupError(f"compiling the formulas failed (status {done.returncode})")
 
