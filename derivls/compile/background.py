@@ -202,6 +202,7 @@ J = TypeVar("J", bound=WorkerJob)
 class _DocumentState(Generic[J]):
     done: dict[str, list[Diagnostic]] = field(default_factory=dict)  # entry key -> relative diagnostics
     verdicts: dict[str, str] = field(default_factory=dict)  # entry key -> the worker's verdict on it
+    collected: int = 0  # results recorded so far (what a view cached from them is stale against)
     job: J | None = None
     job_keys: dict[int, str] = field(default_factory=dict)  # line -> key of the entries the job works on
 
@@ -269,11 +270,17 @@ class EntryJobs(Generic[J]):
             return result
         self.last_error = result.error
         if result.error is None:
+            state.collected += 1
             for key in state.job_keys.values():
                 state.done[key] = result.entries.get(key, [])
                 if key in result.verdicts:
                     state.verdicts[key] = result.verdicts[key]
         return result
+
+    def collected(self, uri: str) -> int:
+        """How many results of the document were recorded: a view built from them is stale once it grows."""
+        state = self._documents.get(uri)
+        return 0 if state is None else state.collected
 
     def verdict(self, uri: str, placed: Any) -> str | None:
         """The last verdict on this entry as it is now (None once its text changed, or never run)."""

@@ -58,6 +58,8 @@ async def test_untrusted_the_gradcheck_lens_runs_nothing_and_the_command_refuses
 
 async def test_a_trust_grant_makes_the_lenses_runnable(client: LanguageClient, real_files, tmp_path: Path):
     doc, text = await open_real(client, real_files, {"derivls": {"trustedWorkspace": False}})
+    before = await gradcheck_lenses(client, doc)  # (the server keeps each entry's lenses: not these after the grant)
+    assert {lens.command.title for lens in before} == {UNTRUSTED_TITLE}
     client.protocol.notify(WORKSPACE_TRUSTED, {})
     for _ in range(100):
         if (await status(client)).settings.trustedWorkspace:

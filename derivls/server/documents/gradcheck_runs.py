@@ -51,6 +51,13 @@ def trusted(ls: Any) -> bool:
     return bool(getattr(ls.settings, "trusted_workspace", False))
 
 
+def lens_context(ls: Any, uri: str) -> tuple[bool, int]:
+    """What the gradcheck lenses depend on besides their entry (the code-lens cache's key): the trust, and the
+    results recorded (a verdict)."""
+    runs = getattr(ls, "_derivls_gradcheck", None)
+    return trusted(ls), runs.collected(uri) if runs is not None else 0
+
+
 def lenses(ls: Any, uri: str, lines: Any, placed: Any) -> list[types.CodeLens]:
     """The "Run gradcheck" lens of one entry (for the code-lens handler); untrusted, a lens that runs nothing."""
     found = ide.entry_lens(placed, trusted(ls))

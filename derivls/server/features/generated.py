@@ -40,7 +40,8 @@ def code_lenses(ls: DerivlsServer, params: types.CodeLensParams) -> RawJSON | li
     assert isinstance(cache, FragmentCache)
     # limits: a bounded answer for a huge file (each entry gives up to two lenses: generated code, gradcheck)
     entries = doc.analysis.entries[: MAX_RESPONSE_ITEMS // 2]
-    return cache.join(entries, (uri, lines.encoding), lens)
+    # (the gradcheck lens also depends on the trust and on the verdicts recorded: part of the cache's key)
+    return cache.join(entries, (uri, lines.encoding, *gradcheck_runs.lens_context(ls, uri)), lens)
 
 
 def show_generated_code(ls: DerivlsServer, args: tuple[Any, ...]) -> dict[str, str] | None:
