@@ -115,6 +115,7 @@ def index_native(
     index = cache.get(key)
     if isinstance(index, NativeIndex):
         index.rules = native_rules  # the rules of this process (releases.rules_of compares by identity)
+        _persist_headers(index, cache, key)
         return NativeLoad(profile, index, release=release, cache_key=key)
     try:
         index = NativeIndex.from_text(
@@ -128,7 +129,16 @@ def index_native(
     except NativeIndexError as e:
         return NativeLoad(profile, None, e.message, e.path, e.line, release)
     cache.put(key, index)
+    _persist_headers(index, cache, key)
     return NativeLoad(profile, index, release=release, cache_key=key)
+
+
+def _persist_headers(index: NativeIndex, cache: DiskCache, key: str) -> None:
+    """The header index of `index`'s formula checks is kept in the same cache (formulas/headers.py)."""
+    if cache.enabled:
+        from derivls.derivatives.formulas.headers import persist_with
+
+        persist_with(index, cache, key)
 
 
 _default_cache: DiskCache | None = None

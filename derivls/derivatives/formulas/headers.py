@@ -13,8 +13,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import weakref
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.cparams import has_default, parameter_name, parameter_type, split_top
 from derivls.derivatives.formulas.members import Member, class_body, members
 from derivls.derivatives.formulas.sources import Sources
+from derivls.diskcache import DiskCache, content_key
 from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (see derivls/frozen.py)
@@ -342,21 +346,27 @@ def using_names(text: str) -> tuple[set[str], set[str]]:
 
 class NameTable:
     """C++ names of ATen operators → their schemas. `<name>_symint` is answered on demand (only for
-    operators that have SymInt arguments, as torchgen's cpp.name does), so building it prints nothing."""
+    operators that have SymInt arguments, as torchgen's cpp.name does), so building it prints nothing.
+    It holds schema strings only (plain values: what the header cache stores); each schema's
+    NativeFunction is looked up in `functions` (the index's by_schema) when a name is asked for."""
 
-    def __init__(self) -> None:
-        self._names: dict[str, list[tuple[str, object]]] = {}
+    def __init__(
+        self, functions: Mapping[str, object] | None = None, names: dict[str, list[str]] | None = None
+    ) -> None:
+        self._functions: Mapping[str, object] = functions if functions is not None else {}
+        self._names: dict[str, list[str]] = names if names is not None else {}
 
-    def add(self, name: str, schema: str, f: object) -> None:
-        self._names.setdefault(name, []).append((schema, f))
+    def add(self, name: str, schema: str) -> None:
+        self._names.setdefault(name, []).append(schema)
 
     def _entries(self, name: str) -> list[tuple[str, object]]:
         hit = self._names.get(name)
+        functions = self._functions
         if hit is not None:
-            return hit
+            return [(s, functions[s]) for s in hit]
         if name.endswith("_symint"):
             base = self._names.get(name[: -len("_symint")], ())
-            return [(s, f) for s, f in base if f.func.has_symint()]  # type: ignore[attr-defined]
+            return [(s, functions[s]) for s in base if functions[s].func.has_symint()]  # type: ignore[attr-defined]
         return []
 
     def __contains__(self, name: object) -> bool:
@@ -369,9 +379,10 @@ class NameTable:
         return self.get(name)
 
     def __iter__(self):  # noqa: ANN204  (every name, for closest-name suggestions: only on a mistake)
-        for name, entries in self._names.items():
+        functions = self._functions
+        for name, schemas in self._names.items():
             yield name
-            if any(f.func.has_symint() for _, f in entries):  # type: ignore[attr-defined]
+            if any(functions[s].func.has_symint() for s in schemas):  # type: ignore[attr-defined]
                 yield name + "_symint"
 
     def __len__(self) -> int:
@@ -628,6 +639,8 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
             "TypeAndSize",
         }
     if index is not None:
+        headers.at_functions = NameTable(index.by_schema)
+        headers.method_schemas = NameTable(index.by_schema)
         headers.native_complete = any(f.is_abstract for f in index)
         for schema, f in index.by_schema.items():  # its keys are the printed schemas: no printing here
             func = f.func
@@ -638,15 +651,160 @@ def build_header_index(sources: Sources, index: NativeIndex | None) -> HeaderInd
                 names = (str(func.name.name),)  # cpp.name without the _symint form (NameTable adds it)
             if Variant.function in f.variants:
                 for n in names:
-                    headers.at_functions.add(n, schema, f)
+                    headers.at_functions.add(n, schema)
             if Variant.method in f.variants:
                 for n in names:
-                    headers.method_schemas.add(n, schema, f)
+                    headers.method_schemas.add(n, schema)
     headers.problems = tuple(problems)
     return headers
 
 
 _SAVED_CALLS = _saved_call_names()
+
+# -- The header index on disk ------------------------------------------------------------------------
+# A `check` after an edit builds the same HeaderIndex as the process before it (parsing FunctionsManual.h,
+# TensorBody.h's template and TensorBase.h, and naming every operator of the index: ~23 ms, a tenth of
+# such a check). It is kept in the native index's persistent cache as plain values (str, int, bool,
+# tuples, lists, dicts: nothing is unpickled into code, see derivls/safepickle.py, and the shape is checked
+# when read), keyed by the native index's own key, the sources' paths, sizes and modification times and
+# (diskcache.content_key) the derivls code and version.
+
+FORMAT = 1  # of the stored value; part of its key
+
+_persisted: dict[int, tuple[weakref.ref[NativeIndex], DiskCache, str]] = {}
+
+
+def persist_with(index: NativeIndex, disk: DiskCache, index_key: str) -> None:
+    """Header indexes built for `index` are read from and written to `disk` (where `index` is kept, under
+    `index_key`: project.index_native)."""
+    if len(_persisted) > 8:
+        for k, (ref, _, _) in list(_persisted.items()):
+            if ref() is None:
+                del _persisted[k]
+    _persisted[id(index)] = (weakref.ref(index), disk, index_key)
+
+
+def _stamp(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path} (none)"
+    return f"{path} {st.st_size} {st.st_mtime_ns}"
+
+
+def _disk_key(sources: Sources, index: NativeIndex | None) -> tuple[DiskCache, str] | None:
+    """Where the header index of `sources` and `index` is kept, and its key; None: it is not kept."""
+    found = _persisted.get(id(index)) if index is not None else None
+    if found is None or found[0]() is not index or not found[1].enabled:
+        return None
+    paths = [sources.functions_manual, *sources.tensor_body, sources.tensor_base, *sources.templates]
+    return found[1], content_key("headers", str(FORMAT), found[2], str(len(paths)), *(_stamp(p) for p in paths))
+
+
+def _plain(headers: HeaderIndex) -> dict[str, object]:
+    """What build_header_index found, as plain values (_from_plain reads it back)."""
+
+    def members(table: dict[str, list[Member]]) -> dict[str, list[tuple[object, ...]]]:
+        return {
+            name: [(m.name, m.returns, m.parameters, m.names, m.required, m.template, m.text) for m in found]
+            for name, found in table.items()
+        }
+
+    return {
+        "helpers": [
+            (d.name, d.text, d.parameters, d.parameter_texts, d.line, d.path)
+            for found in headers.helpers.values()
+            for d in found
+        ],
+        "tensor_methods": sorted(headers.tensor_methods),
+        "at_functions": headers.at_functions._names,
+        "method_schemas": headers.method_schemas._names,
+        "using": sorted(headers.using),
+        "forward_namespaces": sorted(headers.forward_namespaces),
+        "tensor_members": members(headers.tensor_members),
+        "base_members": members(headers.base_members),
+        "tensor_using": sorted(headers.tensor_using),
+        "problems": headers.problems,
+        "native_complete": headers.native_complete,
+    }
+
+
+def _flat(lists: Iterable[list[str]]) -> set[str]:
+    return set(itertools.chain.from_iterable(lists))
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, (tuple, list)) and all(type(x) is str for x in value)
+
+
+def _from_plain(value: object, sources: Sources, index: NativeIndex) -> HeaderIndex | None:
+    """The HeaderIndex `_plain` stored; None when `value` is not of that shape."""
+    if not isinstance(value, dict) or set(value) != _PLAIN_KEYS:
+        return None
+    headers = HeaderIndex(sources)
+    for item in value["helpers"]:
+        if not (isinstance(item, tuple) and len(item) == 6 and type(item[0]) is str and type(item[1]) is str):
+            return None
+        name, text, parameters, parameter_texts, line, path = item
+        if not (_strings(parameters) and _strings(parameter_texts) and type(line) is int and type(path) is str):
+            return None
+        headers.helpers.setdefault(name, []).append(Declaration(name, text, parameters, parameter_texts, line, path))
+    for key in ("tensor_members", "base_members"):
+        table: dict[str, list[Member]] = {}
+        for name, found in value[key].items():
+            for item in found:
+                if not (isinstance(item, tuple) and len(item) == 7 and _strings(item[2]) and _strings(item[3])):
+                    return None
+                if not (_strings((name, item[0], item[1], item[6])) and type(item[4]) is int and type(item[5]) is bool):
+                    return None
+                table.setdefault(name, []).append(Member(*item))
+        setattr(headers, key, table)
+    for key in ("at_functions", "method_schemas"):
+        names = value[key]
+        if not (isinstance(names, dict) and all(type(n) is str for n in names)):
+            return None
+        if not (all(type(v) is list for v in names.values()) and index.by_schema.keys() >= _flat(names.values())):
+            return None  # (each schema a string of the index's: the key of one of its functions)
+        setattr(headers, key, NameTable(index.by_schema, names))
+    for key in ("tensor_methods", "using", "forward_namespaces", "tensor_using", "problems"):
+        if not _strings(value[key]):
+            return None
+    headers.tensor_methods = set(value["tensor_methods"])
+    headers.using = set(value["using"])
+    headers.forward_namespaces = set(value["forward_namespaces"])
+    headers.tensor_using = set(value["tensor_using"])
+    headers.problems = tuple(value["problems"])
+    if type(value["native_complete"]) is not bool:
+        return None
+    headers.native_complete = value["native_complete"]
+    return headers
+
+
+_PLAIN_KEYS = frozenset(
+    "helpers tensor_methods at_functions method_schemas using forward_namespaces tensor_members base_members "
+    "tensor_using problems native_complete".split()
+)
+
+
+def load_header_index(sources: Sources, index: NativeIndex | None) -> HeaderIndex:
+    """build_header_index, read from the persistent cache when it was kept there (persist_with), else built
+    (and kept)."""
+    kept = _disk_key(sources, index)
+    if kept is None or index is None:
+        return build_header_index(sources, index)
+    disk, key = kept
+    try:
+        found = _from_plain(disk.get(key), sources, index)
+    except Exception:  # noqa: BLE001 - anything odd in what was read is a miss
+        found = None
+    if found is not None:
+        return found
+    headers = build_header_index(sources, index)
+    disk.put(key, _plain(headers))
+    return headers
+
 
 _cache: dict[tuple[int, str | None, str | None, str | None], HeaderIndex] = {}
 
@@ -654,7 +812,8 @@ _cache: dict[tuple[int, str | None, str | None, str | None], HeaderIndex] = {}
 def header_index_for(
     index: NativeIndex | None, native_path: str | None, derivatives_path: str | None = None
 ) -> HeaderIndex:
-    """The workspace's HeaderIndex, built once per (native index, paths) like the native index."""
+    """The workspace's HeaderIndex, built once per (native index, paths) like the native index (and kept on
+    disk with it: load_header_index)."""
     from derivls.derivatives.formulas.sources import TORCH_INCLUDE, find_sources
 
     key = (id(index), native_path, derivatives_path, os.environ.get(TORCH_INCLUDE))
@@ -662,6 +821,6 @@ def header_index_for(
     if hit is None:
         if len(_cache) > 8:
             _cache.clear()
-        hit = build_header_index(find_sources(derivatives_path, native_path), index)
+        hit = load_header_index(find_sources(derivatives_path, native_path), index)
         _cache[key] = hit
     return hit
