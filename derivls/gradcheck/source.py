@@ -198,7 +198,10 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             out_params.append(f"{'at::TensorList' if is_list else 'const at::Tensor &'} {out}")
             out_schema.append(f"{'Tensor[]' if is_list else 'Tensor'} {out}")
         params = ", ".join(
-            [(f"const at::Tensor & {_SELF_IN}" if inplace and b.name == "self" else f"{b.type} {b.name}") for b in bindings]
+            [
+                (f"const at::Tensor & {_SELF_IN}" if inplace and b.name == "self" else f"{b.type} {b.name}")
+                for b in bindings
+            ]
             + out_params
         )
         prologue = _INPLACE_PROLOGUE if inplace else ""
@@ -347,8 +350,7 @@ _SELF_IN = "derivls_self_in"
 # an in-place kernel as VariableType runs it after the write: `self` is the written tensor (the output), and
 # `original_self` the value before it (what the node saves for a formula's `self`)
 _INPLACE_PROLOGUE = (
-    f"  ::std::optional<at::Tensor> original_self = {_SELF_IN};\n"
-    "  [[maybe_unused]] at::Tensor self = derivls_result;\n"
+    f"  ::std::optional<at::Tensor> original_self = {_SELF_IN};\n  [[maybe_unused]] at::Tensor self = derivls_result;\n"
 )
 
 
