@@ -204,7 +204,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             ]
             + out_params
         )
-        prologue = _INPLACE_PROLOGUE if inplace else ""
+        prologue = _INPLACE_PROLOGUE.replace(_RESULT + ";", _SELF_IN + ";") if inplace else ""
         schema = ", ".join(schema_args + out_schema)
         if unit.has_backward:
             node = generate_node(info)
@@ -213,6 +213,8 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                 plan.skipped.append("backward: the node's apply was not found")
             else:
                 saves = save_statements(info.all_saved_inputs, False, inplace)
+                if inplace:  # VariableType saves the inputs before the write (self.sym_sizes()), the outputs after
+                    saves.append(f"self = {_RESULT};")
                 saves += [
                     re.sub(r"SavedVariable\((\w+), true(, self\.is_view\(\))?\)", r"SavedVariable(\1, false)", s)
                     for s in save_statements(info.all_saved_outputs, True, inplace)
@@ -347,10 +349,11 @@ def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: Un
 
 
 _SELF_IN = "derivls_self_in"
+_RESULT = "derivls_result"
 # an in-place kernel as VariableType runs it after the write: `self` is the written tensor (the output), and
 # `original_self` the value before it (what the node saves for a formula's `self`)
 _INPLACE_PROLOGUE = (
-    f"  ::std::optional<at::Tensor> original_self = {_SELF_IN};\n  [[maybe_unused]] at::Tensor self = derivls_result;\n"
+    f"  ::std::optional<at::Tensor> original_self = {_SELF_IN};\n  [[maybe_unused]] at::Tensor self = {_RESULT};\n"
 )
 
 
