@@ -251,6 +251,24 @@ def sample_overload(torch, unit, overload):
     return twin if same_args else overload
 
 
+def inplace_fit(torch, overload, unit, made):
+    """Of the samples made for an in-place unit, those whose number arguments keep their defaults' signs: an
+    in-place op may refuse another sign by design (leaky_relu_'s backward with a negative slope raises)."""
+    if not unit.get("inplace"):
+        return made
+    arguments = overload._schema.arguments
+
+    def fits(sample):
+        for a, v in zip(arguments, sample["args"]):
+            d = a.default_value if a.has_default_value() else None
+            if isinstance(d, (int, float)) and isinstance(v, (int, float)) and not isinstance(v, bool):
+                if (d > 0 and v < 0) or (d < 0 and v > 0):
+                    return False
+        return True
+
+    return [s for s in made if fits(s)]
+
+
 def written_cloned(torch, overload, values):
     """values with every argument the op writes (an in-place op's self) cloned: the op writes the clone."""
     out = list(values)
@@ -843,7 +861,7 @@ def check_unit(torch, ns, unit, found, request):
         found = schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
     elif request.get("variants", True):
-        found = list(found) + variants(torch, overload, unit, found)
+        found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
     if not found:
         return {
             **result,
