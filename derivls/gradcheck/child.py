@@ -83,6 +83,7 @@ def find_samples(torch, units, limit, reach=None):
     for unit in units:
         packet = getattr(torch.ops.aten, unit["aten"], None)
         overload = getattr(packet, unit["overload"], None) if packet is not None else None
+        overload = sample_overload(torch, unit, overload)
         if overload is not None:
             wanted.setdefault(overload, []).append(unit["id"])
     found = {uid: [] for ids in wanted.values() for uid in ids}
@@ -235,6 +236,46 @@ def find_samples(torch, units, limit, reach=None):
                 except Exception:
                     continue
     return found
+
+
+def sample_overload(torch, unit, overload):
+    """The overload whose calls are a unit's samples: an in-place unit's (elu_) are its out-of-place twin's (elu,
+    the same arguments), as OpInfo's inplace_variant is tested on the out-of-place op's samples."""
+    if not unit.get("inplace") or overload is None:
+        return overload
+    packet = getattr(torch.ops.aten, unit["aten"].rstrip("_"), None)
+    twin = getattr(packet, unit["overload"], None) if packet is not None else None
+    if twin is None:
+        return overload
+    same_args = [str(a.type) for a in twin._schema.arguments] == [str(a.type) for a in overload._schema.arguments]
+    return twin if same_args else overload
+
+
+def inplace_fit(torch, overload, unit, made):
+    """Of the samples made for an in-place unit, those whose number arguments keep their defaults' signs: an
+    in-place op may refuse another sign by design (leaky_relu_'s backward with a negative slope raises)."""
+    if not unit.get("inplace"):
+        return made
+    arguments = overload._schema.arguments
+
+    def fits(sample):
+        for a, v in zip(arguments, sample["args"]):
+            d = a.default_value if a.has_default_value() else None
+            if isinstance(d, (int, float)) and isinstance(v, (int, float)) and not isinstance(v, bool):
+                if (d > 0 and v < 0) or (d < 0 and v > 0):
+                    return False
+        return True
+
+    return [s for s in made if fits(s)]
+
+
+def written_cloned(torch, overload, values):
+    """values with every argument the op writes (an in-place op's self) cloned: the op writes the clone."""
+    out = list(values)
+    for i, a in enumerate(overload._schema.arguments):
+        if i < len(out) and a.alias_info is not None and a.alias_info.is_write and isinstance(out[i], torch.Tensor):
+            out[i] = out[i].clone()
+    return out
 
 
 def opinfo_key(op):
@@ -566,6 +607,7 @@ SCALAR_TYPES = ("Scalar", "float", "complex", "number", "Optional[Scalar]", "Opt
 def call_overload(torch, overload, values):
     """The real op on positional values (one per schema argument): keyword-only ones by name, a random op with
     the same seed at every call."""
+    values = written_cloned(torch, overload, values)
     arguments = overload._schema.arguments
     args = [v for v, a in zip(values, arguments) if not a.kwarg_only]
     kwargs = {a.name: v for v, a in zip(values, arguments) if a.kwarg_only}
@@ -819,7 +861,7 @@ def check_unit(torch, ns, unit, found, request):
         found = schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
     elif request.get("variants", True):
-        found = list(found) + variants(torch, overload, unit, found)
+        found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
     if not found:
         return {
             **result,
@@ -1011,7 +1053,8 @@ def run_check(
         return args
 
     def call(args):
-        """The real op: its keyword-only arguments by name."""
+        """The real op: its keyword-only arguments by name (an argument it writes: a clone)."""
+        args = written_cloned(torch, overload, args)
         names = [a.name for a in overload._schema.arguments]
         positional = [v for v, k in zip(args, kwarg_only) if not k]
         keywords = {n: v for n, v, k in zip(names, args, kwarg_only) if k}
@@ -1055,7 +1098,7 @@ def run_check(
         def jvp(ctx, x_t):
             x, *outs = ctx.saved_tensors
             tangents = [None] * len(unit["fw_inputs"])
-            tangents[leaf["fw_index"]] = x_t
+            tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
             res = forward(*with_leaf(x), *outs, tangents)
             return tuple(r if i in grads_of else None for i, r in enumerate(res))
 

@@ -51,6 +51,7 @@ class UnitPlan:
     fw_inputs: list[str] = field(default_factory=list)  # the tangents the forward kernel takes, in order
     fw_outputs: list[str] = field(default_factory=list)  # outputs that have a forward formula
     skipped: list[str] = field(default_factory=list)  # why a part could not be built
+    inplace: bool = False  # checked through the in-place op on a clone of `self`
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class UnitPlan:
             "forward": self.forward,
             "fw_inputs": self.fw_inputs,
             "fw_outputs": self.fw_outputs,
+            "inplace": self.inplace,
         }
 
 
@@ -113,11 +115,13 @@ def why_not_buildable(unit: Unit) -> str | None:
     f = unit.info.func
     if unit.info.name.startswith("_foreach"):
         return "a foreach function (not modelled by the harness)"
-    if f.func.name.name.inplace:
-        return "an in-place function (its out-of-place entry is checked)"
+    inplace = bool(f.func.name.name.inplace)
     if f.func.is_out_fn():
         return "an out= function"
-    if any(a.annotation is not None and a.annotation.is_write for a in f.func.arguments.flat_all):
+    if any(
+        a.annotation is not None and a.annotation.is_write and not (inplace and a.name == "self")
+        for a in f.func.arguments.flat_all
+    ):
         return "a function that writes an argument"
     for ret in f.func.returns:
         if not ret.type.is_tensor_like():
@@ -169,6 +173,9 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
         ident = _ident(unit.name, index)
         out_names = list(cpp.return_names(f))
         args = [a.name for a in f.func.arguments.flat_all]
+        inplace = bool(name_inplace(f))
+        if inplace:  # the kernel gets self before the write and the written self as its output
+            out_names = ["derivls_result"]
         if [b.name for b in bindings] != args:
             left_out.append((unit, "its C++ arguments differ from its schema's"))
             continue
@@ -182,6 +189,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             wrt=[(b.name, _is_list(b.argument)) for b in info.args_with_derivatives],
             outputs=out_names,
             grads=differentiable_outputs(info),
+            inplace=inplace,
         )
         schema_args = [f"{_schema_type(a.type)} {a.name}" for a in f.func.arguments.flat_all]
         out_params, out_schema = [], []
@@ -189,7 +197,14 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             is_list = ret.type.is_list_like() is not None
             out_params.append(f"{'at::TensorList' if is_list else 'const at::Tensor &'} {out}")
             out_schema.append(f"{'Tensor[]' if is_list else 'Tensor'} {out}")
-        params = ", ".join([f"{b.type} {b.name}" for b in bindings] + out_params)
+        params = ", ".join(
+            [
+                (f"const at::Tensor & {_SELF_IN}" if inplace and b.name == "self" else f"{b.type} {b.name}")
+                for b in bindings
+            ]
+            + out_params
+        )
+        prologue = _INPLACE_PROLOGUE.replace(_RESULT + ";", _SELF_IN + ";") if inplace else ""
         schema = ", ".join(schema_args + out_schema)
         if unit.has_backward:
             node = generate_node(info)
@@ -197,10 +212,12 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             if body is None:
                 plan.skipped.append("backward: the node's apply was not found")
             else:
-                saves = save_statements(info.all_saved_inputs, False, False)
+                saves = save_statements(info.all_saved_inputs, False, inplace)
+                if inplace:  # VariableType saves the inputs before the write (self.sym_sizes()), the outputs after
+                    saves.append(f"self = {_RESULT};")
                 saves += [
-                    re.sub(r"SavedVariable\((\w+), true\)", r"SavedVariable(\1, false)", s)
-                    for s in save_statements(info.all_saved_outputs, True, False)
+                    re.sub(r"SavedVariable\((\w+), true(, self\.is_view\(\))?\)", r"SavedVariable(\1, false)", s)
+                    for s in save_statements(info.all_saved_outputs, True, inplace)
                 ]
                 # VariableType sets the size of each differentiable tensor list (its grads' range in apply)
                 saves += [f"grad_fn->{name}_size_ = {name}.size();" for name, is_list in plan.wrt if is_list]
@@ -217,7 +234,8 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                     "};\n"
                     f"static std::vector<at::Tensor> {ident}_bw({params}, "
                     "const c10::List<::std::optional<at::Tensor>>& derivls_grads, int64_t derivls_mask) {\n"
-                    f"  auto grad_fn = c10::make_intrusive<{ident}_gc>();\n"
+                    + prologue
+                    + f"  auto grad_fn = c10::make_intrusive<{ident}_gc>();\n"
                     + "".join(f"  {s}\n" for s in saves)
                     + "  grad_fn->derivls_mask = derivls_mask;\n"
                     "  variable_list derivls_gs;\n"
@@ -296,19 +314,30 @@ def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: Un
     for name, _ in differentiable:
         body = re.sub(rf"\btoNonOptFwGrad\({name}\)", f"derivls_t_{name}", body)
         body = re.sub(rf"\btoNonOptPrimal\({name}\)", f"toNonOptTensor({name})", body)
+    if plan.inplace:  # original_self: self before the write, its tangent a copy of the input's (as clone() gives)
+        body = re.sub(r"\btoNonOptFwGrad\(original_self\)", "derivls_t_original_self", body)
+        body = re.sub(r"\btoNonOptPrimal\(original_self\)", "toNonOptTensor(original_self)", body)
     body = _SETTER.sub(lambda m: f"derivls_out_{m.group(1)} = {m.group(2)};", body)
     if "toNonOptFwGrad(" in body or "._fw_grad(" in body or "_set_fw_grad(" in body:
         plan.skipped.append("forward: reads a tangent the harness does not pass")
         return None
-    outs = plan.outputs
+    outs = ["self"] if plan.inplace else plan.outputs
     lines = [
         f"static std::vector<at::Tensor> {ident}_fw({params}, const c10::List<::std::optional<at::Tensor>>& derivls_tangents) {{"
     ]
+    if plan.inplace:
+        lines.append(_INPLACE_PROLOGUE.rstrip("\n"))
     for i, (name, _) in enumerate(differentiable):
         lines.append(f"  at::Tensor derivls_t_{name} = derivls_tangent(derivls_tangents, {i});")
+    if plan.inplace:
+        lines.append(
+            "  at::Tensor derivls_t_original_self = derivls_t_self.defined() ? derivls_t_self.clone() : derivls_t_self;"
+        )
     for out in outs:
         lines.append(f"  at::Tensor derivls_out_{out};")
-    flags = dict.fromkeys("_any_has_forward_grad_" + "_".join(d.var_names) for d in info.forward_derivatives)
+    flags = dict.fromkeys(
+        "_any_has_forward_grad_" + ("self" if plan.inplace else "_".join(d.var_names)) for d in info.forward_derivatives
+    )
     for flag in flags:
         lines.append(f"  [[maybe_unused]] bool {flag} = true;")
     lines.append(body)
@@ -317,6 +346,19 @@ def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: Un
     plan.fw_inputs = [name for name, _ in differentiable]
     plan.fw_outputs = [n for d in info.forward_derivatives for n in d.var_names]
     return "\n".join(lines) + "\n"
+
+
+_SELF_IN = "derivls_self_in"
+_RESULT = "derivls_result"
+# an in-place kernel as VariableType runs it after the write: `self` is the written tensor (the output), and
+# `original_self` the value before it (what the node saves for a formula's `self`)
+_INPLACE_PROLOGUE = (
+    f"  ::std::optional<at::Tensor> original_self = {_SELF_IN};\n  [[maybe_unused]] at::Tensor self = {_RESULT};\n"
+)
+
+
+def name_inplace(f: Any) -> bool:
+    return bool(f.func.name.name.inplace)
 
 
 def _is_list(argument: object) -> bool:

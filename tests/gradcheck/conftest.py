@@ -47,10 +47,20 @@ def wheel_copy(real_files, tmp_path: Path) -> Path:
     return make_wheel_copy(real_files, tmp_path / "site-packages")
 
 
+TESTED_ROOT = Path(derivls.__file__).resolve().parent.parent  # the folder holding the derivls under test
+
+
+def subprocess_env() -> dict[str, str]:
+    """The environment of a `python -m derivls` subprocess that runs the derivls under test (this worktree's,
+    not an editable install of another checkout): PYTHONPATH is exactly the tested package's root."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(TESTED_ROOT)
+    return env
+
+
 def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
     """`derivls gradcheck PATH ARGS --format json` in a subprocess; its diagnostics and summary."""
     summary = cwd / "summary.json"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run(
         [
             sys.executable,
@@ -68,7 +78,7 @@ def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
         text=True,
         timeout=TIMEOUT,
         cwd=cwd,
-        env=env,
+        env=subprocess_env(),
         check=False,
     )
     output = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}

@@ -327,6 +327,31 @@ MISTAKES: tuple[tuple[str, str, str, str], ...] = (
         "self: softshrink_backward(grad, self, 0.5)",
         DEFAULT_SCALAR,
     ),
+    # in-place functions' own formulas, checked through the in-place op on a clone (self: before the write)
+    (
+        "elu_(",
+        "self: elu_backward(grad, alpha, scale, input_scale, /* is_result */ true, result)",
+        "self: elu_backward(grad, alpha, 1, input_scale, /* is_result */ true, result)",
+        DEFAULT_SCALAR,
+    ),
+    (
+        "elu_(",
+        "result: self_t.copy_(elu_backward(original_self_t, alpha, scale, input_scale, /* is_result */ true, result))",
+        "result: self_t.copy_(elu_backward(original_self_t, alpha, scale, input_scale, /* is_result */ false, result))",
+        FORWARD_INCONSISTENT,
+    ),
+    (
+        "celu_(",
+        "self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ true, result)",
+        "self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ true, self)",
+        SWAPPED_INPUTS,
+    ),
+    (
+        "celu_(",
+        "result: self_t.copy_(elu_backward(original_self_t, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ true, result))",
+        "result: self_t.copy_(-elu_backward(original_self_t, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ true, result))",
+        DROPPED_SIGN,
+    ),
 )
 
 # the --op names of the entries above
