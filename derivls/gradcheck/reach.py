@@ -17,7 +17,7 @@ from typing import Any
 
 from derivls.cachedir import read_file
 
-FORMAT = 2  # bump when child.py's reach_index changes what it records
+FORMAT = 3  # bump when child.py's reach_index changes what it records
 MAX_BYTES = 4 * 1024 * 1024
 
 
