@@ -113,6 +113,7 @@ def find_samples(torch, units, limit, reach=None):
             backward_bases.setdefault(unit["aten"].replace("_backward", "", 1).strip("_"), set()).add(unit["id"])
 
     wrt_of = {unit["id"]: {name for name, _ in unit["wrt"]} for unit in units}
+    WRT_OF.update(wrt_of)
 
     def differentiable(func, uid, args, kwargs):
         """A non-empty floating tensor in an argument the unit has a formula for."""
@@ -229,12 +230,14 @@ def find_samples(torch, units, limit, reach=None):
         empty = {uid for uid, samples in found.items() if not samples}
         for key, (op, names) in by_key.items():
             ids = {uid for uid in empty if key in reach.get(overload_of[uid], ())}
-            ids = {uid for uid in ids if len(found[uid]) < limit}
-            if ids:
+            back = {uid for uid in empty if key + REACH_BACKWARD in reach.get(overload_of[uid], ())}
+            ids = {uid for uid in ids | back if len(found[uid]) < limit}
+            if ids:  # (the units only its backward reaches: through it, as the *_backward units of its name)
                 try:
-                    visit(op, names, ids, set(), only=ids, reached=True)
+                    visit(op, names, ids, back & ids, only=ids, reached=True)
                 except Exception:
                     continue
+        module_samples(torch, reach, {uid for uid in empty if not found[uid]}, overload_of, wanted, found, limit)
     return found
 
 
@@ -278,6 +281,109 @@ def written_cloned(torch, overload, values):
     return out
 
 
+def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
+    """Samples from ModuleInfo's (float64, the module in training mode) for the units in `empty` that the reach index
+    says a module's forward or backward reaches (convolution_backward, batch norm's): added to `found`."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    def clone(x):
+        return x.detach().clone() if isinstance(x, torch.Tensor) else x
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in wanted:
+                self.calls.append((func, tree_map(clone, args), tree_map(clone, kwargs)))
+            return func(*args, **kwargs)
+
+    for info in module_infos():
+        key = REACH_MODULE + info.name
+        ids = {uid for uid in empty if key in reach.get(overload_of[uid], ()) and len(found[uid]) < limit}
+        back = {uid for uid in empty if key + REACH_BACKWARD in reach.get(overload_of[uid], ())}
+        ids |= {uid for uid in back if len(found[uid]) < limit}
+        if not ids:
+            continue
+        torch.manual_seed(0)
+        try:
+            for run in module_runs(torch, info, MODULE_SAMPLES):
+                record = Record()
+                try:
+                    with record:
+                        out, sample = run()
+                except Exception:
+                    continue
+                forward_calls = len(record.calls)
+                if back & ids:
+                    try:
+                        with record:
+                            backward_of(torch, out, sample)
+                    except Exception:
+                        pass
+                for index, (func, args, kwargs) in enumerate(record.calls):
+                    targets = [
+                        u
+                        for u in wanted[func]
+                        if u in ids and (index < forward_calls or u in back) and has_input(torch, func, u, args, kwargs)
+                    ]
+                    if not targets:
+                        continue
+                    why = unusable(torch, (args, kwargs))
+                    for uid in targets:
+                        if why is not None:
+                            DROPPED.setdefault(uid, why)
+                        elif len(found[uid]) < limit:
+                            found[uid].append(
+                                {
+                                    "dtype": torch.float64,
+                                    "args": args,
+                                    "kwargs": kwargs,
+                                    "origin": key,
+                                    "skip": {},
+                                    "transforms": {},
+                                    "from_backward": index >= forward_calls,
+                                    "points": True,  # (a call inside the module: its points are checked)
+                                }
+                            )
+        except Exception:  # a ModuleInfo whose samples cannot be made here: not used
+            continue
+
+
+MODULE_SAMPLES = 16  # the ModuleInfo samples run for a unit the reach index says a module reaches
+
+
+def has_input(torch, func, unit_id, args, kwargs):
+    """A non-empty floating tensor in an argument of the call the unit has a formula for (unit ids are
+    aten.overload... and the wanted units carry their wrt in WRT_OF)."""
+    for a, v in zip(func._schema.arguments, positional(func, args, kwargs)):
+        if a.name in WRT_OF.get(unit_id, ()):
+            items = v if isinstance(v, (list, tuple)) else [v]
+            if any(
+                isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) and t.numel() > 0
+                for t in items
+            ):
+                return True
+    return False
+
+
+WRT_OF: "dict[str, set[str]]" = {}  # unit id -> the arguments it has formulas for (find_samples fills it)
+
+
+def unusable(torch, tree):
+    """Why a call's arguments cannot be a dense gradcheck's sample (None: they can)."""
+    if largest_tensor(torch, tree) > MAX_NUMEL:
+        return f"too large for a dense gradcheck (a tensor of over {MAX_NUMEL} elements)"
+    if not all_strided(torch, tree):
+        return "of a sparse or nested layout (a dense gradcheck of strided tensors only)"
+    if not all_finite(torch, tree):
+        return "not finite (finite differences at nan or inf mean nothing)"
+    return None
+
+
 def opinfo_key(op):
     """An OpInfo's name in the reach index: name, or name.variant."""
     return f"{op.name}{'.' + op.variant_test_name if op.variant_test_name else ''}"
@@ -289,9 +395,15 @@ def overload_name(func):
 
 
 def reach_index(torch):
-    """{aten::name.overload: [OpInfo keys]}: the overloads each OpInfo's float64 samples reach at the dispatcher
-    (their calls, through the op's Python wrappers and decompositions), in op_db's order. The same for every
-    selection: the parent keeps it per torch build."""
+    """{aten::name.overload: [source keys]}: the overloads each OpInfo's and ModuleInfo's float64 samples reach at
+    the dispatcher, in their forward (through the op's Python wrappers and decompositions) and in the backward of
+    their outputs (seeded random output grads: the `*_backward` functions): the key of a source is its OpInfo's
+    (name or name.variant) or `module:` and its ModuleInfo's name, with `@backward` when only its backward reaches
+    the overload. In op_db's then module_db's order; each source stops after REACH_SOURCE_SECONDS, the whole after
+    REACH_SECONDS (what was reached by then is kept). The same for every selection: the parent keeps it per torch
+    build."""
+    import time
+
     from torch.testing._internal.common_methods_invocations import op_db
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -305,29 +417,105 @@ def reach_index(torch):
             return func(*args, **(kwargs or {}))
 
     index = {}
-    for op in op_db:
-        if not op.supports_autograd:
-            continue
-        reached = Reached()
-        torch.manual_seed(0)
-        try:
-            for n, sample in enumerate(op.sample_inputs("cpu", torch.float64)):
-                if n >= REACH_SAMPLES:
-                    break
-                try:
-                    with reached:
-                        op(sample.input, *sample.args, **sample.kwargs)
-                except Exception:
-                    continue
-        except Exception:
-            continue
-        for func in reached.seen:
+    deadline = time.monotonic() + REACH_SECONDS
+
+    def add(key, calls):
+        forward, backward = calls
+        for func, suffix in [*((f, "") for f in forward), *((f, REACH_BACKWARD) for f in backward - forward)]:
             if getattr(func, "namespace", "aten") == "aten":
-                index.setdefault(overload_name(func), []).append(opinfo_key(op))
+                index.setdefault(overload_name(func), []).append(key + suffix)
+
+    for op in op_db:
+        if not op.supports_autograd or time.monotonic() > deadline:
+            continue
+        torch.manual_seed(0)
+        add(opinfo_key(op), reach_source(torch, Reached, opinfo_runs(torch, op, REACH_SAMPLES)))
+    for info in module_infos():
+        if time.monotonic() > deadline:
+            break
+        torch.manual_seed(0)
+        add(REACH_MODULE + info.name, reach_source(torch, Reached, module_runs(torch, info, REACH_SAMPLES)))
     return index
 
 
-REACH_SAMPLES = 8  # the samples of each OpInfo run for the reach index
+REACH_SAMPLES = 24  # the samples of each OpInfo / ModuleInfo run for the reach index
+REACH_SOURCE_SECONDS = 5  # one source's samples (forward and backward) stop after this
+REACH_SECONDS = 300  # the whole index stops after this (what was reached by then is kept)
+REACH_BACKWARD = "@backward"  # the source's backward reaches the overload (its forward does not)
+REACH_MODULE = "module:"  # a ModuleInfo's key
+
+
+def reach_source(torch, mode, runs):
+    """(overloads the forwards reach, overloads the backwards reach) of one source's runs, within
+    REACH_SOURCE_SECONDS (a run that raises is left out)."""
+    forward, backward = mode(), mode()
+    try:
+        with time_limit(REACH_SOURCE_SECONDS):
+            for run in runs:
+                try:
+                    with forward:
+                        out, sample = run()
+                    with backward:
+                        backward_of(torch, out, sample)
+                except TooSlow:
+                    raise
+                except Exception:
+                    continue
+    except Exception:  # (TooSlow, or the source's samples themselves failed: what was reached is kept)
+        pass
+    return forward.seen, backward.seen
+
+
+def opinfo_runs(torch, op, limit):
+    """Up to `limit` thunks running one of the OpInfo's float64 samples (as test_ops' gradient tests ask for them,
+    requires_grad=True): each returns (output, sample)."""
+    for n, sample in enumerate(op.sample_inputs("cpu", torch.float64, requires_grad=True)):
+        if n >= limit:
+            return
+        yield lambda sample=sample: (op(sample.input, *sample.args, **sample.kwargs), sample)
+
+
+def module_infos():
+    """torch's ModuleInfo database (empty where the torch has none)."""
+    try:
+        from torch.testing._internal.common_modules import module_db
+    except Exception:
+        return []
+    return [info for info in module_db if not getattr(info, "is_lazy", False)]
+
+
+class ModuleSample:
+    """A ModuleInfo sample seen as an OpInfo one by backward_of: the forward's inputs and the module's parameters
+    (the leaves its backward reaches)."""
+
+    def __init__(self, args, kwargs, parameters):
+        self.input = tuple(parameters)
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs)
+
+
+def module_runs(torch, info, limit):
+    """Up to `limit` thunks running one of the ModuleInfo's float64 samples (the module built in training mode, as
+    test_modules' gradient tests do; its construction is not part of the run): each returns (output, sample)."""
+    inputs = info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=True, training=True)
+    for n, module_input in enumerate(inputs):
+        if n >= limit:
+            return
+        if module_input.forward_input is None:
+            continue
+        made = module_input.constructor_input
+        try:
+            module = info.module_cls(*made.args, **made.kwargs).to(torch.float64)
+            module.train()
+        except Exception:
+            continue
+        forward = module_input.forward_input
+
+        def run(module=module, forward=forward):
+            out = module(*forward.args, **forward.kwargs)
+            return out, ModuleSample(forward.args, forward.kwargs, module.parameters())
+
+        yield run
 
 
 GRADIENT_TESTS = {  # test_ops' tests of each kind of check (TestGradients before 2.1)

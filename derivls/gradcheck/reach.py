@@ -1,7 +1,7 @@
 """The reach index of a torch build: which aten overloads each OpInfo's samples reach at the dispatcher.
 
 The gradcheck child builds it (`reach_index` in child.py: every OpInfo's float64 samples under a
-dispatch mode, ~15 s) when the request carries none, and sends it as a `reach-index` event; it is kept
+dispatch mode, forward and backward, then ModuleInfo samples: ~10 s) when the request carries none, and sends it as a `reach-index` event; it is kept
 here, in derivls's cache folder (`<cache>/gradcheck/reach-<key>.json`, the key from the torch folder
 and its version.py: one per torch build), and sent with every later request. An overload no OpInfo of
 its own name reaches (`_softmax`, `upsample_bilinear2d`) then gets the samples of those that reach it.
@@ -17,7 +17,7 @@ from typing import Any
 
 from derivls.cachedir import read_file
 
-FORMAT = 1  # bump when child.py's reach_index changes what it records
+FORMAT = 3  # bump when child.py's reach_index changes what it records
 MAX_BYTES = 4 * 1024 * 1024
 
 

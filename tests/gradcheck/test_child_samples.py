@@ -64,3 +64,29 @@ def test_samples_are_asked_for_as_test_ops_asks_for_gradient_samples(child, torc
     found = child.find_samples(torch, [unit], 8)[unit["id"]]
     schema = torch.ops.aten.embedding.default
     assert found and all(child.positional(schema, s["args"], s["kwargs"])[2] == -1 for s in found)
+
+
+def test_a_backward_function_gets_the_calls_of_the_backward_the_reach_index_names(child, torch):
+    unit = unit_request(torch, "upsample_nearest2d_backward", "default", "grad_output")
+    assert child.find_samples(torch, [unit], 2, {}) == {unit["id"]: []}
+    reach = {"aten::upsample_nearest2d_backward.default": ["nn.functional.interpolate.nearest@backward"]}
+    found = child.find_samples(torch, [unit], 2, reach)[unit["id"]]
+    assert found and all(s["from_backward"] and s["origin"] == "nn.functional.interpolate.nearest" for s in found)
+
+
+def test_a_function_only_a_module_reaches_gets_that_modules_samples(child, torch):
+    unit = unit_request(torch, "convolution_backward", "default", "grad_output", "input", "weight")
+    reach = {"aten::convolution_backward.default": ["module:nn.Conv2d@backward"]}
+    found = child.find_samples(torch, [unit], 2, reach)[unit["id"]]
+    assert len(found) == 2 and all(s["from_backward"] and s["origin"] == "module:nn.Conv2d" for s in found)
+
+
+def test_the_reach_index_lists_backward_and_module_sources(child, torch, monkeypatch):
+    from torch.testing._internal import common_methods_invocations, common_modules
+
+    monkeypatch.setattr(common_methods_invocations, "op_db", [_op("nn.functional.interpolate", "nearest")])
+    monkeypatch.setattr(common_modules, "module_db", [m for m in common_modules.module_db if m.name == "nn.Conv2d"])
+    index = child.reach_index(torch)
+    assert "nn.functional.interpolate.nearest@backward" in index["aten::upsample_nearest2d_backward.default"]
+    assert "nn.functional.interpolate.nearest" in index["aten::upsample_nearest2d.default"]
+    assert "module:nn.Conv2d@backward" in index["aten::convolution_backward.default"]
