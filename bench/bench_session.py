@@ -2,8 +2,8 @@
 
     python bench/bench_session.py [--edits 5] [--one-shot 3] [--rss-edits 0]
 
-An edited acos: each edit changes acos's formula text (a new, still right, formula: `... * 1.0`, then
-`* 1.0 * 1.0`, ...) so the extension is compiled again (the precompiled header and helpers cached), then
+An edited acos: each edit changes acos's formula text (a new, still right, formula: `... * (N.0 / N.0)`
+with an N never used before) so the extension is compiled again (the precompiled header and helpers cached), then
 gradchecks it through the gradcheck worker's code (derivls.gradcheck.worker.run: what the server runs for a
 save, from the document's text to the diagnostics' JSON), with the session warm and with the one-shot path
 (a torch child started per run). Prints each time, the medians, the session's start time, its RSS after the
@@ -36,7 +36,7 @@ def load() -> str:
 
 def edited(text: str, n: int) -> str:
     assert FORMULA in text
-    return text.replace(FORMULA, FORMULA.rstrip("\n") + " * 1.0" * n + "\n", 1)
+    return text.replace(FORMULA, FORMULA.rstrip("\n") + f" * ({n}.0 / {n}.0)\n", 1)
 
 
 def main() -> int:
@@ -58,11 +58,11 @@ def main() -> int:
     base = path.read_text()
     project = open_project(path, native, tags, "auto")
     setup: dict = {}
-    edit = [int(time.time()) % 1000 + 7]  # an edit no earlier run of the bench built: a compile each time
+    edit = [int(time.time() * 1000)]  # an edit no earlier run of the bench built: a compile each time
 
     def once(session) -> tuple[float, str]:
         edit[0] += 1
-        text = edited(base, edit[0] % 40 + 1) + f"\n# bench {edit[0]}\n"
+        text = edited(base, edit[0])
         analysis = project.analyzer.analyse(text)
         line = text.splitlines().index("- name: acos(Tensor self) -> Tensor")
         request = {"path": str(path), "text": text, "native": str(native), "tags": str(tags), "lines": [line]}

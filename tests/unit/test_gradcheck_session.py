@@ -177,3 +177,36 @@ def test_killing_the_parent_with_sigkill_kills_the_session_and_removes_its_folde
         assert wait_for(lambda: not Path(found["folder"]).exists())
     finally:
         parent.kill()
+
+
+def test_untrusted_the_server_starts_no_session_and_trusted_it_may(monkeypatch):
+    from types import SimpleNamespace
+
+    from derivls.gradcheck import session as sessions
+    from derivls.server.documents import gradcheck_runs
+
+    started = []
+    monkeypatch.setattr(
+        sessions,
+        "get",
+        lambda python, build=None: SimpleNamespace(
+            pid=None, state="stopped", start=lambda: started.append(python), warm=lambda: False
+        ),
+    )
+    settings = SimpleNamespace(trusted_workspace=False, gradcheck_on_save=True, gradcheck_python="py")
+    ls = SimpleNamespace(settings=settings)
+    doc = SimpleNamespace(uri="file:///d.yaml", analysis=SimpleNamespace(entries=[]), lines=object())
+    gradcheck_runs.lsp_diagnostics(ls, doc)
+    assert gradcheck_runs.engine(ls).use_session is False
+    assert started == []
+    settings.trusted_workspace = True
+    gradcheck_runs.lsp_diagnostics(ls, SimpleNamespace(**{**vars(doc), "uri": "file:///e.yaml"}))
+    assert gradcheck_runs.engine(ls).use_session is True
+    assert started == ["py"]
+
+
+def test_derivls_gradcheck_session_0_disables_the_session(monkeypatch):
+    from derivls.gradcheck.job import GradcheckRuns
+
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SESSION", "0")
+    assert GradcheckRuns().session(start=True) is None
