@@ -152,6 +152,85 @@ def gradcheck_units(
     return GradcheckResult(diagnostics, summary, timings, version)
 
 
+def gradcheck_in_session(
+    units: Sequence[Unit],
+    derivatives: Path,
+    session: Any,
+    *,
+    cxx: str | None = None,
+    torch_include: str | None = None,
+    double_backward: bool = False,
+    max_samples: int = 4,
+    cache: Path | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> GradcheckResult:
+    """gradcheck_units in a live session (derivls.gradcheck.session): the session finds the samples while g++
+    builds the extension (only the selection's entries, pch cached), then loads it (a library of its own
+    namespace per build) and checks. Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
+    ended during the run: it is restarted), SetupError and Cancelled."""
+    from derivls.gradcheck.session import SessionDied, run_seconds
+
+    timings = Timings()
+    templates = Templates(derivatives)
+    toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
+    rendered = render(units, building.LIBRARY_PLACEHOLDER, templates)
+    if not rendered.plans:
+        _, summary = interpret([], [], rendered.not_buildable)
+        return GradcheckResult([], summary, timings)
+    plans = [p.to_json() for p in rendered.plans]
+    index_file = _reach_file(session.python, cache)
+    events: list[dict[str, Any]] = []
+    with session.use() as conn:
+        prepare: dict[str, Any] = {"op": "prepare", "units": plans, "max_samples": max_samples}
+        if not getattr(session, "reach_sent", False):
+            prepare["reach"] = reach.load(index_file)
+            session.reach_sent = True
+        conn.send(prepare)  # the session finds the samples while g++ compiles
+        if progress:
+            progress(f"building {plural(len(plans), 'unit')} (reused when already built)")
+        started = time.monotonic()
+        try:
+            built = building.build(rendered.source, toolchain, templates, cache, units=len(plans))
+        except building.BuildLimit as e:
+            return _limited(rendered, str(e), e.which, building.build_limits(len(plans)), timings)
+        timings.build, timings.build_reused = time.monotonic() - started, built.reused
+        timings.pch_built = bool(built.pch and built.pch.built)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        if progress:
+            progress(f"running gradcheck on {plural(len(plans), 'unit')} (session)")
+        started = time.monotonic()
+        conn.send(
+            {
+                "op": "check",
+                "library": str(built.library),
+                "namespace": built.namespace,
+                "units": plans,
+                "max_samples": max_samples,
+                "double_backward": double_backward,
+            }
+        )
+        done = 0
+        try:
+            for event in conn.events(run_seconds(len(plans)), cancel):
+                events.append(event)
+                if event.get("event") == "reach-index":
+                    reach.save(index_file, event.get("index"))
+                elif event.get("event") == "unit":
+                    done += 1
+                    if progress:
+                        progress(f"checked {done}/{len(plans)}")
+        except SessionDied:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from None
+            raise
+    timings.run = time.monotonic() - started
+    diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
+    summary.unreachable_helpers = built.unreachable
+    return GradcheckResult(diagnostics, summary, timings, session.torch_version)
+
+
 class _EventReader:
     """The child's events, read in a thread from its start: iterate to get them in order. A `setup-error`
     event (torch without numpy / expecttest) kills the build's compilers at once (derivls.bounded: every

@@ -14,6 +14,7 @@ as soon as its text changes (they are kept by the entry's key).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from derivls.codes.compile import COMPILE_LIMIT
@@ -43,12 +44,94 @@ class GradcheckJob(WorkerJob):
         )
 
 
+class SessionJob(GradcheckJob):
+    """A run with the gradcheck session warm (derivls.gradcheck.session): the worker's code in a thread of this
+    process, on the server's analysis; g++ still builds the extension (a bounded process group), the session
+    checks it. The session's one-shot fallback (not warm, or it died) is the worker's own."""
+
+    def __init__(self, request: dict[str, Any], analysis: Any, session: Any, setup: dict[str, Any]) -> None:
+        import threading
+
+        self.progress = "starting"
+        self.request = request
+        self._result = None
+        self._cancelled = False
+        self._cancel = threading.Event()
+        self._analysis, self._session, self._setup = analysis, session, setup
+        self._reader = threading.Thread(target=self._run, daemon=True)
+        self._reader.start()
+
+    def _run(self) -> None:
+        import io
+
+        from derivls.compile.background import JobResult
+        from derivls.gradcheck.engine import Cancelled
+        from derivls.gradcheck.worker import run
+
+        job = self
+
+        class Lines(io.StringIO):
+            def flush(self) -> None:
+                for line in self.getvalue().splitlines():
+                    message = json.loads(line)
+                    if "progress" in message:
+                        job.on_progress(message["progress"])
+                    else:
+                        job._messages.append(message)
+                self.seek(0)
+                self.truncate()
+
+        self._messages: list[dict[str, Any]] = []
+        try:
+            run(
+                self.request,
+                Lines(),
+                analysis=self._analysis,
+                session=self._session,
+                cancel=self._cancel,
+                setup=self._setup,
+            )
+            result = self._parse(self._messages)
+        except Cancelled:
+            result = JobResult(cancelled=True)
+        except Exception as e:  # a bug of the run: the editor gets one line, the server goes on
+            result = JobResult(error=f"the gradcheck run failed: {type(e).__name__}: {e}")
+        if self._cancelled:
+            result = JobResult(cancelled=True)
+        self._result = result
+
+    def _parse(self, messages: list[dict[str, Any]]) -> JobResult:
+        from derivls.compile.background import verdict_text
+
+        result = JobResult()
+        for message in messages:
+            if "error" in message:
+                result.error = message["error"]
+            elif "entries" in message:
+                result.summary = str(message.get("summary", ""))
+                for entry in message["entries"]:
+                    result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
+                    if isinstance(entry.get("verdict"), str):
+                        result.verdicts[entry["key"]] = verdict_text(entry["verdict"], entry.get("seconds"))
+        return result
+
+    def cancel(self, grace: bool = True) -> None:
+        if self._result is None:
+            self._cancelled = True
+            self._cancel.set()
+
+    def _reap(self, timeout: float) -> None:
+        self._reader.join(timeout)
+
+
 class GradcheckRuns(EntryJobs[GradcheckJob]):
     """The gradcheck runs of a server: one job at a time per document, never blocking."""
 
     def __init__(self, python: str | None = None, cxx: str | None = None, torch_include: str | None = None) -> None:
-        super().__init__(GradcheckJob)
+        super().__init__(self._job)
         self.python = python
+        self.use_session = False  # a trusted workspace with gradcheck enabled: runs use the session when warm
+        self._setup: dict[str, Any] = {}  # the chosen Python's torch version and headers, found once
         self.cxx = cxx
         self.torch_include = torch_include
         self.opened: set[str] = set()  # documents whose entries as opened count as checked (gradcheckOnSave)
@@ -72,7 +155,28 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
             "cxx": self.cxx,
             "torch_include": self.torch_include,
         }
+        self._analysis = analysis
         return self.launch(uri, analysis, lines, request)
+
+    def session(self, start: bool = False) -> Any:
+        """The chosen Python's gradcheck session (None: disabled, DERIVLS_GRADCHECK_SESSION=0); `start`: start
+        it in the background when it is not running."""
+        from derivls.gradcheck import session as sessions
+
+        if not sessions.enabled():
+            return None
+        found = sessions.get(self.python)
+        if start and found.pid is None and found.state != "starting":
+            found.start()
+        return found
+
+    def _job(self, request: dict[str, Any]) -> GradcheckJob:
+        session = self.session() if self.use_session else None
+        if session is not None and session.warm():
+            return SessionJob(request, self._analysis, session, self._setup)
+        if session is not None:
+            session.start()  # warm for the next run
+        return GradcheckJob(request)
 
     def close(self, uri: str) -> None:
         super().close(uri)

@@ -17,51 +17,78 @@ from pathlib import Path
 from typing import Any
 
 
-def run(request: dict[str, Any], out: Any) -> int:
+def run(
+    request: dict[str, Any],
+    out: Any,
+    *,
+    analysis: Any = None,
+    session: Any = None,
+    cancel: Any = None,
+    setup: dict[str, Any] | None = None,
+) -> int:
+    """The run; `analysis` (the server's, of the request's text), `session` (a warm gradcheck session: used,
+    with the one-shot path when it is not warm or dies), `setup` (what was found of the chosen Python before:
+    its torch version and include folder, kept by the caller) are given by an in-process run."""
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units, entry_key
     from derivls.compile.worker import diagnostic_to_json
     from derivls.gradcheck.cli import release_mismatch
-    from derivls.gradcheck.engine import gradcheck_units
+    from derivls.gradcheck.engine import gradcheck_in_session, gradcheck_units
     from derivls.gradcheck.runner import python_version, torch_include
+    from derivls.gradcheck.session import SessionDied, SessionUnavailable
     from derivls.project import UsageError, open_project
 
     def emit(obj: dict[str, Any]) -> None:
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
+    found = setup if setup is not None else {}
     try:
         path = Path(request["path"])
         tags = request.get("tags")
         python = request.get("python") or sys.executable
-        version = python_version(python)
+        if "version" not in found:
+            found["version"] = python_version(python)
+        version = found["version"]
         if version is None:
+            found.pop("version", None)
             raise ValueError(f"{python} has no torch (set gradcheckPython to a Python with torch)")
         mismatch = release_mismatch(path, version)
         if mismatch and not request.get("force"):
             raise ValueError(mismatch)
         # the chosen Python's torch headers and libraries (a workspace's own torch/include is never compiled
         # or linked against unless the trusted compileTorchInclude setting names it)
-        include = request.get("torch_include") or torch_include(python)
-        project = open_project(
-            path,
-            Path(request["native"]),
-            Path(tags) if tags else None,
-            request.get("profile") or "auto",
-            torch_version=request.get("torch_version"),
-        )
-        if project.index is None:
-            raise ValueError(next((d.message for d in project.setup), f"cannot index {request['native']}"))
-        analysis = project.analyzer.analyse(request["text"])
+        if "include" not in found:
+            found["include"] = torch_include(python)
+        include = request.get("torch_include") or found["include"]
+        if analysis is None:
+            project = open_project(
+                path,
+                Path(request["native"]),
+                Path(tags) if tags else None,
+                request.get("profile") or "auto",
+                torch_version=request.get("torch_version"),
+            )
+            if project.index is None:
+                raise ValueError(next((d.message for d in project.setup), f"cannot index {request['native']}"))
+            analysis = project.analyzer.analyse(request["text"])
         units = collect_units(analysis, None, request.get("lines"))
-        result = gradcheck_units(
-            units,
-            path,
-            python=python,
+        arguments: dict[str, Any] = dict(
             cxx=request.get("cxx"),
             torch_include=include,
+            cancel=cancel,
             progress=lambda what: emit({"progress": what}),
         )
+        result = None
+        if session is not None:
+            try:
+                result = gradcheck_in_session(units, path, session, **arguments)
+            except (SessionUnavailable, SessionDied):
+                if cancel is not None and cancel.is_set():
+                    raise
+                result = None  # the one-shot path
+        if result is None:
+            result = gradcheck_units(units, path, python=python, **arguments)
     except (SetupError, UsageError, LookupError, OSError, ValueError) as e:
         emit({"error": str(e.args[0] if e.args else e)})
         return 2

@@ -43,6 +43,7 @@ def engine(ls: Any) -> GradcheckRuns:
     found.python = getattr(settings, "gradcheck_python", None)
     found.cxx = getattr(settings, "compile_cxx", None)
     found.torch_include = getattr(settings, "compile_torch_include", None)
+    found.use_session = trusted(ls)  # untrusted: no session is ever started
     return found
 
 
@@ -169,6 +170,8 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
         if doc.uri not in runs.opened:
             runs.opened.add(doc.uri)
             runs.seen(doc.uri, doc.analysis)
+            if trusted(ls):  # gradcheck on save in a trusted workspace: the session starts in the background
+                runs.session(start=True)
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is None:
         return []

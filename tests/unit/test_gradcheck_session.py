@@ -1,0 +1,212 @@
+"""derivls.gradcheck.session with a stand-in child (no torch): start, restart on death, restart above the RSS
+bound, stop when idle, and nothing left (process, folder) when its parent is killed -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from derivls.gradcheck.session import Session, SessionUnavailable
+
+STAND_IN = textwrap.dedent(
+    """
+    import json, sys
+    def emit(o):
+        sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
+    emit({"event": "torch", "version": "0.0-stand-in"})
+    emit({"event": "ready"})
+    for line in sys.stdin:
+        r = json.loads(line)
+        if r["op"] == "quit":
+            break
+        if r["op"] == "check":
+            for u in r["units"]:
+                emit({"event": "unit", "id": u, "status": "passed"})
+            emit({"event": "done"})
+    """
+)
+
+
+def stand_in(tmp_path: Path, **kwargs) -> Session:
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN)
+    return Session(sys.executable, command=[sys.executable, "-I", str(script)], **kwargs)
+
+
+def wait_for(condition, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "zombie" in status.read_text())
+
+
+def test_a_started_session_is_warm_and_answers_a_check_with_its_events(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        assert session.torch_version == "0.0-stand-in"
+        with session.use() as conn:
+            conn.send({"op": "check", "units": ["a", "b"]})
+            events = list(conn.events(10))
+        assert [e.get("id") for e in events] == ["a", "b", None]
+        assert events[-1]["event"] == "done"
+    finally:
+        session.close()
+
+
+def test_a_session_not_started_is_unavailable_and_a_use_starts_it(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        with pytest.raises(SessionUnavailable):
+            with session.use():
+                pass
+        assert session.ready.wait(20)  # the failed use started it: warm for the next run
+    finally:
+        session.close()
+
+
+def test_a_killed_session_is_restarted_with_a_new_process(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        first = session.pid
+        assert first is not None
+        os.killpg(first, signal.SIGKILL)
+        assert wait_for(lambda: session.warm() and session.pid not in (None, first))
+        assert session.starts == 2
+    finally:
+        session.close()
+
+
+def test_a_session_above_its_rss_bound_is_restarted_after_the_run(tmp_path):
+    session = stand_in(tmp_path, rss_bound=1)  # any process is above one byte
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        first = session.pid
+        with session.use() as conn:
+            conn.send({"op": "check", "units": ["a"]})
+            list(conn.events(10))
+        assert wait_for(lambda: session.warm() and session.pid not in (None, first))
+    finally:
+        session.close()
+
+
+def test_an_idle_session_is_stopped_and_its_folder_removed(tmp_path):
+    session = stand_in(tmp_path, idle_seconds=0.3)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        pid, folder = session.pid, session.folder
+        assert folder is not None and Path(folder).is_dir()
+        assert wait_for(lambda: session.state == "stopped")
+        assert pid is not None and wait_for(lambda: not alive(pid))
+        assert not Path(folder).exists()
+    finally:
+        session.close()
+
+
+def test_a_run_over_its_bound_kills_the_session_and_it_is_restarted(tmp_path):
+    from derivls.gradcheck.session import SessionDied
+
+    session = stand_in(tmp_path)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        first = session.pid
+        with pytest.raises(SessionDied):
+            with session.use() as conn:
+                conn.send({"op": "ping"})  # the stand-in never answers a ping: the run's bound is reached
+                list(conn.events(0.5))
+        assert wait_for(lambda: session.warm() and session.pid not in (None, first))
+    finally:
+        session.close()
+
+
+def test_killing_the_parent_with_sigkill_kills_the_session_and_removes_its_folder(tmp_path):
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN)
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import json, sys, time
+                from derivls.gradcheck.session import Session
+                s = Session(sys.executable, command=[sys.executable, "-I", {str(script)!r}])
+                s.start()
+                s.ready.wait(20)
+                print(json.dumps({{"pid": s.pid, "folder": s.folder}}), flush=True)
+                time.sleep(60)
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    try:
+        assert parent.stdout is not None
+        found = json.loads(parent.stdout.readline())
+        assert alive(found["pid"]) and Path(found["folder"]).is_dir()
+        parent.kill()
+        parent.wait(10)
+        assert wait_for(lambda: not alive(found["pid"]))
+        assert wait_for(lambda: not Path(found["folder"]).exists())
+    finally:
+        parent.kill()
+
+
+def test_untrusted_the_server_starts_no_session_and_trusted_it_may(monkeypatch):
+    from types import SimpleNamespace
+
+    from derivls.gradcheck import session as sessions
+    from derivls.server.documents import gradcheck_runs
+
+    started = []
+    monkeypatch.setattr(
+        sessions,
+        "get",
+        lambda python, build=None: SimpleNamespace(
+            pid=None, state="stopped", start=lambda: started.append(python), warm=lambda: False
+        ),
+    )
+    settings = SimpleNamespace(trusted_workspace=False, gradcheck_on_save=True, gradcheck_python="py")
+    ls = SimpleNamespace(settings=settings)
+    doc = SimpleNamespace(uri="file:///d.yaml", analysis=SimpleNamespace(entries=[]), lines=object())
+    gradcheck_runs.lsp_diagnostics(ls, doc)
+    assert gradcheck_runs.engine(ls).use_session is False
+    assert started == []
+    settings.trusted_workspace = True
+    gradcheck_runs.lsp_diagnostics(ls, SimpleNamespace(**{**vars(doc), "uri": "file:///e.yaml"}))
+    assert gradcheck_runs.engine(ls).use_session is True
+    assert started == ["py"]
+
+
+def test_derivls_gradcheck_session_0_disables_the_session(monkeypatch):
+    from derivls.gradcheck.job import GradcheckRuns
+
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SESSION", "0")
+    assert GradcheckRuns().session(start=True) is None
