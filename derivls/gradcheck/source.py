@@ -129,6 +129,19 @@ def why_not_buildable(unit: Unit) -> str | None:
     return None
 
 
+NOTHING_TO_CHECK = "nothing to check"  # the reason kind of an entry that gives no formula: a fact about the op
+
+
+def no_formula_fact(info: Any) -> str:
+    """Why an entry has no formula to check, as a fact about the op (the entry says so)."""
+    if info.output_differentiability is not None and not any(info.output_differentiability):
+        return f"{NOTHING_TO_CHECK}: the op has no differentiable output (output_differentiability: all False)"
+    if info.non_differentiable_arg_names and not info.args_with_derivatives:
+        names = ", ".join(info.non_differentiable_arg_names)
+        return f"{NOTHING_TO_CHECK}: the entry gives no formula, only non_differentiable inputs ({names})"
+    return f"{NOTHING_TO_CHECK}: the entry gives no formula (no derivative for any input or output)"
+
+
 _APPLY = re.compile(r"variable_list (\w+)::apply\(variable_list&& grads\) \{\n")
 
 
@@ -263,7 +276,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                     f"TORCH_FN(torch::autograd::VariableType::derivls_gradcheck::{ident}_fw));\n"
                 )
         if plan.backward is None and plan.forward is None:
-            left_out.append((unit, "; ".join(plan.skipped) or "no formula the harness can call"))
+            left_out.append((unit, "; ".join(plan.skipped) or no_formula_fact(info)))
             continue
         key = _dispatch_key(info)
         if key is not None:  # (compiled all the same: it must compile; its samples are not dense CPU ones)

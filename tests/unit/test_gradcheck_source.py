@@ -51,6 +51,20 @@ def test_in_place_and_nested_tensor_formulas_are_left_out_with_their_reason(real
     assert any("AutogradNestedTensor" in why for why in reasons.values())
 
 
+def test_an_entry_without_a_formula_is_reported_as_a_fact_about_the_op_not_the_harness(real_files):
+    from derivls.gradcheck.results import interpret
+
+    rendered = render(_units(real_files, "eq.Tensor", "isnan", "acos"), "LIB", Templates(real_files.derivatives))
+    _, summary = interpret([], [], rendered.not_buildable)
+    reasons = {o.function: o.reason for o in summary.outcomes}
+    assert reasons["eq.Tensor"] == (
+        "nothing to check: the op has no differentiable output (output_differentiability: all False)"
+    )
+    assert reasons["isnan"] == "nothing to check: the entry gives no formula, only non_differentiable inputs (self)"
+    assert "acos" not in reasons  # (built: it has formulas)
+    assert summary.reasons() == {"nothing to check": 2}
+
+
 def test_a_file_of_another_release_than_torchs_is_refused(tmp_path: Path):
     site = tmp_path / "site-packages"
     path = site / "torchgen" / "packaged" / "autograd" / "derivatives.yaml"
