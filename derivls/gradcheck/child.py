@@ -93,14 +93,17 @@ def find_samples(torch, units, limit, reach=None):
         return x.detach().clone() if isinstance(x, torch.Tensor) else x
 
     class Record(TorchDispatchMode):
-        def __init__(self):
+        def __init__(self, lineage=False):
             super().__init__()
             self.calls = []
+            self.lineage = [] if lineage else None  # every call (a *_backward unit's forward intermediates)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in wanted:
                 self.calls.append((func, tree_map(clone, args), tree_map(clone, kwargs)))
+            if self.lineage is not None:
+                return lineage_call(torch, self, func, args, kwargs, func in wanted)
             return func(*args, **kwargs)
 
     bases = {}
@@ -149,7 +152,7 @@ def find_samples(torch, units, limit, reach=None):
                 continue
             skip = opinfo_skips(torch, op, dtype)
             for sample in inputs:
-                record = Record()
+                record = Record(lineage=bool(through_backward))
                 try:
                     with record:  # through OpInfo's gradcheck_wrapper, as test_ops calls it (it may add arguments)
                         wrap = getattr(op, "gradcheck_wrapper", None)
@@ -205,6 +208,7 @@ def find_samples(torch, units, limit, reach=None):
                                     "from_backward": index >= forward_calls,
                                     # a call inside another op (corrcoef's clamp at exactly 1): check its points
                                     "points": reached,
+                                    **backward_lineage(torch, record, index, func, args, kwargs, sample, forward_calls),
                                 }
                             )
 
@@ -291,14 +295,17 @@ def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
         return x.detach().clone() if isinstance(x, torch.Tensor) else x
 
     class Record(TorchDispatchMode):
-        def __init__(self):
+        def __init__(self, lineage=False):
             super().__init__()
             self.calls = []
+            self.lineage = [] if lineage else None  # every call (a *_backward unit's forward intermediates)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in wanted:
                 self.calls.append((func, tree_map(clone, args), tree_map(clone, kwargs)))
+            if self.lineage is not None:
+                return lineage_call(torch, self, func, args, kwargs, func in wanted)
             return func(*args, **kwargs)
 
     for info in module_infos():
@@ -311,7 +318,7 @@ def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
         torch.manual_seed(0)
         try:
             for run in module_runs(torch, info, MODULE_SAMPLES):
-                record = Record()
+                record = Record(lineage=bool(back & ids))
                 try:
                     with record:
                         out, sample = run()
@@ -347,6 +354,7 @@ def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
                                     "transforms": {},
                                     "from_backward": index >= forward_calls,
                                     "points": True,  # (a call inside the module: its points are checked)
+                                    **backward_lineage(torch, record, index, func, args, kwargs, sample, forward_calls),
                                 }
                             )
         except Exception:  # a ModuleInfo whose samples cannot be made here: not used
@@ -619,7 +627,19 @@ def intermediate_input(torch, overload, unit, values, slots, kernels, request, s
         if leaf["bw_bit"] is None:
             continue
         try:
-            run_check(torch, overload, unit, values, leaf, "backward", backward, forward, request, sample["transforms"])
+            run_check(
+                torch,
+                overload,
+                unit,
+                values,
+                leaf,
+                "backward",
+                backward,
+                forward,
+                request,
+                sample["transforms"],
+                lineage=sample.get("lineage"),
+            )
         except FormulaNotImplemented:
             return True
         except Exception:
@@ -634,6 +654,132 @@ def has_fixed_float(torch, unit, values):
         if name not in wrt and isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
             return True
     return False
+
+
+# --- forward intermediates: a *_backward function's arguments that its forward made (log_sigmoid's buffer, batch
+# norm's save_mean / save_invstd, nll_loss's total_weight), computed again from the varied inputs at every call
+
+
+def tensor_key(torch, value):
+    """What tells one tensor from another at the dispatcher (its memory and layout); None: not a non-empty tensor."""
+    if not isinstance(value, torch.Tensor) or value.numel() == 0 or value.layout != torch.strided:
+        return None
+    try:
+        return (value.data_ptr(), tuple(value.shape), tuple(value.stride()), value.dtype)
+    except Exception:  # (a tensor without storage)
+        return None
+
+
+def lineage_call(torch, record, func, args, kwargs, wanted):
+    """Run one dispatched call and note it in record.lineage: its positional values (cloned before a write), the
+    keys of its tensor arguments and outputs, and for a wanted call its index in record.calls."""
+    values = positional(func, args, kwargs)
+    keys = [tensor_key(torch, v) for v in values]
+    snapshot = [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in values]
+    out = func(*args, **kwargs)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    record.lineage.append(
+        {
+            "func": func,
+            "values": snapshot,
+            "keys": keys,
+            "outs": [tensor_key(torch, o) for o in outs],
+            "call": len(record.calls) - 1 if wanted else None,
+        }
+    )
+    return out
+
+
+def backward_lineage(torch, record, index, func, args, kwargs, sample, forward_calls):
+    """For a call a backward made (index >= forward_calls): {"lineage": {argument index: how to have it}} for each of
+    its floating tensor arguments a recorded call made from others of its arguments ("intermediate": that call, run
+    again on the varied inputs) or that is one of the sample's own inputs ("independent": held fixed); an argument
+    neither is left out (check_unit then skips the sample as before). {} when there is nothing to say."""
+    if index < forward_calls or not record.lineage:
+        return {}
+    entry = next((e for e in record.lineage if e["call"] == index), None)
+    if entry is None:
+        return {}
+    keys = entry["keys"]
+    at = {k: i for i, k in enumerate(keys) if k is not None}
+    leaves = set()
+    for value in [sample.input, *sample.args, *sample.kwargs.values()]:
+        for t in value if isinstance(value, (tuple, list)) else (value,):
+            key = tensor_key(torch, t)
+            if key is not None:
+                leaves.add(key)
+    values = positional(func, args, kwargs)
+    lineage = {}
+    for i, (key, value) in enumerate(zip(keys, values)):
+        if key is None or not (value.is_floating_point() or value.is_complex()):
+            continue
+        made = producer(torch, record.lineage[: record.lineage.index(entry)], key, at, leaves, i)
+        if made is not None:
+            lineage[i] = made
+        elif key in leaves:
+            lineage[i] = {"kind": "independent"}
+    return {"lineage": lineage}
+
+
+def producer(torch, calls, key, at, leaves, own):
+    """The last call before the backward's that returned the tensor `key`, when it can be run again on the backward
+    call's arguments: deterministic, taking at least one other argument of the backward call, its other floating
+    tensors the sample's own inputs, and giving the same value again. None: no such call."""
+    for entry in reversed(calls):
+        if key not in entry["outs"]:
+            continue
+        func = entry["func"]
+        if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
+            return None
+        mapping = {p: at[k] for p, k in enumerate(entry["keys"]) if k is not None and k in at and at[k] != own}
+        if not mapping:
+            return None  # (made from none of the backward call's arguments: varying them leaves it as it is)
+        for p, (k, v) in enumerate(zip(entry["keys"], entry["values"])):
+            floating = isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
+            if floating and p not in mapping and k not in leaves:
+                return None  # made from a tensor neither an argument nor an input: what it depends on is unknown
+        spec = {"kind": "intermediate", "func": func, "values": entry["values"], "map": mapping,
+                "out": entry["outs"].index(key)}
+        return spec
+    return None
+
+
+def recomputed(torch, values, lineage):
+    """values with every forward intermediate made again from them (the producer run on the current arguments)."""
+    out = list(values)
+    for i, spec in lineage.items():
+        if spec["kind"] != "intermediate":
+            continue
+        made = list(spec["values"])
+        for p, b in spec["map"].items():
+            made[p] = values[b]
+        result = call_overload(torch, spec["func"], made)
+        result = result if isinstance(result, (tuple, list)) else (result,)
+        out[i] = result[spec["out"]]
+    return out
+
+
+def backward_slots(torch, unit, values, slots, sample):
+    """A sample a backward made: (the slots to vary, whether an argument would be stale). With its lineage known,
+    its forward intermediates are not varied (they follow the inputs) and every fixed floating argument is an
+    intermediate or one of the sample's inputs; without it, any floating argument without a formula is stale."""
+    lineage = sample.get("lineage")
+    if lineage is None:
+        return slots, has_fixed_float(torch, unit, values)
+    made = {i for i, spec in lineage.items() if spec["kind"] == "intermediate"}
+    if made:
+        try:
+            again = recomputed(torch, values, lineage)
+        except Exception:
+            return slots, True
+        if not all(same(torch, again[i], values[i]) for i in made):
+            return slots, True  # (it is not made again as it was: not a function of the arguments alone)
+    wrt = {name for name, _ in unit["wrt"]}
+    for i, (name, value) in enumerate(zip(unit["args"], values)):
+        floating = isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
+        if floating and name not in wrt and i not in lineage:
+            return slots, True
+    return [s for s in slots if s["arg"] not in made], False
 
 
 def backward_of(torch, out, sample):
@@ -1072,9 +1218,11 @@ def check_unit(torch, ns, unit, found, request):
         if not slots:
             continue
         sample_text = f"{sample['origin']}: ({describe(torch, args, kwargs)})"
+        stale = False
+        if sample.get("from_backward"):  # (its forward intermediates follow the varied inputs)
+            slots, stale = backward_slots(torch, unit, values, slots, sample)
         if sample.get("from_backward") and (
-            has_fixed_float(torch, unit, values)
-            or intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+            stale or intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
         ):
             skipped.append(
                 "reached through a backward, with a floating tensor argument without a formula or with a "
@@ -1110,6 +1258,7 @@ def check_unit(torch, ns, unit, found, request):
                         request,
                         sample["transforms"],
                         stable_only=bool(sample.get("points")),
+                        lineage=sample.get("lineage"),
                     )
                 except Unstable as e:
                     unstable += e.args[0]
@@ -1214,7 +1363,18 @@ def leaf_slots(torch, unit, values):
 
 
 def run_check(
-    torch, overload, unit, values, leaf, mode, backward, forward, request, transforms=None, stable_only=False
+    torch,
+    overload,
+    unit,
+    values,
+    leaf,
+    mode,
+    backward,
+    forward,
+    request,
+    transforms=None,
+    stable_only=False,
+    lineage=None,
 ):
     """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
     made with special values): Unstable unless finite differences are reliable at every element of the leaf."""
@@ -1238,7 +1398,7 @@ def run_check(
             items = list(args[leaf["arg"]])
             items[leaf["item"]] = x
             args[leaf["arg"]] = items
-        return args
+        return recomputed(torch, args, lineage) if lineage else args  # (forward intermediates follow x)
 
     def call(args):
         """The real op: its keyword-only arguments by name (an argument it writes: a clone)."""

@@ -90,3 +90,48 @@ def test_the_reach_index_lists_backward_and_module_sources(child, torch, monkeyp
     assert "nn.functional.interpolate.nearest@backward" in index["aten::upsample_nearest2d_backward.default"]
     assert "nn.functional.interpolate.nearest" in index["aten::upsample_nearest2d.default"]
     assert "module:nn.Conv2d@backward" in index["aten::convolution_backward.default"]
+
+
+def _log_sigmoid_backward_formulas(torch):
+    """derivatives.yaml's log_sigmoid_backward formulas in Python: grad_output's, and self's
+    (log_sigmoid_double_backward: the buffer is a function of self)."""
+
+    def backward(grad_output, self, buffer, result, grads, mask):
+        (grad,) = grads
+        if grad is None:  # (an undefined output grad)
+            return [None, None]
+        s = torch.sigmoid(self)
+        return [torch.ops.aten.log_sigmoid_backward(grad, self, buffer), -grad * grad_output * s * (1 - s)]
+
+    return backward
+
+
+def test_a_backward_functions_forward_intermediate_is_made_again_from_the_varied_input(child, torch):
+    unit = {**unit_request(torch, "log_sigmoid_backward", "default", "grad_output", "self"), "outputs": ["result"]}
+    unit["grads"] = [0]
+    overload = torch.ops.aten.log_sigmoid_backward.default
+    (sample, *_) = child.find_samples(torch, [unit], 2)[unit["id"]]
+    assert sample["from_backward"] and sample["lineage"][2]["kind"] == "intermediate"  # buffer: log_sigmoid_forward's
+    values = child.positional(overload, sample["args"], sample["kwargs"])
+    slots, stale = child.backward_slots(torch, unit, values, child.leaf_slots(torch, unit, values), sample)
+    assert not stale and [s["name"] for s in slots] == ["grad_output", "self"]
+    self_slot = slots[1]
+    backward = _log_sigmoid_backward_formulas(torch)
+    ok, message, _ = child.run_check(
+        torch, overload, unit, values, self_slot, "backward", backward, None, {}, lineage=sample["lineage"]
+    )
+    assert ok, message
+    # held fixed, the buffer is stale as self varies: the right formula then disagrees with finite differences
+    ok, _, _ = child.run_check(torch, overload, unit, values, self_slot, "backward", backward, None, {})
+    assert not ok
+
+
+def test_a_backward_call_argument_of_unknown_making_still_skips_the_sample(child, torch):
+    unit = unit_request(torch, "log_sigmoid_backward", "default", "grad_output", "self")
+    overload = torch.ops.aten.log_sigmoid_backward.default
+    (sample, *_) = child.find_samples(torch, [unit], 2)[unit["id"]]
+    values = child.positional(overload, sample["args"], sample["kwargs"])
+    slots = child.leaf_slots(torch, unit, values)
+    unknown = {**sample, "lineage": {}}  # (buffer neither made by a call seen nor one of the sample's inputs)
+    assert child.backward_slots(torch, unit, values, slots, unknown)[1]
+    assert child.backward_slots(torch, unit, values, slots, {**sample, "lineage": None})[1]  # (no lineage: as before)
