@@ -911,6 +911,129 @@ def schema_samples(torch, unit, overload):
     ]
 
 
+# --- inputs made from the schema that the op takes: retries of ranks, shapes, values and index dtypes
+
+CPU_KEYS = ("CPU", "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+
+
+def no_cpu_kernel(torch, overload):
+    """Why the op cannot run on dense CPU tensors (it has a kernel for none of CPU_KEYS: a CUDA / MPS / mkldnn /
+    sparse / nested-only op), None when it can (or when the dispatcher cannot say)."""
+    name = str(overload._schema.name)
+    if overload._overloadname != "default":
+        name += "." + overload._overloadname
+    try:
+        if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, key) for key in CPU_KEYS):
+            return None
+    except Exception:
+        return None
+    return f"no CPU kernel: {name} has no kernel for dense CPU tensors (only for other backends)"
+
+
+# (what each retry makes the Tensor arguments: the first one's shape, the others', their dtype, a definite matrix)
+SCHEMA_RETRIES = (
+    ("3x4", (3, 4), None, None, False),
+    ("square matrices", (3, 3), None, None, False),
+    ("symmetric positive definite matrices", (3, 3), None, None, True),
+    ("rank 1", (4,), None, None, False),
+    ("rank 0", (), None, None, False),
+    ("a 3x4 tensor and rank-0 others", (3, 4), (), None, False),
+    ("rank 3, others one per channel", (2, 3, 4), (3,), None, False),
+    ("rank 4, others one per channel", (2, 3, 4, 4), (3,), None, False),
+    ("rank 3", (2, 3, 4), None, None, False),
+    ("rank 4", (2, 3, 4, 4), None, None, False),
+    ("complex 3x4", (3, 4), None, "complex", False),
+    ("3x2 (a last dimension of 2)", (3, 2), None, None, False),
+)
+RETRY_SECONDS = 5  # one call of the op on a retry's inputs
+INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
+
+
+def schema_retry(torch, overload, shape, others, kind, definite):
+    """Positional values for one retry (None: the schema needs a value no retry makes)."""
+    generator = torch.Generator().manual_seed(0)
+    dtype = torch.complex128 if kind == "complex" else torch.float64
+    main = None
+    values = []
+    for a in overload._schema.arguments:
+        t = str(getattr(a, "real_type", a.type))  # (ScalarType's type is int, its real type ScalarType)
+        if t in ("Tensor", "Optional[Tensor]"):
+            size = shape if main is None or others is None else others
+            if "mask" in a.name:
+                value = torch.rand(size, generator=generator) > 0.3
+            elif a.name in INDEX_NAMES and main is not None:
+                bound = max(1, main.shape[0] if main.dim() else 1)
+                value = torch.randint(0, bound, size, generator=generator, dtype=torch.int64)
+            else:
+                value = (torch.rand(size, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(dtype)
+                if definite and value.dim() == 2 and value.shape[0] == value.shape[1]:
+                    value = value @ value.mT + value.shape[0] * torch.eye(value.shape[0], dtype=dtype)
+            main = value if main is None else main
+            values.append(value)
+        elif a.has_default_value():
+            values.append(a.default_value)
+        elif t in SCHEMA_VALUES:
+            values.append(SCHEMA_VALUES[t])
+        elif t.startswith("Optional["):
+            values.append(None)
+        elif t == "ScalarType":
+            values.append(dtype)
+        elif t == "List[Optional[Tensor]]" and main is not None and main.dim():  # (indices along the first dim)
+            values.append([torch.randint(0, main.shape[0], (2,), generator=generator, dtype=torch.int64)])
+        elif t.startswith("List[bool]"):
+            values.append([True, True, True])
+        elif t.startswith("List[int]") and main is not None:
+            values.append(schema_int_list(a.name, main))
+        else:
+            return None
+    return values
+
+
+def schema_int_list(name, main):
+    """A guess at an int[] argument from the first tensor: its dims, its stride, its size, a split of its first
+    dimension, the spatial size of an upsample."""
+    if "stride" in name:
+        return list(main.stride())
+    if name in ("dim", "dims"):
+        return [0]
+    if "kernel" in name:
+        return [2, 2]
+    if "split" in name:
+        return [1, main.shape[0] - 1] if main.dim() and main.shape[0] > 1 else [1]
+    if name == "output_size":
+        return [2 * n for n in main.shape[2:]] if main.dim() > 2 else [2]
+    return list(main.shape)
+
+
+def fitting_schema_samples(torch, unit, overload):
+    """Inputs made from the schema (schema_samples), or when the op rejects them (or gives no finite output), the
+    first of SCHEMA_RETRIES it takes, each call bounded by RETRY_SECONDS; the first ones when none fits (so the
+    reason names what the op said)."""
+    first = schema_samples(torch, unit, overload)
+    for what, shape, others, kind, definite in SCHEMA_RETRIES:
+        try:
+            values = schema_retry(torch, overload, shape, others, kind, definite)
+        except Exception:
+            continue
+        if values is None or not leaf_slots(torch, unit, values):
+            continue
+        try:
+            with time_limit(RETRY_SECONDS):
+                out = flat_output(torch, overload, values)
+        except TooSlow:
+            continue
+        if out is None or not out.numel() or not bool(torch.isfinite(out).all()):
+            continue
+        origin = f"schema-made ({what})"
+        return [{"dtype": values_dtype(torch, values), "args": tuple(values), "kwargs": {}, "origin": origin,
+                 "skip": {}, "transforms": {}}]
+    return first
+
+
+def values_dtype(torch, values):
+    return next((v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_complex()), torch.float64)
+
+
 def positional(overload, args, kwargs):
     out = []
     for i, a in enumerate(overload._schema.arguments):
@@ -1191,8 +1314,10 @@ def check_unit(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"every OpInfo sample reaching it is {DROPPED[unit['id']]}",
         }
+    if not found and no_cpu_kernel(torch, overload):  # (a fact about the op: nothing to run it on here)
+        return {**result, "status": "not-checkable", "reason": no_cpu_kernel(torch, overload)}
     if not found:
-        found = schema_samples(torch, unit, overload)
+        found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
     elif request.get("variants", True):
         found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
@@ -1222,7 +1347,11 @@ def check_unit(torch, ns, unit, found, request):
         if sample.get("from_backward"):  # (its forward intermediates follow the varied inputs)
             slots, stale = backward_slots(torch, unit, values, slots, sample)
         if sample.get("from_backward") and (
-            stale or intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+            stale
+            or (
+                sample.get("lineage") is None  # (known: its intermediates are not varied, they follow the inputs)
+                and intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+            )
         ):
             skipped.append(
                 "reached through a backward, with a floating tensor argument without a formula or with a "
