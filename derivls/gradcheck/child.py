@@ -213,7 +213,7 @@ def find_samples(torch, units, limit, reach=None):
                             )
 
     by_key = {}
-    for op in op_db:
+    for op in op_db + foreach_infos():  # (torch keeps the foreach functions' OpInfos apart from op_db)
         names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
         if op.name.startswith("nn.functional."):  # (nn.functional.elu: its aten_name is not elu)
             names.add(op.name[len("nn.functional.") :])
@@ -243,6 +243,25 @@ def find_samples(torch, units, limit, reach=None):
                     continue
         module_samples(torch, reach, {uid for uid in empty if not found[uid]}, overload_of, wanted, found, limit)
     return found
+
+
+def foreach_infos():
+    """torch's OpInfos of the foreach functions (_foreach_div, ...), not in op_db; [] where the torch has none."""
+    try:
+        from torch.testing._internal import common_methods_invocations as cmi
+    except Exception:
+        return []
+    infos = []
+    for name in (
+        "foreach_unary_op_db",
+        "foreach_binary_op_db",
+        "foreach_pointwise_op_db",
+        "foreach_reduce_op_db",
+        "foreach_other_op_db",
+        "foreach_lerp_op_db",
+    ):
+        infos += [op for op in getattr(cmi, name, ()) if op not in infos]
+    return infos
 
 
 def sample_overload(torch, unit, overload):
@@ -738,8 +757,13 @@ def producer(torch, calls, key, at, leaves, own):
             floating = isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
             if floating and p not in mapping and k not in leaves:
                 return None  # made from a tensor neither an argument nor an input: what it depends on is unknown
-        spec = {"kind": "intermediate", "func": func, "values": entry["values"], "map": mapping,
-                "out": entry["outs"].index(key)}
+        spec = {
+            "kind": "intermediate",
+            "func": func,
+            "values": entry["values"],
+            "map": mapping,
+            "out": entry["outs"].index(key),
+        }
         return spec
     return None
 
@@ -1017,17 +1041,54 @@ def fitting_schema_samples(torch, unit, overload):
             continue
         if values is None or not leaf_slots(torch, unit, values):
             continue
-        try:
-            with time_limit(RETRY_SECONDS):
-                out = flat_output(torch, overload, values)
-        except TooSlow:
-            continue
-        if out is None or not out.numel() or not bool(torch.isfinite(out).all()):
+        if not survives(torch, overload, values):
             continue
         origin = f"schema-made ({what})"
-        return [{"dtype": values_dtype(torch, values), "args": tuple(values), "kwargs": {}, "origin": origin,
-                 "skip": {}, "transforms": {}}]
+        return [
+            {
+                "dtype": values_dtype(torch, values),
+                "args": tuple(values),
+                "kwargs": {},
+                "origin": origin,
+                "skip": {},
+                "transforms": {},
+            }
+        ]
     return first
+
+
+def survives(torch, overload, values):
+    """The op runs on values and gives a finite, non-empty output, tried in a forked copy of this process first: a
+    kernel given shapes it does not check may crash the process (_slow_conv2d_backward segfaults) or not end
+    (killed after RETRY_SECONDS). The copy is in this process group and under its limits; it writes nothing."""
+    import os
+    import signal
+    import time
+
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:  # (the copy: one thread, no output, ends with its answer as exit status)
+        code = 1
+        try:
+            torch.set_num_threads(1)
+            out = flat_output(torch, overload, values)
+            code = 0 if out is not None and out.numel() and bool(torch.isfinite(out).all()) else 1
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + RETRY_SECONDS
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False
+        time.sleep(0.002)
 
 
 def values_dtype(torch, values):
@@ -1339,6 +1400,7 @@ def check_unit(torch, ns, unit, found, request):
     for sample in found:
         dtype, args, kwargs = sample["dtype"], sample["args"], sample["kwargs"]
         values = positional(overload, args, kwargs)
+        values = foreach_values(torch, unit, values)
         slots = leaf_slots(torch, unit, values)
         if not slots:
             continue
@@ -1463,6 +1525,27 @@ def check_unit(torch, ns, unit, found, request):
     if errors:
         result["errors"] = errors[:5]
     return result
+
+
+FOREACH_ITEMS = 2  # the list elements a check of a foreach function keeps, per sample
+
+
+def foreach_values(torch, unit, values):
+    """A foreach function's sample with every list argument (Tensor[], Scalar[]) cut to the same FOREACH_ITEMS
+    elements, the smallest non-empty ones of its first list: its formula is one per element, the same for each (and
+    the Jacobian of 20 outputs for each of 20 inputs is 20 times the work of one)."""
+    if not unit["aten"].startswith("_foreach"):
+        return values
+    lists = [i for i, v in enumerate(values) if isinstance(v, (list, tuple)) and v]
+    if not lists or len({len(values[i]) for i in lists}) != 1:
+        return values
+    first = values[lists[0]]
+    size = [t.numel() if isinstance(t, torch.Tensor) else 1 for t in first]
+    keep = sorted(sorted((i for i in range(len(first)) if size[i] > 0), key=lambda i: size[i])[:FOREACH_ITEMS])
+    out = list(values)
+    for i in lists:
+        out[i] = [values[i][k] for k in keep]
+    return out
 
 
 def leaf_slots(torch, unit, values):

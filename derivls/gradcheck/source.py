@@ -113,8 +113,6 @@ def why_not_buildable(unit: Unit) -> str | None:
     if unit.refused is not None:
         return unit.refused
     f = unit.info.func
-    if unit.info.name.startswith("_foreach"):
-        return "a foreach function (not modelled by the harness)"
     inplace = bool(f.func.name.name.inplace)
     if f.func.is_out_fn():
         return "an out= function"
@@ -140,6 +138,14 @@ def no_formula_fact(info: Any) -> str:
         names = ", ".join(info.non_differentiable_arg_names)
         return f"{NOTHING_TO_CHECK}: the entry gives no formula, only non_differentiable inputs ({names})"
     return f"{NOTHING_TO_CHECK}: the entry gives no formula (no derivative for any input or output)"
+
+
+def _foreach_output_save(info: Any, statement: str) -> str:
+    """A foreach function's list of outputs saved as its node keeps it (VariableType saves it element by element
+    in its loop; the node holds a std::vector<SavedVariable> `result_`), as values (see the module's doc)."""
+    if not info.name.startswith("_foreach"):
+        return statement
+    return re.sub(r"^grad_fn->(\w+) = \1;$", r"grad_fn->\1_ = make_saved_variable_list(\1, false);", statement)
 
 
 _APPLY = re.compile(r"variable_list (\w+)::apply\(variable_list&& grads\) \{\n")
@@ -229,7 +235,10 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                 if inplace:  # VariableType saves the inputs before the write (self.sym_sizes()), the outputs after
                     saves.append(f"self = {_RESULT};")
                 saves += [
-                    re.sub(r"SavedVariable\((\w+), true(, self\.is_view\(\))?\)", r"SavedVariable(\1, false)", s)
+                    _foreach_output_save(
+                        info,
+                        re.sub(r"SavedVariable\((\w+), true(, self\.is_view\(\))?\)", r"SavedVariable(\1, false)", s),
+                    )
                     for s in save_statements(info.all_saved_outputs, True, inplace)
                 ]
                 # VariableType sets the size of each differentiable tensor list (its grads' range in apply)
