@@ -968,6 +968,10 @@ SCHEMA_RETRIES = (
     ("rank 4", (2, 3, 4, 4), None, None, False),
     ("complex 3x4", (3, 4), None, "complex", False),
     ("3x2 (a last dimension of 2)", (3, 2), None, None, False),
+    ("a 2-d convolution's input, weight and bias", (1, 2, 5, 5), (3,), "conv2d", False),
+    ("a 3-d convolution's input, weight and bias", (1, 2, 5, 5, 5), (3,), "conv3d", False),
+    ("a transposed 2-d convolution's", (1, 2, 5, 5), (3,), "conv2d-transposed", False),
+    ("a transposed 3-d convolution's", (1, 2, 5, 5, 5), (3,), "conv3d-transposed", False),
 )
 RETRY_SECONDS = 5  # one call of the op on a retry's inputs
 INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
@@ -977,12 +981,15 @@ def schema_retry(torch, overload, shape, others, kind, definite):
     """Positional values for one retry (None: the schema needs a value no retry makes)."""
     generator = torch.Generator().manual_seed(0)
     dtype = torch.complex128 if kind == "complex" else torch.float64
+    conv = (int(kind[4]), kind.endswith("transposed")) if kind and kind.startswith("conv") else None
     main = None
     values = []
     for a in overload._schema.arguments:
         t = str(getattr(a, "real_type", a.type))  # (ScalarType's type is int, its real type ScalarType)
         if t in ("Tensor", "Optional[Tensor]"):
             size = shape if main is None or others is None else others
+            if conv and a.name == "weight":  # (out, in, k, k) or, transposed, (in, out, k, k): a kernel of 2
+                size = ((2, 3) if conv[1] else (3, 2)) + (2,) * conv[0]
             if "mask" in a.name:
                 value = torch.rand(size, generator=generator) > 0.3
             elif a.name in INDEX_NAMES and main is not None:
@@ -994,6 +1001,10 @@ def schema_retry(torch, overload, shape, others, kind, definite):
                     value = value @ value.mT + value.shape[0] * torch.eye(value.shape[0], dtype=dtype)
             main = value if main is None else main
             values.append(value)
+        elif conv and t.startswith("List[int]"):  # stride, dilation 1, padding 0, kernel 2 in each spatial dim
+            values.append([0 if "padding" in a.name else 2 if "kernel" in a.name else 1] * conv[0])
+        elif conv and a.name == "transposed":
+            values.append(conv[1])
         elif a.has_default_value():
             values.append(a.default_value)
         elif t in SCHEMA_VALUES:

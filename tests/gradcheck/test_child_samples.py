@@ -169,6 +169,13 @@ def test_schema_made_inputs_the_op_rejects_are_retried_with_other_ranks_shapes_a
         torch, _schema_unit(torch, "_masked_softmax", "default", "self"), torch.ops.aten._masked_softmax.default
     )
     assert masked[0]["args"][1].dtype == torch.bool  # (a mask by its name)
+    conv = child.fitting_schema_samples(
+        torch,
+        _schema_unit(torch, "slow_conv_transpose2d", "default", "self"),
+        torch.ops.aten.slow_conv_transpose2d.default,
+    )
+    assert conv[0]["origin"] == "schema-made (a transposed 2-d convolution's)"
+    assert conv[0]["args"][1].shape == (2, 3, 2, 2) and conv[0]["args"][2] == [2, 2]  # (weight, kernel_size)
 
 
 def test_a_retry_that_crashes_the_kernel_is_tried_in_a_forked_copy_and_not_used(child, torch):
