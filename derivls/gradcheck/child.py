@@ -1014,7 +1014,8 @@ def schema_retry(torch, overload, shape, others, kind, definite):
         elif t == "ScalarType":
             values.append(dtype)
         elif t == "List[Optional[Tensor]]" and main is not None and main.dim():  # (indices along the first dim)
-            values.append([torch.randint(0, main.shape[0], (2,), generator=generator, dtype=torch.int64)])
+            # (distinct: a write through repeated indices keeps one of the values, whichever the kernel likes)
+            values.append([torch.randperm(main.shape[0], generator=generator)[:2]])
         elif t.startswith("List[bool]"):
             values.append([True, True, True])
         elif t.startswith("List[int]") and main is not None:
