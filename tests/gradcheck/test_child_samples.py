@@ -189,3 +189,11 @@ def test_an_op_without_a_kernel_for_dense_cpu_tensors_is_reported_so(child, torc
     assert child.no_cpu_kernel(torch, torch.ops.aten.cudnn_convolution.default).startswith("no CPU kernel:")
     assert child.no_cpu_kernel(torch, torch.ops.aten.acos.default) is None
     assert child.no_cpu_kernel(torch, torch.ops.aten.max_pool2d.default) is None  # (a composite one runs on CPU)
+
+
+def test_a_formula_calling_an_op_without_a_cpu_kernel_is_reported_as_that_fact(child):
+    message = "the formula raised RuntimeError: Could not run 'aten::matmul_backward' with arguments from the 'CPU' "
+    assert child.formula_without_cpu_kernel(message + "backend.") == (
+        "no CPU kernel: the formula calls aten::matmul_backward, which has no kernel for dense CPU tensors"
+    )
+    assert child.formula_without_cpu_kernel("largest mismatch: d output[2] / d input[2]") is None
