@@ -1635,6 +1635,8 @@ def run_check(
             args[leaf["arg"]] = items
         return recomputed(torch, args, lineage) if lineage else args  # (forward intermediates follow x)
 
+    written = {}  # argument index -> its value after the op wrote it, at the last call (noise, running_mean)
+
     def call(args):
         """The real op: its keyword-only arguments by name (an argument it writes: a clone)."""
         args = written_cloned(torch, overload, args)
@@ -1644,7 +1646,10 @@ def run_check(
         with torch.random.fork_rng(devices=[]):  # a random op (bernoulli, normal): the same draw at every call
             # (the CPU generator only: torch.manual_seed also queues a lazy CUDA seeding, a stack trace per call)
             torch.random.default_generator.manual_seed(0)
-            return overload(*positional, **keywords)
+            out = overload(*positional, **keywords)
+        written.clear()
+        written.update(written_after(torch, overload, unit, args))
+        return out
 
     def as_tuple(out):
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -1668,12 +1673,15 @@ def run_check(
                 ctx.mark_non_differentiable(*non_diff)
             ctx.save_for_backward(x, *output)
             ctx.save_for_forward(x, *output)
+            ctx.derivls_written = dict(written)  # (the buffers the op wrote at x: what VariableType's node reads)
 
         @staticmethod
         def backward(ctx, *gouts):
             x, *outs = ctx.saved_tensors
             grads = list(gouts) if list_return else [gouts[i] for i in grads_of]
-            res = backward(*with_leaf(x), *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
+            args = with_leaf(x)
+            args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]
+            res = backward(*args, *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
             g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
             return g
 
@@ -1682,7 +1690,8 @@ def run_check(
             x, *outs = ctx.saved_tensors
             tangents = [None] * len(unit["fw_inputs"])
             tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
-            res = forward(*with_leaf(x), *outs, tangents)
+            args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
+            res = forward(*args, *outs, tangents)
             return tuple(r if i in grads_of else None for i, r in enumerate(res))
 
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
@@ -1715,6 +1724,19 @@ def run_check(
             raise Unstable(len(bad))
     with time_limit(CHECK_SECONDS):
         return _gradcheck(torch, fn, x, mode, outputs_names, grads_of)
+
+
+def written_after(torch, overload, unit, args):
+    """{argument index: value after the call} of the tensors the op wrote other than an in-place unit's self (a
+    buffer: rrelu_with_noise's noise, batch norm's running stats): VariableType's node saves the tensor itself, so
+    its formulas read what the op wrote there."""
+    out = {}
+    for i, a in enumerate(overload._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write or (unit.get("inplace") and a.name == "self"):
+            continue
+        if i < len(args) and isinstance(args[i], torch.Tensor):
+            out[i] = args[i].detach().clone()
+    return out
 
 
 def time_limit(seconds):

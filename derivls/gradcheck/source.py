@@ -116,11 +116,15 @@ def why_not_buildable(unit: Unit) -> str | None:
     inplace = bool(f.func.name.name.inplace)
     if f.func.is_out_fn():
         return "an out= function"
+    differentiable = {b.name for b in unit.info.args_with_derivatives}
     if any(
-        a.annotation is not None and a.annotation.is_write and not (inplace and a.name == "self")
+        a.annotation is not None
+        and a.annotation.is_write
+        and not (inplace and a.name == "self")
+        and a.name in differentiable  # (a buffer it updates, batch norm's running_mean: the real op writes a clone)
         for a in f.func.arguments.flat_all
     ):
-        return "a function that writes an argument"
+        return "a function that writes an argument it has a formula for"
     for ret in f.func.returns:
         if not ret.type.is_tensor_like():
             return f"a return of type {ret.type} (not a tensor)"

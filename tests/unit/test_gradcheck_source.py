@@ -65,6 +65,15 @@ def test_an_entry_without_a_formula_is_reported_as_a_fact_about_the_op_not_the_h
     assert summary.reasons() == {"nothing to check": 2}
 
 
+def test_a_function_writing_a_buffer_it_has_no_formula_for_is_built(real_files):
+    # (rrelu_with_noise writes noise, batch norm its running stats: the child passes the formulas what was written)
+    rendered = render(
+        _units(real_files, "rrelu_with_noise", "_batch_norm_with_update"), "LIB", Templates(real_files.derivatives)
+    )
+    assert {p.aten for p in rendered.plans} == {"rrelu_with_noise", "_batch_norm_with_update"}
+    assert not rendered.not_buildable
+
+
 def test_a_file_of_another_release_than_torchs_is_refused(tmp_path: Path):
     site = tmp_path / "site-packages"
     path = site / "torchgen" / "packaged" / "autograd" / "derivatives.yaml"
