@@ -60,7 +60,7 @@ def filled(tmp_path: Path) -> tuple[Path, str]:
     assert first.returncode == 0, first.stderr
     wait_for_the_writer(cache)
     kinds = sorted(p.name.split("-")[0] for p in cache.glob("*.pickle"))
-    assert kinds == ["check", "entries", "native"], kinds  # check-result, entries, native-index
+    assert kinds == ["check", "entries", "headers", "native"], kinds  # check-result, entries, header and native index
     return cache, first.stdout
 
 
