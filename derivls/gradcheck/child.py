@@ -1084,6 +1084,7 @@ def survives(torch, overload, values):
     if pid == 0:  # (the copy: one thread, no output, ends with its answer as exit status)
         code = 1
         try:
+            die_with_parent()
             torch.set_num_threads(1)
             out = flat_output(torch, overload, values)
             code = 0 if out is not None and out.numel() and bool(torch.isfinite(out).all()) else 1
@@ -1112,6 +1113,20 @@ def formula_without_cpu_kernel(message):
     if m is None:
         return None
     return f"no CPU kernel: the formula calls {m.group(1)}, which has no kernel for dense CPU tensors"
+
+
+def die_with_parent():
+    """In a forked copy: killed when the child ends (PR_SET_PDEATHSIG, Linux), and at most RETRY_SECONDS of CPU."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (RETRY_SECONDS, RETRY_SECONDS))
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def values_dtype(torch, values):
