@@ -972,6 +972,8 @@ SCHEMA_RETRIES = (
     ("a 3-d convolution's input, weight and bias", (1, 2, 5, 5, 5), (3,), "conv3d", False),
     ("a transposed 2-d convolution's", (1, 2, 5, 5), (3,), "conv2d-transposed", False),
     ("a transposed 3-d convolution's", (1, 2, 5, 5, 5), (3,), "conv3d-transposed", False),
+    ("an image and a sampling grid", (1, 2, 4, 4), None, "grid", False),
+    ("a time, batch, channel input and its convolution", (5, 1, 2), (3,), "tbc", False),
 )
 RETRY_SECONDS = 5  # one call of the op on a retry's inputs
 INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
@@ -990,6 +992,10 @@ def schema_retry(torch, overload, shape, others, kind, definite):
             size = shape if main is None or others is None else others
             if conv and a.name == "weight":  # (out, in, k, k) or, transposed, (in, out, k, k): a kernel of 2
                 size = ((2, 3) if conv[1] else (3, 2)) + (2,) * conv[0]
+            if kind == "grid" and a.name == "grid":  # (N, H, W, 2) in [-0.9, 0.9]: inside the image
+                size = (1, 3, 3, 2)
+            if kind == "tbc" and a.name == "weight":  # (kernel, in channels, out channels)
+                size = (2, 2, 3)
             if "mask" in a.name:
                 value = torch.rand(size, generator=generator) > 0.3
             elif a.name in INDEX_NAMES and main is not None:
@@ -997,6 +1003,8 @@ def schema_retry(torch, overload, shape, others, kind, definite):
                 value = torch.randint(0, bound, size, generator=generator, dtype=torch.int64)
             else:
                 value = (torch.rand(size, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(dtype)
+                if kind == "grid" and a.name == "grid":
+                    value = value * 2.5 - 1.4
                 if definite and value.dim() == 2 and value.shape[0] == value.shape[1]:
                     value = value @ value.mT + value.shape[0] * torch.eye(value.shape[0], dtype=dtype)
             main = value if main is None else main
@@ -1005,6 +1013,8 @@ def schema_retry(torch, overload, shape, others, kind, definite):
             values.append([0 if "padding" in a.name else 2 if "kernel" in a.name else 1] * conv[0])
         elif conv and a.name == "transposed":
             values.append(conv[1])
+        elif kind == "grid" and a.name.endswith("_mode"):  # bilinear, zeros
+            values.append(0)
         elif a.has_default_value():
             values.append(a.default_value)
         elif t in SCHEMA_VALUES:
