@@ -93,14 +93,17 @@ def find_samples(torch, units, limit, reach=None):
         return x.detach().clone() if isinstance(x, torch.Tensor) else x
 
     class Record(TorchDispatchMode):
-        def __init__(self):
+        def __init__(self, lineage=False):
             super().__init__()
             self.calls = []
+            self.lineage = [] if lineage else None  # every call (a *_backward unit's forward intermediates)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in wanted:
                 self.calls.append((func, tree_map(clone, args), tree_map(clone, kwargs)))
+            if self.lineage is not None:
+                return lineage_call(torch, self, func, args, kwargs, func in wanted)
             return func(*args, **kwargs)
 
     bases = {}
@@ -149,7 +152,7 @@ def find_samples(torch, units, limit, reach=None):
                 continue
             skip = opinfo_skips(torch, op, dtype)
             for sample in inputs:
-                record = Record()
+                record = Record(lineage=bool(through_backward))
                 try:
                     with record:  # through OpInfo's gradcheck_wrapper, as test_ops calls it (it may add arguments)
                         wrap = getattr(op, "gradcheck_wrapper", None)
@@ -205,11 +208,12 @@ def find_samples(torch, units, limit, reach=None):
                                     "from_backward": index >= forward_calls,
                                     # a call inside another op (corrcoef's clamp at exactly 1): check its points
                                     "points": reached,
+                                    **backward_lineage(torch, record, index, func, args, kwargs, sample, forward_calls),
                                 }
                             )
 
     by_key = {}
-    for op in op_db:
+    for op in op_db + foreach_infos():  # (torch keeps the foreach functions' OpInfos apart from op_db)
         names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
         if op.name.startswith("nn.functional."):  # (nn.functional.elu: its aten_name is not elu)
             names.add(op.name[len("nn.functional.") :])
@@ -239,6 +243,25 @@ def find_samples(torch, units, limit, reach=None):
                     continue
         module_samples(torch, reach, {uid for uid in empty if not found[uid]}, overload_of, wanted, found, limit)
     return found
+
+
+def foreach_infos():
+    """torch's OpInfos of the foreach functions (_foreach_div, ...), not in op_db; [] where the torch has none."""
+    try:
+        from torch.testing._internal import common_methods_invocations as cmi
+    except Exception:
+        return []
+    infos = []
+    for name in (
+        "foreach_unary_op_db",
+        "foreach_binary_op_db",
+        "foreach_pointwise_op_db",
+        "foreach_reduce_op_db",
+        "foreach_other_op_db",
+        "foreach_lerp_op_db",
+    ):
+        infos += [op for op in getattr(cmi, name, ()) if op not in infos]
+    return infos
 
 
 def sample_overload(torch, unit, overload):
@@ -291,14 +314,17 @@ def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
         return x.detach().clone() if isinstance(x, torch.Tensor) else x
 
     class Record(TorchDispatchMode):
-        def __init__(self):
+        def __init__(self, lineage=False):
             super().__init__()
             self.calls = []
+            self.lineage = [] if lineage else None  # every call (a *_backward unit's forward intermediates)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in wanted:
                 self.calls.append((func, tree_map(clone, args), tree_map(clone, kwargs)))
+            if self.lineage is not None:
+                return lineage_call(torch, self, func, args, kwargs, func in wanted)
             return func(*args, **kwargs)
 
     for info in module_infos():
@@ -311,7 +337,7 @@ def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
         torch.manual_seed(0)
         try:
             for run in module_runs(torch, info, MODULE_SAMPLES):
-                record = Record()
+                record = Record(lineage=bool(back & ids))
                 try:
                     with record:
                         out, sample = run()
@@ -347,6 +373,7 @@ def module_samples(torch, reach, empty, overload_of, wanted, found, limit):
                                     "transforms": {},
                                     "from_backward": index >= forward_calls,
                                     "points": True,  # (a call inside the module: its points are checked)
+                                    **backward_lineage(torch, record, index, func, args, kwargs, sample, forward_calls),
                                 }
                             )
         except Exception:  # a ModuleInfo whose samples cannot be made here: not used
@@ -619,7 +646,19 @@ def intermediate_input(torch, overload, unit, values, slots, kernels, request, s
         if leaf["bw_bit"] is None:
             continue
         try:
-            run_check(torch, overload, unit, values, leaf, "backward", backward, forward, request, sample["transforms"])
+            run_check(
+                torch,
+                overload,
+                unit,
+                values,
+                leaf,
+                "backward",
+                backward,
+                forward,
+                request,
+                sample["transforms"],
+                lineage=sample.get("lineage"),
+            )
         except FormulaNotImplemented:
             return True
         except Exception:
@@ -634,6 +673,137 @@ def has_fixed_float(torch, unit, values):
         if name not in wrt and isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
             return True
     return False
+
+
+# --- forward intermediates: a *_backward function's arguments that its forward made (log_sigmoid's buffer, batch
+# norm's save_mean / save_invstd, nll_loss's total_weight), computed again from the varied inputs at every call
+
+
+def tensor_key(torch, value):
+    """What tells one tensor from another at the dispatcher (its memory and layout); None: not a non-empty tensor."""
+    if not isinstance(value, torch.Tensor) or value.numel() == 0 or value.layout != torch.strided:
+        return None
+    try:
+        return (value.data_ptr(), tuple(value.shape), tuple(value.stride()), value.dtype)
+    except Exception:  # (a tensor without storage)
+        return None
+
+
+def lineage_call(torch, record, func, args, kwargs, wanted):
+    """Run one dispatched call and note it in record.lineage: its positional values (cloned before a write), the
+    keys of its tensor arguments and outputs, and for a wanted call its index in record.calls."""
+    values = positional(func, args, kwargs)
+    keys = [tensor_key(torch, v) for v in values]
+    snapshot = [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in values]
+    out = func(*args, **kwargs)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    record.lineage.append(
+        {
+            "func": func,
+            "values": snapshot,
+            "keys": keys,
+            "outs": [tensor_key(torch, o) for o in outs],
+            "call": len(record.calls) - 1 if wanted else None,
+        }
+    )
+    return out
+
+
+def backward_lineage(torch, record, index, func, args, kwargs, sample, forward_calls):
+    """For a call a backward made (index >= forward_calls): {"lineage": {argument index: how to have it}} for each of
+    its floating tensor arguments a recorded call made from others of its arguments ("intermediate": that call, run
+    again on the varied inputs) or that is one of the sample's own inputs ("independent": held fixed); an argument
+    neither is left out (check_unit then skips the sample as before). {} when there is nothing to say."""
+    if index < forward_calls or not record.lineage:
+        return {}
+    entry = next((e for e in record.lineage if e["call"] == index), None)
+    if entry is None:
+        return {}
+    keys = entry["keys"]
+    at = {k: i for i, k in enumerate(keys) if k is not None}
+    leaves = set()
+    for value in [sample.input, *sample.args, *sample.kwargs.values()]:
+        for t in value if isinstance(value, (tuple, list)) else (value,):
+            key = tensor_key(torch, t)
+            if key is not None:
+                leaves.add(key)
+    values = positional(func, args, kwargs)
+    lineage = {}
+    for i, (key, value) in enumerate(zip(keys, values)):
+        if key is None or not (value.is_floating_point() or value.is_complex()):
+            continue
+        made = producer(torch, record.lineage[: record.lineage.index(entry)], key, at, leaves, i)
+        if made is not None:
+            lineage[i] = made
+        elif key in leaves:
+            lineage[i] = {"kind": "independent"}
+    return {"lineage": lineage}
+
+
+def producer(torch, calls, key, at, leaves, own):
+    """The last call before the backward's that returned the tensor `key`, when it can be run again on the backward
+    call's arguments: deterministic, taking at least one other argument of the backward call, its other floating
+    tensors the sample's own inputs, and giving the same value again. None: no such call."""
+    for entry in reversed(calls):
+        if key not in entry["outs"]:
+            continue
+        func = entry["func"]
+        if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
+            return None
+        mapping = {p: at[k] for p, k in enumerate(entry["keys"]) if k is not None and k in at and at[k] != own}
+        if not mapping:
+            return None  # (made from none of the backward call's arguments: varying them leaves it as it is)
+        for p, (k, v) in enumerate(zip(entry["keys"], entry["values"])):
+            floating = isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
+            if floating and p not in mapping and k not in leaves:
+                return None  # made from a tensor neither an argument nor an input: what it depends on is unknown
+        spec = {
+            "kind": "intermediate",
+            "func": func,
+            "values": entry["values"],
+            "map": mapping,
+            "out": entry["outs"].index(key),
+        }
+        return spec
+    return None
+
+
+def recomputed(torch, values, lineage):
+    """values with every forward intermediate made again from them (the producer run on the current arguments)."""
+    out = list(values)
+    for i, spec in lineage.items():
+        if spec["kind"] != "intermediate":
+            continue
+        made = list(spec["values"])
+        for p, b in spec["map"].items():
+            made[p] = values[b]
+        result = call_overload(torch, spec["func"], made)
+        result = result if isinstance(result, (tuple, list)) else (result,)
+        out[i] = result[spec["out"]]
+    return out
+
+
+def backward_slots(torch, unit, values, slots, sample):
+    """A sample a backward made: (the slots to vary, whether an argument would be stale). With its lineage known,
+    its forward intermediates are not varied (they follow the inputs) and every fixed floating argument is an
+    intermediate or one of the sample's inputs; without it, any floating argument without a formula is stale."""
+    lineage = sample.get("lineage")
+    if lineage is None:
+        return slots, has_fixed_float(torch, unit, values)
+    made = {i for i, spec in lineage.items() if spec["kind"] == "intermediate"}
+    if made:
+        try:
+            again = recomputed(torch, values, lineage)
+        except Exception:
+            return slots, True
+        if not all(same(torch, again[i], values[i]) for i in made):
+            return slots, True  # (it is not made again as it was: not a function of the arguments alone)
+    wrt = {name for name, _ in unit["wrt"]}
+    for i, (name, value) in enumerate(zip(unit["args"], values)):
+        floating = isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
+        if floating and name not in wrt and i not in lineage:
+            return slots, True
+    return [s for s in slots if s["arg"] not in made], False
 
 
 def backward_of(torch, out, sample):
@@ -763,6 +933,214 @@ def schema_samples(torch, unit, overload):
             "transforms": {},
         }
     ]
+
+
+# --- inputs made from the schema that the op takes: retries of ranks, shapes, values and index dtypes
+
+CPU_KEYS = ("CPU", "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+
+
+def no_cpu_kernel(torch, overload):
+    """Why the op cannot run on dense CPU tensors (it has a kernel for none of CPU_KEYS: a CUDA / MPS / mkldnn /
+    sparse / nested-only op), None when it can (or when the dispatcher cannot say)."""
+    name = str(overload._schema.name)
+    if overload._overloadname != "default":
+        name += "." + overload._overloadname
+    try:
+        if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, key) for key in CPU_KEYS):
+            return None
+    except Exception:
+        return None
+    return f"no CPU kernel: {name} has no kernel for dense CPU tensors (only for other backends)"
+
+
+# (what each retry makes the Tensor arguments: the first one's shape, the others', their dtype, a definite matrix)
+SCHEMA_RETRIES = (
+    ("3x4", (3, 4), None, None, False),
+    ("square matrices", (3, 3), None, None, False),
+    ("symmetric positive definite matrices", (3, 3), None, None, True),
+    ("rank 1", (4,), None, None, False),
+    ("rank 0", (), None, None, False),
+    ("a 3x4 tensor and rank-0 others", (3, 4), (), None, False),
+    ("rank 3, others one per channel", (2, 3, 4), (3,), None, False),
+    ("rank 4, others one per channel", (2, 3, 4, 4), (3,), None, False),
+    ("rank 3", (2, 3, 4), None, None, False),
+    ("rank 4", (2, 3, 4, 4), None, None, False),
+    ("complex 3x4", (3, 4), None, "complex", False),
+    ("3x2 (a last dimension of 2)", (3, 2), None, None, False),
+    ("a 2-d convolution's input, weight and bias", (1, 2, 5, 5), (3,), "conv2d", False),
+    ("a 3-d convolution's input, weight and bias", (1, 2, 5, 5, 5), (3,), "conv3d", False),
+    ("a transposed 2-d convolution's", (1, 2, 5, 5), (3,), "conv2d-transposed", False),
+    ("a transposed 3-d convolution's", (1, 2, 5, 5, 5), (3,), "conv3d-transposed", False),
+    ("an image and a sampling grid", (1, 2, 4, 4), None, "grid", False),
+    ("a time, batch, channel input and its convolution", (5, 1, 2), (3,), "tbc", False),
+)
+RETRY_SECONDS = 5  # one call of the op on a retry's inputs
+INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
+
+
+def schema_retry(torch, overload, shape, others, kind, definite):
+    """Positional values for one retry (None: the schema needs a value no retry makes)."""
+    generator = torch.Generator().manual_seed(0)
+    dtype = torch.complex128 if kind == "complex" else torch.float64
+    conv = (int(kind[4]), kind.endswith("transposed")) if kind and kind.startswith("conv") else None
+    main = None
+    values = []
+    for a in overload._schema.arguments:
+        t = str(getattr(a, "real_type", a.type))  # (ScalarType's type is int, its real type ScalarType)
+        if t in ("Tensor", "Optional[Tensor]"):
+            size = shape if main is None or others is None else others
+            if conv and a.name == "weight":  # (out, in, k, k) or, transposed, (in, out, k, k): a kernel of 2
+                size = ((2, 3) if conv[1] else (3, 2)) + (2,) * conv[0]
+            if kind == "grid" and a.name == "grid":  # (N, H, W, 2) in [-0.9, 0.9]: inside the image
+                size = (1, 3, 3, 2)
+            if kind == "tbc" and a.name == "weight":  # (kernel, in channels, out channels)
+                size = (2, 2, 3)
+            if "mask" in a.name:
+                value = torch.rand(size, generator=generator) > 0.3
+            elif a.name in INDEX_NAMES and main is not None:
+                bound = max(1, main.shape[0] if main.dim() else 1)
+                value = torch.randint(0, bound, size, generator=generator, dtype=torch.int64)
+            else:
+                value = (torch.rand(size, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(dtype)
+                if kind == "grid" and a.name == "grid":
+                    value = value * 2.5 - 1.4
+                if definite and value.dim() == 2 and value.shape[0] == value.shape[1]:
+                    value = value @ value.mT + value.shape[0] * torch.eye(value.shape[0], dtype=dtype)
+            main = value if main is None else main
+            values.append(value)
+        elif conv and t.startswith("List[int]"):  # stride, dilation 1, padding 0, kernel 2 in each spatial dim
+            values.append([0 if "padding" in a.name else 2 if "kernel" in a.name else 1] * conv[0])
+        elif conv and a.name == "transposed":
+            values.append(conv[1])
+        elif kind == "grid" and a.name.endswith("_mode"):  # bilinear, zeros
+            values.append(0)
+        elif a.has_default_value():
+            values.append(a.default_value)
+        elif t in SCHEMA_VALUES:
+            values.append(SCHEMA_VALUES[t])
+        elif t.startswith("Optional["):
+            values.append(None)
+        elif t == "ScalarType":
+            values.append(dtype)
+        elif t == "List[Optional[Tensor]]" and main is not None and main.dim():  # (indices along the first dim)
+            # (distinct: a write through repeated indices keeps one of the values, whichever the kernel likes)
+            values.append([torch.randperm(main.shape[0], generator=generator)[:2]])
+        elif t.startswith("List[bool]"):
+            values.append([True, True, True])
+        elif t.startswith("List[int]") and main is not None:
+            values.append(schema_int_list(a.name, main))
+        else:
+            return None
+    return values
+
+
+def schema_int_list(name, main):
+    """A guess at an int[] argument from the first tensor: its dims, its stride, its size, a split of its first
+    dimension, the spatial size of an upsample."""
+    if "stride" in name:
+        return list(main.stride())
+    if name in ("dim", "dims"):
+        return [0]
+    if "kernel" in name:
+        return [2, 2]
+    if "split" in name:
+        return [1, main.shape[0] - 1] if main.dim() and main.shape[0] > 1 else [1]
+    if name == "output_size":
+        return [2 * n for n in main.shape[2:]] if main.dim() > 2 else [2]
+    return list(main.shape)
+
+
+def fitting_schema_samples(torch, unit, overload):
+    """Inputs made from the schema (schema_samples), or when the op rejects them (or gives no finite output), the
+    first of SCHEMA_RETRIES it takes, each call bounded by RETRY_SECONDS; the first ones when none fits (so the
+    reason names what the op said)."""
+    first = schema_samples(torch, unit, overload)
+    for what, shape, others, kind, definite in SCHEMA_RETRIES:
+        try:
+            values = schema_retry(torch, overload, shape, others, kind, definite)
+        except Exception:
+            continue
+        if values is None or not leaf_slots(torch, unit, values):
+            continue
+        if not survives(torch, overload, values):
+            continue
+        origin = f"schema-made ({what})"
+        return [
+            {
+                "dtype": values_dtype(torch, values),
+                "args": tuple(values),
+                "kwargs": {},
+                "origin": origin,
+                "skip": {},
+                "transforms": {},
+            }
+        ]
+    return first
+
+
+def survives(torch, overload, values):
+    """The op runs on values and gives a finite, non-empty output, tried in a forked copy of this process first: a
+    kernel given shapes it does not check may crash the process (_slow_conv2d_backward segfaults) or not end
+    (killed after RETRY_SECONDS). The copy is in this process group and under its limits; it writes nothing."""
+    import os
+    import signal
+    import time
+
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:  # (the copy: one thread, no output, ends with its answer as exit status)
+        code = 1
+        try:
+            die_with_parent()
+            torch.set_num_threads(1)
+            out = flat_output(torch, overload, values)
+            code = 0 if out is not None and out.numel() and bool(torch.isfinite(out).all()) else 1
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + RETRY_SECONDS
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False
+        time.sleep(0.002)
+
+
+def formula_without_cpu_kernel(message):
+    """'no CPU kernel: ...' when a formula raised for want of a dense CPU kernel of an op it calls (matmul's
+    matmul_backward, a nested-tensor op): a fact about the formula, not a disagreement; None otherwise."""
+    import re
+
+    m = re.search(r"Could not run '(aten::[\w.]+)' with arguments from the 'CPU' backend", message)
+    if m is None:
+        return None
+    return f"no CPU kernel: the formula calls {m.group(1)}, which has no kernel for dense CPU tensors"
+
+
+def die_with_parent():
+    """In a forked copy: killed when the child ends (PR_SET_PDEATHSIG, Linux), and at most RETRY_SECONDS of CPU."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (RETRY_SECONDS, RETRY_SECONDS))
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def values_dtype(torch, values):
+    return next((v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_complex()), torch.float64)
 
 
 def positional(overload, args, kwargs):
@@ -1045,8 +1423,10 @@ def check_unit(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"every OpInfo sample reaching it is {DROPPED[unit['id']]}",
         }
+    if not found and no_cpu_kernel(torch, overload):  # (a fact about the op: nothing to run it on here)
+        return {**result, "status": "not-checkable", "reason": no_cpu_kernel(torch, overload)}
     if not found:
-        found = schema_samples(torch, unit, overload)
+        found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
     elif request.get("variants", True):
         found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
@@ -1068,13 +1448,20 @@ def check_unit(torch, ns, unit, found, request):
     for sample in found:
         dtype, args, kwargs = sample["dtype"], sample["args"], sample["kwargs"]
         values = positional(overload, args, kwargs)
+        values = foreach_values(torch, unit, values)
         slots = leaf_slots(torch, unit, values)
         if not slots:
             continue
         sample_text = f"{sample['origin']}: ({describe(torch, args, kwargs)})"
+        stale = False
+        if sample.get("from_backward"):  # (its forward intermediates follow the varied inputs)
+            slots, stale = backward_slots(torch, unit, values, slots, sample)
         if sample.get("from_backward") and (
-            has_fixed_float(torch, unit, values)
-            or intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+            stale
+            or (
+                sample.get("lineage") is None  # (known: its intermediates are not varied, they follow the inputs)
+                and intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+            )
         ):
             skipped.append(
                 "reached through a backward, with a floating tensor argument without a formula or with a "
@@ -1110,6 +1497,7 @@ def check_unit(torch, ns, unit, found, request):
                         request,
                         sample["transforms"],
                         stable_only=bool(sample.get("points")),
+                        lineage=sample.get("lineage"),
                     )
                 except Unstable as e:
                     unstable += e.args[0]
@@ -1163,7 +1551,7 @@ def check_unit(torch, ns, unit, found, request):
         first = result["failures"][0]
         result["failures"] = []
         result["status"] = "not-checkable"
-        result["reason"] = (
+        result["reason"] = formula_without_cpu_kernel(first["message"]) or (
             "inputs made from the schema: gradcheck disagrees there, which is not evidence of a mistake "
             f"({first['kind']} for {first['input']}: {first['message'].strip().splitlines()[0][:160]})"
         )
@@ -1185,6 +1573,27 @@ def check_unit(torch, ns, unit, found, request):
     if errors:
         result["errors"] = errors[:5]
     return result
+
+
+FOREACH_ITEMS = 2  # the list elements a check of a foreach function keeps, per sample
+
+
+def foreach_values(torch, unit, values):
+    """A foreach function's sample with every list argument (Tensor[], Scalar[]) cut to the same FOREACH_ITEMS
+    elements, the smallest non-empty ones of its first list: its formula is one per element, the same for each (and
+    the Jacobian of 20 outputs for each of 20 inputs is 20 times the work of one)."""
+    if not unit["aten"].startswith("_foreach"):
+        return values
+    lists = [i for i, v in enumerate(values) if isinstance(v, (list, tuple)) and v]
+    if not lists or len({len(values[i]) for i in lists}) != 1:
+        return values
+    first = values[lists[0]]
+    size = [t.numel() if isinstance(t, torch.Tensor) else 1 for t in first]
+    keep = sorted(sorted((i for i in range(len(first)) if size[i] > 0), key=lambda i: size[i])[:FOREACH_ITEMS])
+    out = list(values)
+    for i in lists:
+        out[i] = [values[i][k] for k in keep]
+    return out
 
 
 def leaf_slots(torch, unit, values):
@@ -1214,7 +1623,18 @@ def leaf_slots(torch, unit, values):
 
 
 def run_check(
-    torch, overload, unit, values, leaf, mode, backward, forward, request, transforms=None, stable_only=False
+    torch,
+    overload,
+    unit,
+    values,
+    leaf,
+    mode,
+    backward,
+    forward,
+    request,
+    transforms=None,
+    stable_only=False,
+    lineage=None,
 ):
     """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
     made with special values): Unstable unless finite differences are reliable at every element of the leaf."""
@@ -1238,7 +1658,9 @@ def run_check(
             items = list(args[leaf["arg"]])
             items[leaf["item"]] = x
             args[leaf["arg"]] = items
-        return args
+        return recomputed(torch, args, lineage) if lineage else args  # (forward intermediates follow x)
+
+    written = {}  # argument index -> its value after the op wrote it, at the last call (noise, running_mean)
 
     def call(args):
         """The real op: its keyword-only arguments by name (an argument it writes: a clone)."""
@@ -1249,7 +1671,10 @@ def run_check(
         with torch.random.fork_rng(devices=[]):  # a random op (bernoulli, normal): the same draw at every call
             # (the CPU generator only: torch.manual_seed also queues a lazy CUDA seeding, a stack trace per call)
             torch.random.default_generator.manual_seed(0)
-            return overload(*positional, **keywords)
+            out = overload(*positional, **keywords)
+        written.clear()
+        written.update(written_after(torch, overload, unit, args))
+        return out
 
     def as_tuple(out):
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -1273,12 +1698,15 @@ def run_check(
                 ctx.mark_non_differentiable(*non_diff)
             ctx.save_for_backward(x, *output)
             ctx.save_for_forward(x, *output)
+            ctx.derivls_written = dict(written)  # (the buffers the op wrote at x: what VariableType's node reads)
 
         @staticmethod
         def backward(ctx, *gouts):
             x, *outs = ctx.saved_tensors
             grads = list(gouts) if list_return else [gouts[i] for i in grads_of]
-            res = backward(*with_leaf(x), *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
+            args = with_leaf(x)
+            args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]
+            res = backward(*args, *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
             g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
             return g
 
@@ -1287,7 +1715,8 @@ def run_check(
             x, *outs = ctx.saved_tensors
             tangents = [None] * len(unit["fw_inputs"])
             tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
-            res = forward(*with_leaf(x), *outs, tangents)
+            args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
+            res = forward(*args, *outs, tangents)
             return tuple(r if i in grads_of else None for i, r in enumerate(res))
 
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
@@ -1320,6 +1749,19 @@ def run_check(
             raise Unstable(len(bad))
     with time_limit(CHECK_SECONDS):
         return _gradcheck(torch, fn, x, mode, outputs_names, grads_of)
+
+
+def written_after(torch, overload, unit, args):
+    """{argument index: value after the call} of the tensors the op wrote other than an in-place unit's self (a
+    buffer: rrelu_with_noise's noise, batch norm's running stats): VariableType's node saves the tensor itself, so
+    its formulas read what the op wrote there."""
+    out = {}
+    for i, a in enumerate(overload._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write or (unit.get("inplace") and a.name == "self"):
+            continue
+        if i < len(args) and isinstance(args[i], torch.Tensor):
+            out[i] = args[i].detach().clone()
+    return out
 
 
 def time_limit(seconds):

@@ -11,6 +11,7 @@ from typing import Any
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
 from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.exits import ended
+from derivls.gradcheck.source import NOTHING_TO_CHECK
 
 CODE = GRADCHECK_MISMATCH
 SOURCE = "derivls-gradcheck"  # the diagnostic source a client sees
@@ -218,7 +219,7 @@ def interpret(
                 unit.entry_line,
                 unit.name_span,
                 "not-checkable",
-                f"not built: {why}",
+                why if why.startswith(NOTHING_TO_CHECK + ":") else f"not built: {why}",
                 function=_function(unit),
             )
         )

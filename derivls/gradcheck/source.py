@@ -113,20 +113,43 @@ def why_not_buildable(unit: Unit) -> str | None:
     if unit.refused is not None:
         return unit.refused
     f = unit.info.func
-    if unit.info.name.startswith("_foreach"):
-        return "a foreach function (not modelled by the harness)"
     inplace = bool(f.func.name.name.inplace)
     if f.func.is_out_fn():
         return "an out= function"
+    differentiable = {b.name for b in unit.info.args_with_derivatives}
     if any(
-        a.annotation is not None and a.annotation.is_write and not (inplace and a.name == "self")
+        a.annotation is not None
+        and a.annotation.is_write
+        and not (inplace and a.name == "self")
+        and a.name in differentiable  # (a buffer it updates, batch norm's running_mean: the real op writes a clone)
         for a in f.func.arguments.flat_all
     ):
-        return "a function that writes an argument"
+        return "a function that writes an argument it has a formula for"
     for ret in f.func.returns:
         if not ret.type.is_tensor_like():
             return f"a return of type {ret.type} (not a tensor)"
     return None
+
+
+NOTHING_TO_CHECK = "nothing to check"  # the reason kind of an entry that gives no formula: a fact about the op
+
+
+def no_formula_fact(info: Any) -> str:
+    """Why an entry has no formula to check, as a fact about the op (the entry says so)."""
+    if info.output_differentiability is not None and not any(info.output_differentiability):
+        return f"{NOTHING_TO_CHECK}: the op has no differentiable output (output_differentiability: all False)"
+    if info.non_differentiable_arg_names and not info.args_with_derivatives:
+        names = ", ".join(info.non_differentiable_arg_names)
+        return f"{NOTHING_TO_CHECK}: the entry gives no formula, only non_differentiable inputs ({names})"
+    return f"{NOTHING_TO_CHECK}: the entry gives no formula (no derivative for any input or output)"
+
+
+def _foreach_output_save(info: Any, statement: str) -> str:
+    """A foreach function's list of outputs saved as its node keeps it (VariableType saves it element by element
+    in its loop; the node holds a std::vector<SavedVariable> `result_`), as values (see the module's doc)."""
+    if not info.name.startswith("_foreach"):
+        return statement
+    return re.sub(r"^grad_fn->(\w+) = \1;$", r"grad_fn->\1_ = make_saved_variable_list(\1, false);", statement)
 
 
 _APPLY = re.compile(r"variable_list (\w+)::apply\(variable_list&& grads\) \{\n")
@@ -216,7 +239,10 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                 if inplace:  # VariableType saves the inputs before the write (self.sym_sizes()), the outputs after
                     saves.append(f"self = {_RESULT};")
                 saves += [
-                    re.sub(r"SavedVariable\((\w+), true(, self\.is_view\(\))?\)", r"SavedVariable(\1, false)", s)
+                    _foreach_output_save(
+                        info,
+                        re.sub(r"SavedVariable\((\w+), true(, self\.is_view\(\))?\)", r"SavedVariable(\1, false)", s),
+                    )
                     for s in save_statements(info.all_saved_outputs, True, inplace)
                 ]
                 # VariableType sets the size of each differentiable tensor list (its grads' range in apply)
@@ -263,7 +289,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                     f"TORCH_FN(torch::autograd::VariableType::derivls_gradcheck::{ident}_fw));\n"
                 )
         if plan.backward is None and plan.forward is None:
-            left_out.append((unit, "; ".join(plan.skipped) or "no formula the harness can call"))
+            left_out.append((unit, "; ".join(plan.skipped) or no_formula_fact(info)))
             continue
         key = _dispatch_key(info)
         if key is not None:  # (compiled all the same: it must compile; its samples are not dense CPU ones)

@@ -90,3 +90,110 @@ def test_the_reach_index_lists_backward_and_module_sources(child, torch, monkeyp
     assert "nn.functional.interpolate.nearest@backward" in index["aten::upsample_nearest2d_backward.default"]
     assert "nn.functional.interpolate.nearest" in index["aten::upsample_nearest2d.default"]
     assert "module:nn.Conv2d@backward" in index["aten::convolution_backward.default"]
+
+
+def _log_sigmoid_backward_formulas(torch):
+    """derivatives.yaml's log_sigmoid_backward formulas in Python: grad_output's, and self's
+    (log_sigmoid_double_backward: the buffer is a function of self)."""
+
+    def backward(grad_output, self, buffer, result, grads, mask):
+        (grad,) = grads
+        if grad is None:  # (an undefined output grad)
+            return [None, None]
+        s = torch.sigmoid(self)
+        return [torch.ops.aten.log_sigmoid_backward(grad, self, buffer), -grad * grad_output * s * (1 - s)]
+
+    return backward
+
+
+def test_a_backward_functions_forward_intermediate_is_made_again_from_the_varied_input(child, torch):
+    unit = {**unit_request(torch, "log_sigmoid_backward", "default", "grad_output", "self"), "outputs": ["result"]}
+    unit["grads"] = [0]
+    overload = torch.ops.aten.log_sigmoid_backward.default
+    (sample, *_) = child.find_samples(torch, [unit], 2)[unit["id"]]
+    assert sample["from_backward"] and sample["lineage"][2]["kind"] == "intermediate"  # buffer: log_sigmoid_forward's
+    values = child.positional(overload, sample["args"], sample["kwargs"])
+    slots, stale = child.backward_slots(torch, unit, values, child.leaf_slots(torch, unit, values), sample)
+    assert not stale and [s["name"] for s in slots] == ["grad_output", "self"]
+    self_slot = slots[1]
+    backward = _log_sigmoid_backward_formulas(torch)
+    ok, message, _ = child.run_check(
+        torch, overload, unit, values, self_slot, "backward", backward, None, {}, lineage=sample["lineage"]
+    )
+    assert ok, message
+    # held fixed, the buffer is stale as self varies: the right formula then disagrees with finite differences
+    ok, _, _ = child.run_check(torch, overload, unit, values, self_slot, "backward", backward, None, {})
+    assert not ok
+
+
+def test_a_backward_call_argument_of_unknown_making_still_skips_the_sample(child, torch):
+    unit = unit_request(torch, "log_sigmoid_backward", "default", "grad_output", "self")
+    overload = torch.ops.aten.log_sigmoid_backward.default
+    (sample, *_) = child.find_samples(torch, [unit], 2)[unit["id"]]
+    values = child.positional(overload, sample["args"], sample["kwargs"])
+    slots = child.leaf_slots(torch, unit, values)
+    unknown = {**sample, "lineage": {}}  # (buffer neither made by a call seen nor one of the sample's inputs)
+    assert child.backward_slots(torch, unit, values, slots, unknown)[1]
+    assert child.backward_slots(torch, unit, values, slots, {**sample, "lineage": None})[1]  # (no lineage: as before)
+
+
+def test_a_foreach_function_gets_its_own_opinfos_samples_cut_to_a_few_list_elements(child, torch):
+    overload = torch.ops.aten._foreach_div.List
+    unit = {**unit_request(torch, "_foreach_div", "List"), "wrt": [("self", True), ("other", True)]}
+    found = child.find_samples(torch, [unit], 2)[unit["id"]]  # (from torch's foreach OpInfos: not in op_db)
+    assert found and all(s["origin"] == "_foreach_div" for s in found)
+    values = child.foreach_values(torch, unit, child.positional(overload, found[0]["args"], found[0]["kwargs"]))
+    assert [len(v) for v in values] == [child.FOREACH_ITEMS] * 2
+    assert values[0][0].shape == values[1][0].shape  # (the same elements of both lists)
+    assert [s["item"] for s in child.leaf_slots(torch, unit, values)] == [0, 1, 0, 1]
+
+
+def _schema_unit(torch, aten, overload, *wrt):
+    return {**unit_request(torch, aten, overload, *wrt)}
+
+
+def test_schema_made_inputs_the_op_rejects_are_retried_with_other_ranks_shapes_and_dtypes(child, torch):
+    matmul = child.fitting_schema_samples(
+        torch, _schema_unit(torch, "matmul", "default", "self", "other"), torch.ops.aten.matmul.default
+    )
+    assert matmul[0]["origin"] == "schema-made (square matrices)"  # (3x4 @ 3x4 is refused)
+    fill = child.fitting_schema_samples(
+        torch, _schema_unit(torch, "fill", "Tensor", "self", "value"), torch.ops.aten.fill.Tensor
+    )
+    assert fill[0]["args"][1].dim() == 0  # (fill's value must be a 0-dim tensor)
+    conj = child.fitting_schema_samples(
+        torch, _schema_unit(torch, "_conj_copy", "default", "self"), torch.ops.aten._conj_copy.default
+    )
+    assert conj[0]["dtype"] == torch.complex128
+    masked = child.fitting_schema_samples(
+        torch, _schema_unit(torch, "_masked_softmax", "default", "self"), torch.ops.aten._masked_softmax.default
+    )
+    assert masked[0]["args"][1].dtype == torch.bool  # (a mask by its name)
+    conv = child.fitting_schema_samples(
+        torch,
+        _schema_unit(torch, "slow_conv_transpose2d", "default", "self"),
+        torch.ops.aten.slow_conv_transpose2d.default,
+    )
+    assert conv[0]["origin"] == "schema-made (a transposed 2-d convolution's)"
+    assert conv[0]["args"][1].shape == (2, 3, 2, 2) and conv[0]["args"][2] == [2, 2]  # (weight, kernel_size)
+
+
+def test_a_retry_that_crashes_the_kernel_is_tried_in_a_forked_copy_and_not_used(child, torch):
+    overload = torch.ops.aten._slow_conv2d_backward.output_mask  # (segfaults on shapes it does not check)
+    values = child.schema_retry(torch, overload, (2, 3, 4), (3,), None, False)
+    assert values is not None and not child.survives(torch, overload, values)
+    assert child.survives(torch, torch.ops.aten.acos.default, [torch.rand(3, dtype=torch.float64)])
+
+
+def test_an_op_without_a_kernel_for_dense_cpu_tensors_is_reported_so(child, torch):
+    assert child.no_cpu_kernel(torch, torch.ops.aten.cudnn_convolution.default).startswith("no CPU kernel:")
+    assert child.no_cpu_kernel(torch, torch.ops.aten.acos.default) is None
+    assert child.no_cpu_kernel(torch, torch.ops.aten.max_pool2d.default) is None  # (a composite one runs on CPU)
+
+
+def test_a_formula_calling_an_op_without_a_cpu_kernel_is_reported_as_that_fact(child):
+    message = "the formula raised RuntimeError: Could not run 'aten::matmul_backward' with arguments from the 'CPU' "
+    assert child.formula_without_cpu_kernel(message + "backend.") == (
+        "no CPU kernel: the formula calls aten::matmul_backward, which has no kernel for dense CPU tensors"
+    )
+    assert child.formula_without_cpu_kernel("largest mismatch: d output[2] / d input[2]") is None

@@ -44,15 +44,36 @@ def test_the_size_of_a_differentiable_tensor_list_is_set_as_variable_type_sets_i
     assert "grad_fn->tensors_size_ = tensors.size();" in source
 
 
-def test_in_place_functions_are_built_and_nested_tensor_or_argument_writing_ones_left_out_with_their_reason(
-    real_files,
-):
+def test_in_place_functions_are_built_and_nested_tensor_ones_left_out_with_their_reason(real_files):
     ops = ("as_strided_", "elu_", "sum", "rrelu_with_noise_")
     rendered = render(_units(real_files, *ops), "LIB", Templates(real_files.derivatives))
     reasons = {unit.name: why for unit, why in rendered.not_buildable}
-    assert {"as_strided_", "elu_"} <= {plan.aten for plan in rendered.plans}  # through the in-place op on a clone
-    assert reasons["RreluWithNoiseBackward1"] == "a function that writes an argument"  # (`noise`, not `self`)
+    # through the in-place op on a clone (rrelu_with_noise_ also writes `noise`, a buffer it has no formula for)
+    assert {"as_strided_", "elu_", "rrelu_with_noise_"} <= {plan.aten for plan in rendered.plans}
     assert any("AutogradNestedTensor" in why for why in reasons.values())
+
+
+def test_an_entry_without_a_formula_is_reported_as_a_fact_about_the_op_not_the_harness(real_files):
+    from derivls.gradcheck.results import interpret
+
+    rendered = render(_units(real_files, "eq.Tensor", "isnan", "acos"), "LIB", Templates(real_files.derivatives))
+    _, summary = interpret([], [], rendered.not_buildable)
+    reasons = {o.function: o.reason for o in summary.outcomes}
+    assert reasons["eq.Tensor"] == (
+        "nothing to check: the op has no differentiable output (output_differentiability: all False)"
+    )
+    assert reasons["isnan"] == "nothing to check: the entry gives no formula, only non_differentiable inputs (self)"
+    assert "acos" not in reasons  # (built: it has formulas)
+    assert summary.reasons() == {"nothing to check": 2}
+
+
+def test_a_function_writing_a_buffer_it_has_no_formula_for_is_built(real_files):
+    # (rrelu_with_noise writes noise, batch norm its running stats: the child passes the formulas what was written)
+    rendered = render(
+        _units(real_files, "rrelu_with_noise", "_batch_norm_with_update"), "LIB", Templates(real_files.derivatives)
+    )
+    assert {p.aten for p in rendered.plans} == {"rrelu_with_noise", "_batch_norm_with_update"}
+    assert not rendered.not_buildable
 
 
 def test_a_file_of_another_release_than_torchs_is_refused(tmp_path: Path):
