@@ -305,6 +305,8 @@ def candidates(
         root = parse(formula)
     except ParseError:
         return []
+    if any(n.kind == "call" and n.name.split("::")[-1] == "not_implemented" for n in _walk(root)):
+        return []  # not a formula to repair: the op has none (the check says not checkable)
     tensor_names = {"grad", *(inputs or ()), *tensors} | ({result} if result else set())
     raw: list[Candidate] = []
     raw += [Candidate(t, "sign") for t in _sign_candidates(formula, root, tensor_names)]

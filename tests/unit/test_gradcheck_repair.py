@@ -1,0 +1,230 @@
+"""derivls.gradcheck.repair: the usual repairs of a failing formula, as text (no torch, no compiler)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from derivls.gradcheck import repair
+from derivls.gradcheck.repair import Candidate, Outcome, candidates, canonical, choose
+
+ACOS_SHIPPED = "grad * -((-self * self + 1).rsqrt()).conj()"
+ACOS_SIGN_DROPPED = "grad * ((-self * self + 1).rsqrt()).conj()"
+
+
+def formulas(formula: str, **kw) -> dict[str, str]:
+    """Each candidate's formula -> how it was made."""
+    return {c.formula: c.how for c in candidates(formula, **kw)}
+
+
+def same(a: str, b: str) -> bool:
+    return canonical(a) == canonical(b) is not None
+
+
+# --- sign
+
+
+def test_a_dropped_sign_of_acos_is_repaired_by_the_sign_candidate():
+    found = formulas(ACOS_SIGN_DROPPED, inputs=["self"])
+    assert found[ACOS_SHIPPED] == "sign"
+
+
+def test_a_minus_on_a_factor_is_dropped_where_it_stands():
+    assert formulas("-grad * (result * result).conj()", inputs=["self"])["grad * (result * result).conj()"] == "sign"
+
+
+def test_a_leading_number_gets_the_minus():
+    assert "-0.5 * grad * result.pow(3).conj()" in formulas("0.5 * grad * result.pow(3).conj()", inputs=["self"])
+
+
+def test_the_argument_of_a_call_is_negated():
+    assert formulas("2.0 / sqrt(M_PI) * exp(self.pow(2)) * grad", inputs=["self"]).get(
+        "2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad"
+    ) == ("sign")
+
+
+def test_a_sign_transparent_call_gets_no_argument_candidate():
+    # sin(-x) is -sin(x): the same as the whole formula negated, which is one candidate already
+    found = formulas("grad * sin(self)", inputs=["self"])
+    assert "grad * sin(-self)" not in found
+    assert "grad * -sin(self)" in found
+
+
+def test_a_minus_inside_is_dropped():
+    assert "grad * ((self * self + 1).rsqrt()).conj()" in formulas(ACOS_SIGN_DROPPED, inputs=["self"])
+
+
+def test_a_sign_on_a_non_tensor_member_is_not_tried():
+    assert not any(
+        "-(self.sym_sizes())" in f or "-self.sym_sizes()" in f
+        for f in formulas("grad.expand_symint(self.sym_sizes())", inputs=["self"])
+    )
+
+
+# --- conj
+
+
+@pytest.mark.parametrize(
+    ("mistaken", "shipped"),
+    [
+        ("grad * self.cos()", "grad * self.cos().conj()"),
+        ("grad * result", "grad * result.conj()"),
+        ("grad.div(self)", "grad.div(self.conj())"),
+        ("grad / (2 * result)", "grad / (2 * result.conj())"),
+        ("grad / (self * self + 1)", "grad / (self * self + 1).conj()"),
+        ("grad * (result + 1)", "grad * (result.conj() + 1)"),
+        ("grad.ger(vec)", "grad.ger(vec.conj())"),
+    ],
+)
+def test_a_missing_conj_is_added_on_the_factor_that_lacks_it(mistaken, shipped):
+    # the shipped formula, or the same formula written another way ((result + 1).conj() for result.conj() + 1)
+    conj = [f for f, how in formulas(mistaken, inputs=["self", "vec"]).items() if how == "conj"]
+    assert any(same(f, shipped) for f in conj), conj
+
+
+def test_a_conj_is_dropped():
+    assert formulas("grad * self.cos().conj()", inputs=["self"])["grad * self.cos()"] == "conj"
+
+
+def test_no_conj_after_a_value_that_is_not_a_tensor():
+    found = formulas("grad.expand_symint(self.sym_sizes()) / self.numel()", inputs=["self"])
+    assert not any("sym_sizes().conj()" in f or "numel().conj()" in f for f in found)
+
+
+def test_no_conj_after_a_name_that_is_not_a_tensor():
+    assert not any("dim.conj()" in f for f in formulas("grad.cumsum(dim)", inputs=["self"]))
+
+
+# --- swap
+
+
+def test_two_inputs_are_exchanged_everywhere():
+    found = formulas("atan2_backward(grad, other, self, grad_input_mask)", inputs=["self", "other"])
+    assert found["atan2_backward(grad, self, other, grad_input_mask)"] == "swap"
+
+
+def test_one_occurrence_of_an_input_is_replaced_by_another():
+    assert formulas("grad * other / result", inputs=["self", "other"])["grad * self / result"] == "swap"
+    assert formulas("grad * (tensor1 * value).conj()", inputs=["self", "tensor1", "tensor2"]).get(
+        "grad * (tensor2 * value).conj()"
+    ) == ("swap")
+
+
+def test_a_one_input_op_gets_no_swap():
+    assert "swap" not in formulas("grad * self.cos()", inputs=["self"]).values()
+
+
+# --- scale and result
+
+
+def test_the_formula_is_scaled_by_two_and_by_a_half():
+    found = formulas("grad * self.cos()", inputs=["self"])
+    assert found["2 * (grad * self.cos())"] == "scale"
+    assert found["0.5 * (grad * self.cos())"] == "scale"
+
+
+def test_the_recomputed_value_becomes_result_and_back():
+    assert formulas("grad * self.exp()", inputs=["self"], recompute=["self.exp()"])["grad * result"] == "result"
+    assert formulas("grad * result", inputs=["self"], recompute=["self.exp()"])["grad * (self.exp())"] == "result"
+    # written another way (at::exp(self)), it is the same value
+    assert formulas("grad * at::exp(self)", inputs=["self"], recompute=["self.exp()", "at::exp(self)"]).get(
+        "grad * result"
+    ) == ("result")
+
+
+def test_no_result_candidate_without_a_recomputed_form():
+    assert "result" not in formulas("grad * result", inputs=["self"]).values()
+
+
+# --- what is never a candidate
+
+
+def test_the_formula_itself_and_its_rewrites_are_never_candidates():
+    for formula in (ACOS_SIGN_DROPPED, "grad * other / result", "-grad * (result * result).conj()"):
+        keys = [canonical(c.formula) for c in candidates(formula, inputs=["self", "other"])]
+        assert canonical(formula) not in keys
+        assert len(keys) == len(set(keys)), "two candidates are one formula written two ways"
+
+
+@pytest.mark.parametrize("keyword", ["auto_element_wise", "auto_linear", "non_differentiable", " not_implemented "])
+def test_keywords_have_no_candidates(keyword):
+    assert candidates(keyword, inputs=["self"]) == []
+
+
+def test_a_not_implemented_formula_has_no_candidates():
+    assert candidates('not_implemented("acos")', inputs=["self"]) == []
+
+
+def test_a_formula_the_parser_does_not_read_has_no_candidates():
+    assert candidates("grad * (self", inputs=["self"]) == []
+    assert canonical("grad * (self") is None
+
+
+# --- canonical
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("-grad * x", "grad * -x"),
+        ("(2 * r).conj()", "2 * r.conj()"),
+        ("-(a + b)", "-a - b"),
+        ("grad * (x)", "grad * x"),
+        ("a.conj().conj()", "a"),
+        ("2.0f * x", "2.0 * x"),
+        ("grad*x", "grad * x"),
+    ],
+)
+def test_the_same_formula_written_another_way_has_one_canonical_form(a, b):
+    assert canonical(a) == canonical(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("grad * x", "-grad * x"),
+        ("grad * x", "grad * x.conj()"),
+        ("a - b", "b - a"),
+        ("f(a, b)", "f(b, a)"),
+        ("grad / x", "grad * x"),
+    ],
+)
+def test_different_formulas_have_different_canonical_forms(a, b):
+    assert canonical(a) != canonical(b)
+
+
+# --- choose
+
+
+def _outcome(formula: str, passed: bool, samples: int = 4) -> Outcome:
+    return Outcome(Candidate(formula, "sign"), passed, samples)
+
+
+def test_choose_offers_the_one_candidate_that_passed():
+    chosen = choose([_outcome("a", False), _outcome("b", True, 7), _outcome("c", False)])
+    assert chosen is not None and chosen.candidate.formula == "b" and chosen.samples == 7
+
+
+def test_choose_offers_nothing_when_none_passed():
+    assert choose([_outcome("a", False), _outcome("b", False)]) is None
+    assert choose([]) is None
+
+
+def test_choose_offers_nothing_when_several_passed():
+    assert choose([_outcome("a", True), _outcome("b", True), _outcome("c", False)]) is None
+
+
+# --- the layers
+
+
+def test_repair_imports_neither_torch_nor_torchgen():
+    tree = ast.parse(Path(repair.__file__).read_text(encoding="utf-8"))
+    imported = {
+        (n.module or "") if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in (n.names if isinstance(n, ast.Import) else [None])  # type: ignore[list-item]
+    }
+    assert not {m for m in imported if m.split(".")[0] in ("torch", "torchgen")}
