@@ -308,13 +308,17 @@ def candidates(
     if any(n.kind == "call" and n.name.split("::")[-1] == "not_implemented" for n in _walk(root)):
         return []  # not a formula to repair: the op has none (the check says not checkable)
     tensor_names = {"grad", *(inputs or ()), *tensors} | ({result} if result else set())
-    raw: list[Candidate] = []
-    raw += [Candidate(t, "sign") for t in _sign_candidates(formula, root, tensor_names)]
-    raw += [Candidate(t, "conj") for t in _conj_candidates(formula, root, tensor_names)]
-    raw += [Candidate(t, "swap") for t in _swap_candidates(formula, root, list(inputs))]
-    whole = _grouped(formula, root)
-    raw += [Candidate(f"2 * {whole}", "scale"), Candidate(f"0.5 * {whole}", "scale")]
-    raw += [Candidate(t, "result") for t in _result_candidates(formula, root, recompute, result)]
+    if _writes_in_place(root):
+        # `self_t.copy_(e)` (an in-place op's forward formula): its value is the tangent it writes; a repair
+        # outside the call (`-self_t.copy_(-e)`) would leave the written tangent wrong: repairs of `e` only
+        arg = root.children[1]
+        inner = formula[arg.start : arg.end]
+        raw = [
+            Candidate(_splice(formula, arg.start, arg.end, f"({c.formula})" if _loose(c.formula) else c.formula), c.how)
+            for c in candidates(inner, inputs, tensors, recompute, result)
+        ]
+    else:
+        raw = _all_candidates(formula, root, tensor_names, inputs, recompute, result)
     seen = {canonical(formula)}
     out = []
     for c in raw:
@@ -324,6 +328,38 @@ def candidates(
         seen.add(key)
         out.append(c)
     return out
+
+
+def _writes_in_place(root: Node) -> bool:
+    """Is the formula one call of an in-place member (`self_t.copy_(...)`, `mul_`) on a tensor with one argument?"""
+    return root.kind == "member" and root.has_args and root.name.endswith("_") and len(root.children) == 2
+
+
+def _loose(text: str) -> bool:
+    """Would `text` need parentheses as an argument (a comma at its top level)? (A ternary or a braced list.)"""
+    try:
+        node = parse(text)
+    except ParseError:
+        return True
+    return node.kind == "ternary"
+
+
+def _all_candidates(
+    formula: str,
+    root: Node,
+    tensor_names: set[str],
+    inputs: Sequence[str],
+    recompute: Sequence[str],
+    result: str | None,
+) -> list[Candidate]:
+    raw: list[Candidate] = []
+    raw += [Candidate(t, "sign") for t in _sign_candidates(formula, root, tensor_names)]
+    raw += [Candidate(t, "conj") for t in _conj_candidates(formula, root, tensor_names)]
+    raw += [Candidate(t, "swap") for t in _swap_candidates(formula, root, list(inputs))]
+    whole = _grouped(formula, root)
+    raw += [Candidate(f"2 * {whole}", "scale"), Candidate(f"0.5 * {whole}", "scale")]
+    raw += [Candidate(t, "result") for t in _result_candidates(formula, root, recompute, result)]
+    return raw
 
 
 def _splice(text: str, start: int, end: int, new: str) -> str:

@@ -129,10 +129,15 @@ def _names(unit: Unit) -> tuple[list[str], list[str], list[str], str | None]:
 
 def _formula_candidates(unit: Unit, kind: str, original: str) -> list[Candidate]:
     tensors, conjugable, recompute, result = _names(unit)
+    inplace = bool(unit.info.func.func.name.name.inplace)
     if kind == "forward":
         primal = [f"{t}_p" for t in tensors]
         tangents = [f"{t}_t" for t in tensors]
-        return candidates(original, primal, [*primal, *tangents, *conjugable], (), result)
+        if inplace:  # (the value before the write)
+            primal, tangents = [*primal, "original_self_p"], [*tangents, "original_self_t"]
+        return candidates(original, primal, [*primal, *tangents, *conjugable, "result"], (), result)
+    if inplace:  # an in-place op's backward reads its input as `self` and its output as `result`: both inputs
+        return candidates(original, [*tensors, "result"], conjugable, recompute, "result")
     return candidates(original, tensors, conjugable, recompute, result)
 
 

@@ -228,3 +228,113 @@ def test_repair_imports_neither_torch_nor_torchgen():
         for a in (n.names if isinstance(n, ast.Import) else [None])  # type: ignore[list-item]
     }
     assert not {m for m in imported if m.split(".")[0] in ("torch", "torchgen")}
+
+
+# --- an in-place op's forward formula
+
+
+def test_an_in_place_write_is_repaired_inside_the_call_only():
+    # `-self_t.copy_(-e)` returns e but writes -e into the tangent: never a candidate
+    written = "self_t.copy_(-elu_backward(original_self_t, alpha, result))"
+    found = formulas(written, inputs=["self_p"], tensors=["self_t", "original_self_t", "alpha", "result"])
+    assert found["self_t.copy_(elu_backward(original_self_t, alpha, result))"] == "sign"
+    assert all(f.startswith("self_t.copy_(") and f.endswith(")") for f in found), found
+    assert "self_t.copy_(2 * (-elu_backward(original_self_t, alpha, result)))" in found
+
+
+# --- trials: the candidate as a YAML scalar, the compiler's errors, the choice
+
+
+def test_a_candidate_keeps_the_quoting_of_the_scalar_it_replaces():
+    from derivls.gradcheck.trials import scalar_text
+
+    assert scalar_text("grad * -x", "grad * x") == "grad * -x"
+    assert scalar_text('f("a: b")', "f(x)") == '"f(\\"a: b\\")"'  # (": " would end a plain scalar)
+    assert scalar_text("a ? b : c", '"a ? c : b"') == '"a ? b : c"'
+    assert scalar_text("it's", "'x'") == "'it''s'"
+    assert scalar_text("-x", "x") == "-x" and scalar_text("- x", "x") == '"- x"'
+
+
+def test_compiler_errors_blame_the_candidate_whose_code_holds_them():
+    from types import SimpleNamespace
+
+    from derivls.gradcheck.trials import culprits
+
+    source = "\n".join(
+        [
+            "#include <pch>",
+            "struct AcosBackward0_repair1 : public TraceableFunction {",
+            "  x;",
+            "static std::vector<at::Tensor> AcosBackward0_repair1_0_bw(...) {",
+            "struct AcosBackward0_repair2 : public TraceableFunction {",
+            "  y;",
+            "static std::vector<at::Tensor> AcosBackward0_repair2_1_bw(...) {",
+        ]
+    )
+    trials = {
+        "AcosBackward0_repair1_0": SimpleNamespace(
+            unit=SimpleNamespace(info=SimpleNamespace(op="AcosBackward0_repair1"))
+        ),
+        "AcosBackward0_repair2_1": SimpleNamespace(
+            unit=SimpleNamespace(info=SimpleNamespace(op="AcosBackward0_repair2"))
+        ),
+    }
+    assert culprits(source, "unit.cpp:6:3: error: no match", trials) == {"AcosBackward0_repair2_1"}
+    assert culprits(source, "unit.cpp:3:1: error: a\nunit.cpp:7:2:   required from here", trials) == {
+        "AcosBackward0_repair1_0",
+        "AcosBackward0_repair2_1",
+    }
+    assert culprits(source, "unit.cpp:1:1: error: outside every candidate", trials) is None
+    assert culprits(source, "stubs.cpp:1:1: error: not the unit", trials) is None
+
+
+def _trials(*formulas: str):
+    from types import SimpleNamespace
+
+    from derivls.diagnostics import Edit, Span
+    from derivls.gradcheck.trials import Trial, Trials
+
+    span = Span(3, 8, 3, 40)
+    made = [Trial("AcosBackward0_0", Candidate(f, "sign"), object(), Edit(span, f)) for f in formulas]  # type: ignore[arg-type]
+    plans = [SimpleNamespace(id=f"c{i}", unit=t.unit) for i, t in enumerate(made)]
+    return Trials(made), plans
+
+
+def _answers(*statuses: str) -> list[dict]:
+    return [{"event": "unit", "id": f"c{i}", "status": s, "samples": 9} for i, s in enumerate(statuses)] + [
+        {"event": "done"}
+    ]
+
+
+def test_the_one_passing_candidate_is_offered_as_the_fix_of_its_formula():
+    from derivls.gradcheck.trials import offers
+
+    trials, plans = _trials("a", "b", "c")
+    (offer,) = offers(trials, plans, _answers("failed", "passed", "failed"))
+    assert offer.formula == "b" and offer.samples == 9 and offer.unit == "AcosBackward0_0"
+    assert offer.fix().title == "Replace with `b` (passes gradcheck on 9 samples)"
+    assert offer.fix().edits == (trials.trials[1].edit,)
+
+
+def test_no_offer_when_two_candidates_pass_or_none_does():
+    from derivls.gradcheck.trials import offers
+
+    trials, plans = _trials("a", "b", "c")
+    assert offers(trials, plans, _answers("passed", "passed", "failed")) == []
+    assert offers(trials, plans, _answers("failed", "not-checkable", "failed")) == []
+
+
+def test_no_offer_when_the_child_stopped_before_answering_every_candidate():
+    from derivls.gradcheck.trials import offers
+
+    trials, plans = _trials("a", "b", "c")
+    assert offers(trials, plans, _answers("failed", "passed")) == []  # (c might have passed too)
+
+
+def test_a_candidate_that_did_not_compile_is_not_waited_for():
+    from derivls.gradcheck.trials import offers
+
+    trials, plans = _trials("a", "b", "c")
+    # c's code did not compile: it was not rendered again, so it has no plan (and is never the repair)
+    (offer,) = offers(trials, plans[:2], _answers("failed", "passed"))
+    assert offer.formula == "b"
