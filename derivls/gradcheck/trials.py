@@ -149,20 +149,23 @@ def _failing_origins(unit: Unit, failures: Iterable[dict[str, Any]]) -> list[tup
         wanted.add((kind, str(failure.get("input") if kind == "backward" else failure.get("output"))))
     out: list[tuple[str, Any]] = []
     seen: set[Span] = set()
-    for kind, derivatives, origins in (
-        ("backward", unit.info.derivatives, unit.backward),
-        ("forward", unit.info.forward_derivatives, unit.forward),
-    ):
-        for derivative, origin in zip(derivatives, origins):
-            if origin is None or origin.span in seen:
-                continue
-            names = set(derivative.var_names)
-            # a forward failure on an output without its own formula is the entry's (first) forward formula's
-            if any((kind, n) in wanted for n in names) or (
-                kind == "forward" and any(k == "forward" for k, _ in wanted)
-            ):
-                seen.add(origin.span)
-                out.append((kind, origin))
+    formulas: list[tuple[str, Any, Any]] = [
+        *(("backward", d, o) for d, o in zip(unit.info.derivatives, unit.backward)),
+        *(("forward", d, o) for d, o in zip(unit.info.forward_derivatives, unit.forward)),
+    ]
+    named = {(kind, n) for kind, d, o in formulas if o is not None for n in d.var_names}
+    first_forward = next((o for kind, _, o in formulas if kind == "forward" and o is not None), None)
+    for kind, derivative, origin in formulas:
+        if origin is None or origin.span in seen:
+            continue
+        hit = any((kind, n) in wanted for n in derivative.var_names)
+        # a forward failure on an output without its own formula is the entry's first forward formula's
+        # (results.interpret places its diagnostic there)
+        if kind == "forward" and origin is first_forward:
+            hit = hit or any(k == "forward" and (k, n) not in named for k, n in wanted)
+        if hit:
+            seen.add(origin.span)
+            out.append((kind, origin))
     return out
 
 
