@@ -338,3 +338,21 @@ def test_a_candidate_that_did_not_compile_is_not_waited_for():
     # c's code did not compile: it was not rendered again, so it has no plan (and is never the repair)
     (offer,) = offers(trials, plans[:2], _answers("failed", "passed"))
     assert offer.formula == "b"
+
+
+def test_a_repair_travels_with_its_diagnostic_from_the_worker_to_the_editor():
+    from derivls.codes.gradcheck import GRADCHECK_MISMATCH
+    from derivls.compile.worker import diagnostic_to_json
+    from derivls.diagnostics import Diagnostic, Edit, Severity, Span
+    from derivls.gradcheck.job import GradcheckJob
+    from derivls.gradcheck.trials import Suggestion
+
+    span = Span(226, 8, 226, 50)
+    offer = Suggestion("AcosBackward0_0", "grad * -x", "sign", Edit(span, "grad * -x"), 9)
+    d = Diagnostic(span, Severity.ERROR, GRADCHECK_MISMATCH, "fails", fixes=(offer.fix(),))
+    sent = diagnostic_to_json(d, 224)  # (relative to the entry's line, as the worker sends it)
+    back = GradcheckJob.diagnostic(None, sent)  # type: ignore[arg-type]
+    assert back.fixes[0].title == offer.title
+    assert back.fixes[0].edits == (Edit(Span(2, 8, 2, 50), "grad * -x"),)
+    # placed again at the entry's line (placed_diagnostics shifts a diagnostic with its fixes)
+    assert back.shifted(224).fixes == d.fixes
