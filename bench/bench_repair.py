@@ -101,15 +101,18 @@ def main() -> int:
         wall = time.monotonic() - started
         output = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
         timing = re.search(
-            r"build ([\d.]+) s .*run ([\d.]+) s(?:, repairs ([\d.]+) s \((\d+) candidates?\))?", result.stderr
+            r"build ([\d.]+) s .*run ([\d.]+) s(?:, repairs ([\d.]+) s \((\d+) candidates?, build ([\d.]+) s\))?",
+            result.stderr,
         )
         repair = float(timing.group(3)) if timing and timing.group(3) else 0.0
         tried = int(timing.group(4)) if timing and timing.group(4) else 0
+        repair_build = float(timing.group(5)) if timing and timing.group(5) else 0.0
         repair_seconds.append(repair)
         print(
             f"run {number + 1}: {len(group)} mistakes, {len(ops)} ops: {wall:.1f} s in all "
             f"(build {timing.group(1) if timing else '?'} s, checks {timing.group(2) if timing else '?'} s, "
-            f"repair phase {repair:.1f} s, {tried} candidates); load {before} -> {load()}",
+            f"repair phase {repair:.1f} s: {tried} candidates, their build {repair_build:.1f} s); "
+            f"load {before} -> {load()}",
             flush=True,
         )
         if not output:

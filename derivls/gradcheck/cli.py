@@ -147,7 +147,11 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     except SetupError as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
     t = result.timings
-    repaired = f", repairs {t.repair:.1f} s ({plural(t.repairs_tried, 'candidate')})" if t.repair else ""
+    repaired = (
+        f", repairs {t.repair:.1f} s ({plural(t.repairs_tried, 'candidate')}, build {t.repair_build:.1f} s)"
+        if t.repair
+        else ""
+    )
     print(
         f"derivls gradcheck: build {t.build:.1f} s ({'reused' if t.build_reused else 'compiled'}"
         f"{', precompiled header built' if t.pch_built else ''}), run {t.run:.1f} s{repaired} "

@@ -36,6 +36,7 @@ class Timings:
     run: float = 0.0
     repair: float = 0.0  # the repair phase: candidates made, built, checked (0: none tried)
     repairs_tried: int = 0  # candidates checked
+    repair_build: float = 0.0  # of `repair`: building the candidates' extension (every attempt)
 
 
 @dataclass
@@ -232,6 +233,7 @@ def repair_phase(
             candidates = render(units, building.LIBRARY_PLACEHOLDER, templates)
             if not candidates.plans:
                 return []
+            building_started = time.monotonic()
             try:
                 built = building.build(candidates.source, toolchain, templates, cache, units=len(candidates.plans))
                 break
@@ -242,6 +244,8 @@ def repair_phase(
                     return []
                 gone = {id(by_plan[pid].unit) for pid in blamed}
                 units = [u for u in units if id(u) not in gone]
+            finally:
+                timings.repair_build += time.monotonic() - building_started
         if built is None:
             return []
         if cancel is not None and cancel.is_set():
