@@ -158,6 +158,8 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         f"(torch {result.torch_version})",
         file=err,
     )
+    if t.repair_error:
+        print(f"derivls gradcheck: no repair tried: {t.repair_error}", file=err)
     shown = result.diagnostics
     if args.format != "json":  # a `suggestion:` line under each failure a repair was found for
         shown = [_with_suggestion(d) for d in shown]

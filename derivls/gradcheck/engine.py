@@ -37,6 +37,7 @@ class Timings:
     repair: float = 0.0  # the repair phase: candidates made, built, checked (0: none tried)
     repairs_tried: int = 0  # candidates checked
     repair_build: float = 0.0  # of `repair`: building the candidates' extension (every attempt)
+    repair_error: str | None = None  # why the repair phase stopped without an answer (None: it did not)
 
 
 @dataclass
@@ -255,7 +256,13 @@ def repair_phase(
         timings.repairs_tried = len(plans)
         answers = check(built, plans)
         return offers(trials, candidates.plans, answers)
-    except SetupError:  # (a bound of the candidates' build, a refused source): no suggestion, the checks stand
+    except Cancelled:
+        raise
+    except SetupError as e:  # (a bound of the candidates' build, a refused source): no suggestion, the checks stand
+        timings.repair_error = str(e.args[0] if e.args else e)
+        return []
+    except Exception as e:  # a bug of the repair phase: no suggestion, never the run's results lost
+        timings.repair_error = f"{type(e).__name__}: {e}"
         return []
     finally:
         timings.repair = time.monotonic() - started

@@ -356,3 +356,36 @@ def test_a_repair_travels_with_its_diagnostic_from_the_worker_to_the_editor():
     assert back.fixes[0].edits == (Edit(Span(2, 8, 2, 50), "grad * -x"),)
     # placed again at the entry's line (placed_diagnostics shifts a diagnostic with its fixes)
     assert back.shifted(224).fixes == d.fixes
+
+
+def test_a_failure_of_the_repair_phase_loses_no_result(monkeypatch):
+    from types import SimpleNamespace
+
+    from derivls.gradcheck import engine, trials
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(trials, "make_trials", broken)
+    rendered = SimpleNamespace(plans=[SimpleNamespace(id="AcosBackward0_0", unit=object())])
+    events = [{"event": "unit", "id": "AcosBackward0_0", "status": "failed", "failures": [{"kind": "backward"}]}]
+    timings = engine.Timings()
+
+    def never(*args):
+        raise AssertionError("nothing to check")
+
+    found = engine.repair_phase(
+        events,
+        rendered,
+        engine.RepairSource("", None),
+        None,
+        None,
+        None,
+        never,
+        timings,  # type: ignore[arg-type]
+    )
+    assert found == [] and timings.repair_error == "RuntimeError: a bug"
+    # nothing failed: no repair phase at all
+    timings = engine.Timings()
+    assert engine.repair_phase([], rendered, engine.RepairSource("", None), None, None, None, never, timings) == []  # type: ignore[arg-type]
+    assert timings.repair == 0.0 and timings.repair_error is None
