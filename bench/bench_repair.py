@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -115,6 +116,7 @@ def main() -> int:
             f"load {before} -> {load()}",
             flush=True,
         )
+        shutil.rmtree(folder, ignore_errors=True)
         if not output:
             print(result.stderr[-2000:])
         flagged = {d["line"] for d in output.get("diagnostics", [])}
