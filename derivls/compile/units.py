@@ -7,7 +7,7 @@ text stands in the YAML (a `FormulaOrigin`), so compiler errors can be mapped ba
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from derivls.compile.sourcemap import FormulaOrigin
@@ -149,7 +149,7 @@ def placed_diagnostics(stored: Mapping[str, list[Diagnostic]], analysis: Any) ->
     for placed in analysis.entries:
         relative = stored.get(entry_key(placed))
         if relative:
-            out.extend(replace(d, span=d.span.shifted(placed.line)) for d in relative)
+            out.extend(d.shifted(placed.line) for d in relative)  # (its fixes' edits too)
     return out
 
 

@@ -24,7 +24,25 @@ def diagnostic_to_json(d: Any, entry_line: int) -> dict[str, Any]:
         "message": d.message,
         "code": d.code,
         "related": [[r.path, r.line, r.message] for r in d.related],
+        "fixes": [
+            {"title": f.title, "edits": [[*_relative(e.span, entry_line), e.new_text] for e in f.edits]}
+            for f in d.fixes
+        ],
     }
+
+
+def _relative(span: Any, entry_line: int) -> list[int]:
+    return [span.line - entry_line, span.column, span.end_line - entry_line, span.end_column]
+
+
+def fixes_from_json(d: dict[str, Any]) -> tuple[Any, ...]:
+    """diagnostic_to_json's fixes, read back (spans still relative to the entry's line)."""
+    from derivls.diagnostics import Edit, Fix, Span
+
+    return tuple(
+        Fix(str(f["title"]), tuple(Edit(Span(*e[:4]), str(e[4])) for e in f.get("edits", ())))
+        for f in d.get("fixes") or ()
+    )
 
 
 def run(request: dict[str, Any], out: Any) -> int:

@@ -90,10 +90,19 @@ def _run(command: list[str], cwd: Path, what: str, limits: Limits) -> None:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         own = [line for line in lines if line.startswith(OWN_FILES) and "error" in line]
         shown = " | ".join(own[:3])[:800] if own else "(the compiler's output is about other files; not quoted)"
-        raise SetupError(f"{what} failed: {shown}")
+        raise CompileFailed(f"{what} failed: {shown}", [line for line in lines if line.startswith(OWN_FILES)])
 
 
 OWN_FILES = ("unit.cpp:", "stubs.cpp:")
+
+
+class CompileFailed(SetupError):
+    """A compiler or the linker failed: `lines`, what it said about derivls's own files (the repair phase drops
+    the candidates whose code those lines name, derivls.gradcheck.trials.culprits)."""
+
+    def __init__(self, message: str, lines: list[str]) -> None:
+        super().__init__(message)
+        self.lines = lines
 
 
 def build_limits(units: int) -> Limits:

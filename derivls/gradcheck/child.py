@@ -65,6 +65,41 @@ def main():
                 }
             )
     emit({"event": "done"})
+    line = sys.stdin.readline()  # the repair phase: one more extension to check, or end of input
+    if line.strip():
+        check_repairs(torch, json.loads(line), samples, request)
+
+
+def check_repairs(torch, repairs, samples, request):
+    """The repair phase (derivls/gradcheck/trials.py): {"library", "namespace", "units"}, each unit a candidate
+    repair of the failed unit `like` (its samples, and the samples made from them, once per `like`), stopped at
+    its first failure (`first_failure`). Emits one "unit" per candidate, then {"event": "done"}."""
+    torch.ops.load_library(repairs["library"])
+    ns = getattr(torch.ops, repairs["namespace"])
+    found = {}
+    for unit in repairs["units"]:
+        like = unit.get("like")
+        if like not in found:
+            base = samples.get(like) or []
+            packet = getattr(torch.ops.aten, unit["aten"], None)
+            overload = getattr(packet, unit["overload"], None) if packet is not None else None
+            try:
+                made = variants(torch, overload, unit, base) if base and overload is not None else []
+                found[like] = list(base) + inplace_fit(torch, overload, unit, made)
+            except Exception:
+                found[like] = list(base)
+        try:
+            event = check_unit(torch, ns, unit, found[like], {**request, "variants": False})
+        except Exception as e:
+            event = {
+                "event": "unit",
+                "id": unit["id"],
+                "status": "not-checkable",
+                "failures": [],
+                "reason": str(e)[:300],
+            }
+        emit(event)
+    emit({"event": "done"})
 
 
 # --- samples: OpInfo's, at the level of the aten overload they reach
@@ -1445,7 +1480,10 @@ def check_unit(torch, ns, unit, found, request):
     skipped = []
     gauge = set()
     unstable = UNSTABLE.get(unit["id"], 0)
+    stop = unit.get("first_failure")  # (a repair candidate: one failure rules it out)
     for sample in found:
+        if stop and failures:
+            break
         dtype, args, kwargs = sample["dtype"], sample["args"], sample["kwargs"]
         values = positional(overload, args, kwargs)
         values = foreach_values(torch, unit, values)
@@ -1470,6 +1508,8 @@ def check_unit(torch, ns, unit, found, request):
             )
             continue
         for leaf in slots:
+            if stop and failures:
+                break
             modes = []
             if backward is not None and leaf["bw_bit"] is not None:
                 modes.append("backward")
@@ -1477,7 +1517,7 @@ def check_unit(torch, ns, unit, found, request):
                 modes.append("forward")
             for mode in modes:
                 key = (mode, leaf["name"])
-                if key in failures:
+                if key in failures or (stop and failures):
                     continue
                 if mode in sample["skip"]:
                     skipped.append(sample["skip"][mode])

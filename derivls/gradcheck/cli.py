@@ -1,4 +1,5 @@
-"""`derivls gradcheck [PATH] --op NAME [--op NAME ...] [--all] [--python PY] [--double-backward] [--force]`.
+"""`derivls gradcheck [PATH] --op NAME [--op NAME ...] [--all] [--python PY] [--double-backward] [--force]
+[--no-repair]`.
 
 Exit: 0 every checked formula passes, 1 a formula fails (or the file has errors), 2 usage / set-up.
 """
@@ -36,6 +37,9 @@ def add_gradcheck_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--torch-include", metavar="DIR", help="torch's include folder (default: the chosen torch's)")
     parser.add_argument("--max-samples", type=int, default=4, help="OpInfo samples per dtype and entry (default: 4)")
     parser.add_argument("--summary-json", type=Path, metavar="FILE", help="also write the summary as JSON here")
+    parser.add_argument(
+        "--no-repair", action="store_true", help="do not try the usual repairs of a failing formula (faster)"
+    )
 
 
 def file_release(path: Path) -> str | None:
@@ -77,7 +81,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     from derivls.gradcheck.engine import gradcheck_units
     from derivls.gradcheck.runner import python_version, torch_include
     from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path, diagnostic_rows, write_diagnostics
+    from derivls.report import CheckedFile, analyse_path, diagnostic_rows, plural, write_diagnostics
 
     err = sys.stderr if err is None else err
     if not args.op and not args.all and args.since is None:
@@ -122,11 +126,18 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     if not units:
         print(f"derivls gradcheck: the changed entries of {path} have no autograd node; nothing to check.", file=err)
         return EXIT_OK
+    repair = None
+    if not args.no_repair:
+        from derivls.gradcheck.engine import RepairSource
+        from derivls.project import read_text
+
+        repair = RepairSource(read_text(path, "derivatives.yaml"), analysis)
     try:
         result = gradcheck_units(
             units,
             path,
             python=python,
+            repair=repair,
             cxx=args.cxx,
             torch_include=include,
             double_backward=args.double_backward,
@@ -136,14 +147,30 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     except SetupError as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
     t = result.timings
+    repaired = (
+        f", repairs {t.repair:.1f} s ({plural(t.repairs_tried, 'candidate')}, build {t.repair_build:.1f} s)"
+        if t.repair
+        else ""
+    )
     print(
         f"derivls gradcheck: build {t.build:.1f} s ({'reused' if t.build_reused else 'compiled'}"
-        f"{', precompiled header built' if t.pch_built else ''}), run {t.run:.1f} s (torch {result.torch_version})",
+        f"{', precompiled header built' if t.pch_built else ''}), run {t.run:.1f} s{repaired} "
+        f"(torch {result.torch_version})",
         file=err,
     )
-    checked = [CheckedFile(path, tuple(result.diagnostics))]
-    if args.format == "json":  # the diagnostics and the summary (counts, checks, units) in one object
-        out.write(json.dumps({"diagnostics": diagnostic_rows(checked), "summary": _summary(result)}, indent=1) + "\n")
+    if t.repair_error:
+        print(f"derivls gradcheck: no repair tried: {t.repair_error}", file=err)
+    shown = result.diagnostics
+    if args.format != "json":  # a `suggestion:` line under each failure a repair was found for
+        shown = [_with_suggestion(d) for d in shown]
+    checked = [CheckedFile(path, tuple(shown))]
+    if args.format == "json":  # the diagnostics, the summary (counts, checks, units), the repairs found
+        document = {
+            "diagnostics": diagnostic_rows(checked),
+            "summary": _summary(result),
+            "suggestions": [s.to_json() for s in result.suggestions],
+        }
+        out.write(json.dumps(document, indent=1) + "\n")
     else:
         write_diagnostics(checked, args.format, out)
     if args.format == "text":
@@ -152,6 +179,16 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         args.summary_json.write_text(json.dumps(_summary(result), indent=1), encoding="utf-8")
     failed = any(d.severity == Severity.ERROR for d in result.diagnostics)
     return EXIT_ERRORS if failed else EXIT_OK
+
+
+def _with_suggestion(d: Any) -> Any:
+    """The diagnostic with its repair (a fix derivls never applies) as a last line of its message."""
+    from dataclasses import replace
+
+    if not d.fixes:
+        return d
+    title = d.fixes[0].title
+    return replace(d, message=f"{d.message}\nsuggestion: {title[0].lower()}{title[1:]}")
 
 
 def _summary(result: Any) -> dict[str, Any]:

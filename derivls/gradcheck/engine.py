@@ -18,8 +18,9 @@ from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
 from derivls.gradcheck import reach
 from derivls.gradcheck.results import Summary, interpret
-from derivls.gradcheck.runner import Child, torch_folder
+from derivls.gradcheck.runner import Child, child_limits, torch_folder
 from derivls.gradcheck.source import render
+from derivls.gradcheck.trials import Suggestion, with_fixes
 from derivls.report import plural
 
 
@@ -33,6 +34,10 @@ class Timings:
     build_reused: bool = False
     pch_built: bool = False
     run: float = 0.0
+    repair: float = 0.0  # the repair phase: candidates made, built, checked (0: none tried)
+    repairs_tried: int = 0  # candidates checked
+    repair_build: float = 0.0  # of `repair`: building the candidates' extension (every attempt)
+    repair_error: str | None = None  # why the repair phase stopped without an answer (None: it did not)
 
 
 @dataclass
@@ -41,6 +46,15 @@ class GradcheckResult:
     summary: Summary
     timings: Timings = field(default_factory=Timings)
     torch_version: str | None = None
+    suggestions: list[Suggestion] = field(default_factory=list)  # (each also a fix of its diagnostic)
+
+
+@dataclass(frozen=True)
+class RepairSource:
+    """What the repair phase needs to make candidates: the document's text and its analysis (the units' own)."""
+
+    text: str
+    analysis: Any
 
 
 def gradcheck_units(
@@ -55,8 +69,10 @@ def gradcheck_units(
     cache: Path | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
+    repair: RepairSource | None = None,
 ) -> GradcheckResult:
-    """Raises SetupError (no compiler, headers, torch) and Cancelled."""
+    """Raises SetupError (no compiler, headers, torch) and Cancelled. `repair`: after the checks, try the usual
+    repairs of each failed formula in the same child (derivls.gradcheck.trials)."""
     timings = Timings()
     templates = Templates(derivatives)
     toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
@@ -73,7 +89,8 @@ def gradcheck_units(
     request["reach"] = reach.load(index_file)  # None: the child makes it and sends it (kept for the next run)
     # the child imports torch and finds its OpInfo samples while g++ compiles (seconds of each, 2 cores); its
     # events are read meanwhile, so a set-up error (numpy or expecttest missing) stops the build at once
-    child = Child(python, request)
+    # (the repair phase checks its candidates in the same child: a bound for about as many units again)
+    child = Child(python, request, child_limits(2 * len(rendered.plans) + 2) if repair is not None else None)
     reader = _EventReader(child)
     try:
         if progress:
@@ -100,8 +117,10 @@ def gradcheck_units(
         progress(f"running gradcheck on {plural(len(rendered.plans), 'unit')}")
     started = time.monotonic()
     child.send({"library": str(built.library), "namespace": built.namespace})
-    child.end_input()
+    if repair is None:
+        child.end_input()
     events: list[dict[str, Any]] = []
+    suggestions: list[Suggestion] = []
     version = None
     if cancel is not None:
         stop = cancel
@@ -112,7 +131,8 @@ def gradcheck_units(
 
         threading.Thread(target=watch, daemon=True).start()
     done = 0
-    for event in reader:
+    stream = iter(reader)
+    for event in stream:
         events.append(event)
         if event.get("event") == "torch":
             version = event.get("version")
@@ -125,9 +145,32 @@ def gradcheck_units(
             done += 1
             if progress:
                 progress(f"checked {done}/{len(rendered.plans)}")
+        elif event.get("event") == "done" and repair is not None:
+            timings.run = time.monotonic() - started
+
+            def check(built: Any, plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                child.send(
+                    {"repair": True, "library": str(built.library), "namespace": built.namespace, "units": plans}
+                )
+                child.end_input()
+                answers = []
+                for answer in stream:
+                    answers.append(answer)
+                    if answer.get("event") == "done":
+                        break
+                return answers
+
+            try:
+                suggestions = repair_phase(
+                    events, rendered, repair, toolchain, templates, cache, check, timings, progress, cancel
+                )
+            finally:
+                child.end_input()
+            break
     if cancel is not None and cancel.is_set():
         raise Cancelled()
-    timings.run = time.monotonic() - started
+    if not timings.run:
+        timings.run = time.monotonic() - started
     if not any(e.get("event") == "done" for e in events):
         last = child.stderr.strip().splitlines()[-1:] if child.stderr.strip() else []
         limit = child.limit_hit()
@@ -149,7 +192,80 @@ def gradcheck_units(
         ]
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
-    return GradcheckResult(diagnostics, summary, timings, version)
+    return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, version, suggestions)
+
+
+def repair_phase(
+    events: list[dict[str, Any]],
+    rendered: Any,
+    repair: RepairSource,
+    toolchain: Toolchain,
+    templates: Templates,
+    cache: Path | None,
+    check: Callable[[Any, list[dict[str, Any]]], list[dict[str, Any]]],
+    timings: Timings,
+    progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> list[Suggestion]:
+    """The repairs offered for the failed units of `events`: their candidates (trials.make_trials) rendered as
+    the build renders, built in one extension (a candidate whose code does not compile is dropped, and the rest
+    built again: at most twice), checked by `check(built, plans)` (each plan with `like`: the failed unit whose
+    samples it takes; the child stops a candidate at its first failure), and kept where exactly one passed."""
+    from derivls.gradcheck.trials import culprits, make_trials, offers
+
+    by_id = {p.id: p for p in rendered.plans}
+    failed = [
+        (str(e["id"]), by_id[e["id"]].unit, list(e.get("failures") or ()))
+        for e in events
+        if e.get("event") == "unit" and e.get("status") == "failed" and e.get("id") in by_id and e.get("failures")
+    ]
+    if not failed:
+        return []
+    started = time.monotonic()
+    try:
+        trials = make_trials(repair.text, repair.analysis, failed)
+        units = [t.unit for t in trials.trials]
+        built = None
+        for _ in range(3):
+            if not units:
+                return []
+            if progress:
+                progress(f"trying {plural(len(units), 'repair')}")
+            candidates = render(units, building.LIBRARY_PLACEHOLDER, templates)
+            if not candidates.plans:
+                return []
+            building_started = time.monotonic()
+            try:
+                built = building.build(candidates.source, toolchain, templates, cache, units=len(candidates.plans))
+                break
+            except building.CompileFailed as e:  # (a candidate the build would reject: never the repair)
+                by_plan = {p.id: next(t for t in trials.trials if t.unit is p.unit) for p in candidates.plans}
+                blamed = culprits(candidates.source, "\n".join(e.lines), by_plan)
+                if not blamed:
+                    return []
+                gone = {id(by_plan[pid].unit) for pid in blamed}
+                units = [u for u in units if id(u) not in gone]
+            finally:
+                timings.repair_build += time.monotonic() - building_started
+        if built is None:
+            return []
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        trial_of = {id(t.unit): t for t in trials.trials}
+        plans = [{**p.to_json(), "like": trial_of[id(p.unit)].failed, "first_failure": True} for p in candidates.plans]
+        timings.repairs_tried = len(plans)
+        answers = check(built, plans)
+        return offers(trials, candidates.plans, answers)
+    except Cancelled:
+        raise
+    except SetupError as e:  # (a bound of the candidates' build, a refused source): no suggestion, the checks stand
+        timings.repair_error = str(e.args[0] if e.args else e)
+        return []
+    except Exception as e:  # a bug of the repair phase: no suggestion, never the run's results lost
+        timings.repair_error = f"{type(e).__name__}: {e}"
+        return []
+    finally:
+        timings.repair = time.monotonic() - started
 
 
 def gradcheck_in_session(
@@ -164,6 +280,7 @@ def gradcheck_in_session(
     cache: Path | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
+    repair: RepairSource | None = None,
 ) -> GradcheckResult:
     """gradcheck_units in a live session (derivls.gradcheck.session): the session finds the samples while g++
     builds the extension (only the selection's entries, pch cached), then loads it (a library of its own
@@ -225,10 +342,35 @@ def gradcheck_in_session(
             if cancel is not None and cancel.is_set():
                 raise Cancelled() from None
             raise
-    timings.run = time.monotonic() - started
+        timings.run = time.monotonic() - started
+        suggestions: list[Suggestion] = []
+        if repair is not None:
+
+            def check(built: Any, plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                # the candidates have their failed unit's overload and arguments: the session's samples serve
+                conn.send(
+                    {
+                        "op": "check",
+                        "library": str(built.library),
+                        "namespace": built.namespace,
+                        "units": plans,
+                        "max_samples": max_samples,
+                        "double_backward": double_backward,
+                    }
+                )
+                try:
+                    return list(conn.events(run_seconds(len(plans)), cancel))
+                except SessionDied:
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled() from None
+                    return []  # (no suggestion; the checks stand)
+
+            suggestions = repair_phase(
+                events, rendered, repair, toolchain, templates, cache, check, timings, progress, cancel
+            )
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
-    return GradcheckResult(diagnostics, summary, timings, session.torch_version)
+    return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, session.torch_version, suggestions)
 
 
 class _EventReader:

@@ -38,9 +38,15 @@ class GradcheckJob(WorkerJob):
 
     def diagnostic(self, d: dict[str, Any]) -> Diagnostic:
         # the worker reports gradcheck-mismatch, and compile-limit when a build reached a bound
+        from derivls.compile.worker import fixes_from_json
+
         code = COMPILE_LIMIT if d.get("code") == str(COMPILE_LIMIT) else CODE
         return Diagnostic(
-            Span(d["line"], d["column"], d["end_line"], d["end_column"]), Severity.ERROR, code, d["message"]
+            Span(d["line"], d["column"], d["end_line"], d["end_column"]),
+            Severity.ERROR,
+            code,
+            d["message"],
+            fixes=fixes_from_json(d),  # the repair that passes, when one was found (never applied by derivls)
         )
 
 

@@ -3,8 +3,8 @@
 It runs in derivls's own Python (no torch); it builds the extension and starts the torch child
 (derivls.gradcheck.runner), which dies with it. Request: {"path", "text", "native", "tags",
 "profile", "torch_version", "lines": [0-based `- name:` lines], "python", "cxx", "torch_include",
-"force"}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
-[{"line", "key", "diagnostics": [...]}], "summary": "text"} (spans relative to their entry's line)
+"force", "repair" (default true: the repair phase)}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
+[{"line", "key", "diagnostics": [...]}], "summary": "text"} (spans relative to their entry's line; a diagnostic a repair was found for carries it in "fixes")
 or {"error": "one line"}. Each entry also carries its "verdict" (passed, failed, not checkable) and
 "seconds" (the run's build and check time), what the editor shows on the entry's lens.
 """
@@ -33,7 +33,7 @@ def run(
     from derivls.compile.units import collect_units, entry_key
     from derivls.compile.worker import diagnostic_to_json
     from derivls.gradcheck.cli import release_mismatch
-    from derivls.gradcheck.engine import gradcheck_in_session, gradcheck_units
+    from derivls.gradcheck.engine import RepairSource, gradcheck_in_session, gradcheck_units
     from derivls.gradcheck.runner import python_version, torch_include
     from derivls.gradcheck.session import SessionDied, SessionUnavailable
     from derivls.project import UsageError, open_project
@@ -74,6 +74,7 @@ def run(
             analysis = project.analyzer.analyse(request["text"])
         units = collect_units(analysis, None, request.get("lines"))
         arguments: dict[str, Any] = dict(
+            repair=RepairSource(request["text"], analysis) if request.get("repair", True) else None,
             cxx=request.get("cxx"),
             torch_include=include,
             cancel=cancel,

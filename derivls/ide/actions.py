@@ -4,6 +4,7 @@ lintrunner` gives both to `lintrunner -a`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from derivls.derivatives.loader import DocumentAnalysis
@@ -28,8 +29,13 @@ def overlaps(span: Span, start: tuple[int, int], end: tuple[int, int]) -> bool:
 
 def quick_fixes(analysis: DocumentAnalysis, start: tuple[int, int], end: tuple[int, int]) -> list[QuickFix]:
     """The fixes of every diagnostic touching [start, end], each diagnostic's fixes best first."""
+    return fixes_of(analysis.diagnostics, start, end)
+
+
+def fixes_of(diagnostics: Iterable[Diagnostic], start: tuple[int, int], end: tuple[int, int]) -> list[QuickFix]:
+    """The fixes of those of `diagnostics` touching [start, end] (a background run's: gradcheck's repairs)."""
     found: list[QuickFix] = []
-    for d in analysis.diagnostics:
+    for d in diagnostics:
         if not d.fixes or not overlaps(d.span, start, end):
             continue
         found.extend(QuickFix(fix.title, tuple(fix.edits), fix.preferred, d) for fix in d.fixes)

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,7 @@ class Run:
     diagnostics: list[dict]
     summary: dict
     stderr: str
+    suggestions: list[dict] = field(default_factory=list)  # the repairs offered (--format json's `suggestions`)
 
 
 def make_wheel_copy(real_files, folder: Path) -> Path:
@@ -85,7 +86,7 @@ def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
     diagnostics = output.get("diagnostics", [])
     data = json.loads(summary.read_text()) if summary.is_file() else {}
     assert output.get("summary") in (None, data)  # --format json carries the summary --summary-json writes
-    return Run(result.returncode, diagnostics, data, result.stderr)
+    return Run(result.returncode, diagnostics, data, result.stderr, output.get("suggestions", []))
 
 
 def line_of(path: Path, text: str, after: str | None = None) -> int:
@@ -119,7 +120,8 @@ def shipped_run(real_files, tmp_path_factory) -> Run:
     """`derivls gradcheck` of the baseline's entries on the unmodified 2.13 file (once per session)."""
     folder = tmp_path_factory.mktemp("shipped")
     path = make_wheel_copy(real_files, folder / "site-packages")
-    return gradcheck(path, *[a for op in baseline_ops() for a in ("--op", op)], cwd=folder)
+    # (--no-repair: pow.Tensor_Tensor fails for a bug of torch itself; the baseline is of the verdicts)
+    return gradcheck(path, *[a for op in baseline_ops() for a in ("--op", op)], "--no-repair", cwd=folder)
 
 
 @pytest.fixture(scope="module")

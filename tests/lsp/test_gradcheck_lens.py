@@ -84,6 +84,32 @@ async def test_the_gradcheck_lens_reports_a_wrong_formula_on_its_line(
     ]
     assert ended
 
+    # the repair that passes: a quick fix on the diagnostic, the formula's text only, not applied by the server
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc),
+            range=types.Range(start=where, end=where),
+            context=types.CodeActionContext(diagnostics=found),
+        )
+    )
+    repairs = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Replace with")]
+    assert len(repairs) == 1, actions
+    (repair,) = repairs
+    formula = SHIPPED[len("self: ") :]
+    assert repair.title.startswith(f"Replace with `{formula}` (passes gradcheck on ")
+    assert repair.title.endswith(" samples)") and repair.kind == types.CodeActionKind.QuickFix
+    assert repair.diagnostics and repair.diagnostics[0].code == "gradcheck-mismatch"
+    if repair.edit.document_changes:
+        (change,) = repair.edit.document_changes
+        edits = change.edits
+    else:
+        edits = repair.edit.changes[doc]
+    (edit,) = edits
+    assert edit.new_text == formula
+    assert (edit.range.start.line, edit.range.start.character) == (where.line, where.character)
+    assert edit.range.end == position_of(docs.texts[doc], SIGN_DROPPED, offset=len(SIGN_DROPPED))
+    assert SIGN_DROPPED in docs.texts[doc]  # (offered, not applied)
+
     async def acos_lens_title() -> str:
         lenses = await client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=doc))

@@ -178,6 +178,15 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
     return background.lsp_diagnostics(found, doc, SOURCE)
 
 
+def diagnostics_now(ls: Any, doc: Any) -> list[Any]:
+    """The gradcheck diagnostics of `doc`'s entries unchanged since their run, where they are now (derivls
+    Diagnostics: a repair found is the fix of its gradcheck-mismatch, offered as a code action, never applied)."""
+    found = getattr(ls, "_derivls_gradcheck", None)
+    if found is None or doc.analysis is None:
+        return []
+    return list(found.diagnostics(doc.uri, doc.analysis))
+
+
 def close(ls: Any, uri: str) -> None:
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is not None:
