@@ -106,6 +106,7 @@ class Session:
         self.error: str | None = None  # why it failed to start (a set-up error: the one-shot path says it too)
         self.torch_version: str | None = None
         self.starts = 0
+        self.runs = 0  # runs that used it (Session.use)
         self.restarts: list[float] = []
         self.last_used = time.monotonic()
         self.folder: str | None = None
@@ -142,6 +143,17 @@ class Session:
     def warm(self) -> bool:
         return self.ready.is_set() and self.pid is not None
 
+    def describe(self) -> dict[str, Any]:
+        """What the server's status reports of it (tests and the bench)."""
+        return {
+            "state": self.state,
+            "pid": self.pid,
+            "starts": self.starts,
+            "runs": self.runs,
+            "torchVersion": self.torch_version,
+            "error": self.error,
+        }
+
     def rss(self) -> int:
         """The session's resident memory in bytes (0 when not running)."""
         pid = self.pid
@@ -167,6 +179,7 @@ class Session:
             raise SessionUnavailable("the gradcheck session is busy")
         try:
             self.last_used = time.monotonic()
+            self.runs += 1
             self._drain()
             yield Connection(self)
         finally:
