@@ -107,6 +107,7 @@ class Session:
         self.torch_version: str | None = None
         self.starts = 0
         self.runs = 0  # runs that used it (Session.use)
+        self.reach_sent = False  # whether the running process was sent the reach index (a new process was not)
         self.restarts: list[float] = []
         self.last_used = time.monotonic()
         self.folder: str | None = None
@@ -223,6 +224,7 @@ class Session:
         self._stop_now()
         self._set("starting")
         self.error = None
+        self.reach_sent = False  # (else a restarted child makes the index itself: seconds of every OpInfo's samples)
         self.folder = tempfile.mkdtemp(prefix="torch-session-", dir=bounded.scratch_folder())
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
         env.setdefault("OMP_NUM_THREADS", "1")

@@ -279,3 +279,19 @@ def test_a_client_without_work_done_progress_gets_none_and_the_session_starts_al
         assert progress_of_session_starts(session, supports=False, starts=1) == []
     finally:
         session.close()
+
+
+def test_a_restarted_session_process_is_sent_the_reach_index_again(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        assert session.reach_sent is False
+        session.reach_sent = True  # (what the engine's first run does: the index goes with its `prepare`)
+        first = session.pid
+        assert first is not None
+        os.killpg(first, signal.SIGKILL)
+        assert wait_for(lambda: session.warm() and session.pid not in (None, first))
+        assert session.reach_sent is False  # the new process has no index: the next run sends it
+    finally:
+        session.close()
