@@ -4,8 +4,8 @@ derivls` over stdio, pytest-lsp), a trusted workspace with `gradcheckOnSave`.
 A copy of the installed torch 2.13 wheel's files whose derivatives.yaml holds acos only. Opening it starts the
 session in the background (`$/progress` while it starts); then acos's formula is saved three times (right, its
 sign dropped, right again): passed / failed (a gradcheck-mismatch on the formula's line) / passed, each run in
-the same session process. The session is killed (SIGKILL): it is restarted (with `$/progress` again) and the next
-save is answered by the new one. The server's exit leaves no process of either session's group.
+the same session process. The session is killed (SIGKILL): it is restarted (with `$/progress` again), is sent the
+reach index, and the next save is answered by the new process. The server's exit leaves no process of either session's group.
 
 Each formula carries a factor `(n / n)` (= 1) with an `n` new at each run of the test, so every save is an edit
 the extension cache has not seen: g++ compiles it, as it would compile a user's edit. The time from each save to
@@ -19,6 +19,7 @@ import asyncio
 import os
 import random
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
+from derivls.compile.toolchain import cache_root
+from derivls.gradcheck.reach import index_path
+from derivls.gradcheck.runner import torch_folder
 from derivls.ide.gradcheck import RUN_GRADCHECK
 from tests.gradcheck.conftest import make_wheel_copy
 from tests.lsp.conftest import CONFIG, Documents, diagnostics, initialize, position_of, status
@@ -217,7 +221,11 @@ async def test_a_session_checks_three_saves_survives_a_kill_and_ends_with_the_se
     after = await session_status(client)
     assert (after["pid"], after["starts"], after["runs"]) == (first["pid"], 1, 3)
 
-    # killed: restarted (with $/progress), and the next save is answered by the new process
+    # killed: restarted (with $/progress), and the next save is answered by the new process, which is sent the
+    # reach index (made by the first process, or read from the cache) rather than making it again
+    index = index_path(cache_root(), torch_folder(sys.executable))  # (the server's: the same cache folder)
+    assert index is not None and index.is_file()
+    made = index.stat().st_mtime_ns
     os.kill(first["pid"], signal.SIGKILL)
     killed = time.monotonic()
     second = await warm_session(client, not_pid=first["pid"])
@@ -231,6 +239,7 @@ async def test_a_session_checks_three_saves_survives_a_kill_and_ends_with_the_se
     assert (await editor.lens_title()).startswith("Gradcheck passed at ")
     after = await session_status(client)
     assert (after["pid"], after["runs"]) == (second["pid"], 4)
+    assert index.stat().st_mtime_ns == made  # (a process without the index makes it and the server saves it)
 
     # the server's exit leaves no process of either session's group
     assert group_members(second["pid"])  # (alive until then: the check below can fail)
