@@ -229,7 +229,7 @@ async def _session_progress(ls: Any, session: Any) -> None:
     except Exception as e:  # the client refused: the session starts all the same
         log.info("no progress for the gradcheck session: %r", e)
         return
-    message = "importing torch and its OpInfo database (later runs are faster)"
+    message = "importing torch and its OpInfo database, once for the runs to come"
     progress.begin(token, types.WorkDoneProgressBegin(title=SESSION_TITLE, message=message, cancellable=False))
     while session.state == "starting":
         await asyncio.sleep(SESSION_POLL_SECONDS)
@@ -238,7 +238,7 @@ async def _session_progress(ls: Any, session: Any) -> None:
         torch = f" (torch {session.torch_version})" if session.torch_version else ""
         message = f"ready in {took:.1f} s{torch}"
     elif session.state == "failed":
-        message = f"not started: {session.error or 'the session failed'} (runs start their own torch)"
+        message = f"not started: {session.error or 'the session failed'} (each run starts its own torch process)"
     else:
         message = "stopped"
     progress.end(token, types.WorkDoneProgressEnd(message=message))
