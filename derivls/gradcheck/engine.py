@@ -300,7 +300,7 @@ def gradcheck_in_session(
     events: list[dict[str, Any]] = []
     with session.use() as conn:
         prepare: dict[str, Any] = {"op": "prepare", "units": plans, "max_samples": max_samples}
-        if not getattr(session, "reach_sent", False):
+        if not getattr(session, "reach_sent", False):  # (once per session process: a restart clears it)
             prepare["reach"] = reach.load(index_file)
             session.reach_sent = True
         conn.send(prepare)  # the session finds the samples while g++ compiles

@@ -141,6 +141,7 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         self.cxx = cxx
         self.torch_include = torch_include
         self.opened: set[str] = set()  # documents whose entries as opened count as checked (gradcheckOnSave)
+        self.live_session: Any = None  # the session last asked for (what the server's status reports)
 
     def start(
         self,
@@ -171,7 +172,7 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
 
         if not sessions.enabled():
             return None
-        found = sessions.get(self.python)
+        found = self.live_session = sessions.get(self.python)
         if start and found.pid is None and found.state != "starting":
             found.start()
         return found

@@ -113,6 +113,8 @@ class Session:
         self.error: str | None = None  # why it failed to start (a set-up error: the one-shot path says it too)
         self.torch_version: str | None = None
         self.starts = 0
+        self.runs = 0  # runs that used it (Session.use)
+        self.reach_sent = False  # whether the running process was sent the reach index (a new process was not)
         self.restarts: list[float] = []
         self.last_used = time.monotonic()
         self.folder: str | None = None
@@ -149,6 +151,17 @@ class Session:
     def warm(self) -> bool:
         return self.ready.is_set() and self.pid is not None
 
+    def describe(self) -> dict[str, Any]:
+        """What the server's status reports of it (tests and the bench)."""
+        return {
+            "state": self.state,
+            "pid": self.pid,
+            "starts": self.starts,
+            "runs": self.runs,
+            "torchVersion": self.torch_version,
+            "error": self.error,
+        }
+
     def rss(self) -> int:
         """The session's resident memory in bytes (0 when not running)."""
         pid = self.pid
@@ -174,6 +187,7 @@ class Session:
             raise SessionUnavailable("the gradcheck session is busy")
         try:
             self.last_used = time.monotonic()
+            self.runs += 1
             self._drain()
             yield Connection(self)
         finally:
@@ -217,6 +231,7 @@ class Session:
         self._stop_now()
         self._set("starting")
         self.error = None
+        self.reach_sent = False  # (else a restarted child makes the index itself: seconds of every OpInfo's samples)
         self.folder = tempfile.mkdtemp(prefix="torch-session-", dir=bounded.scratch_folder())
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
         env.setdefault("OMP_NUM_THREADS", "1")

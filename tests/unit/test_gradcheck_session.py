@@ -210,3 +210,88 @@ def test_derivls_gradcheck_session_0_disables_the_session(monkeypatch):
 
     monkeypatch.setenv("DERIVLS_GRADCHECK_SESSION", "0")
     assert GradcheckRuns().session(start=True) is None
+
+
+class Progress:
+    """The server's `ls.work_done_progress`, recording what it would send."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, object]] = []
+
+    async def create_async(self, token: str) -> None:
+        self.sent.append(("create", token, None))
+
+    def begin(self, token: str, value: object) -> None:
+        self.sent.append(("begin", token, value))
+
+    def end(self, token: str, value: object) -> None:
+        self.sent.append(("end", token, value))
+
+
+def progress_of_session_starts(session: Session, supports: bool, starts: int) -> list[tuple[str, str, object]]:
+    """What the server sends while `session` starts `starts` times (the second by SIGKILL: a restart)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from derivls.server.documents import gradcheck_runs
+
+    progress = Progress()
+    ls = SimpleNamespace(
+        work_done_progress=progress, client_supports=lambda name: supports and name == "window.work_done_progress"
+    )
+
+    async def scenario() -> None:
+        gradcheck_runs.watch_session(ls, SimpleNamespace(live_session=session))
+        session.start()
+        for n in range(starts):
+            if n:
+                os.killpg(session.pid, signal.SIGKILL)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not (
+                session.warm() and session.starts == n + 1 and sum(s[0] == "end" for s in progress.sent) >= n + supports
+            ):
+                await asyncio.sleep(0.05)
+        assert session.warm() and session.starts == starts
+
+    asyncio.run(scenario())
+    return progress.sent
+
+
+def test_the_server_reports_progress_while_the_session_starts_and_restarts(tmp_path):
+    from derivls.server.documents.gradcheck_runs import SESSION_TITLE
+
+    session = stand_in(tmp_path)
+    try:
+        sent = progress_of_session_starts(session, supports=True, starts=2)
+    finally:
+        session.close()
+    assert [kind for kind, _, _ in sent] == ["create", "begin", "end"] * 2
+    assert len({token for _, token, _ in sent}) == 2  # a token of its own per start
+    begins = [value for kind, _, value in sent if kind == "begin"]
+    ends = [value for kind, _, value in sent if kind == "end"]
+    assert {b.title for b in begins} == {SESSION_TITLE}
+    assert all(e.message.startswith("ready in ") and e.message.endswith(" s (torch 0.0-stand-in)") for e in ends)
+
+
+def test_a_client_without_work_done_progress_gets_none_and_the_session_starts_all_the_same(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        assert progress_of_session_starts(session, supports=False, starts=1) == []
+    finally:
+        session.close()
+
+
+def test_a_restarted_session_process_is_sent_the_reach_index_again(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        assert session.reach_sent is False
+        session.reach_sent = True  # (what the engine's first run does: the index goes with its `prepare`)
+        first = session.pid
+        assert first is not None
+        os.killpg(first, signal.SIGKILL)
+        assert wait_for(lambda: session.warm() and session.pid not in (None, first))
+        assert session.reach_sent is False  # the new process has no index: the next run sends it
+    finally:
+        session.close()

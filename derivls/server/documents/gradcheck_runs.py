@@ -16,12 +16,18 @@ initializationOptions' `trustedWorkspace: true`, or the `derivls/workspaceTruste
 each lens says why and runs nothing, the command answers `{"started": false, "reason": ...}`, and a save
 starts nothing. Once an entry is checked, its lens shows the verdict ("Gradcheck passed at 14:03, 8.1 s · run
 again") until the entry's text changes.
+
+The gradcheck session (derivls.gradcheck.session; trusted only) reports `$/progress` while it starts and each time
+it is restarted, when the client supports work-done progress; `derivls/status` gives its state and pid
+(`session_status`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -32,6 +38,9 @@ from derivls.server.documents import background
 
 log = logging.getLogger(__name__)
 RUN_GRADCHECK = ide.RUN_GRADCHECK
+SESSION_TITLE = "derivls: starting the gradcheck session"
+SESSION_POLL_SECONDS = 0.1
+_session_tokens = itertools.count(1)
 
 
 def engine(ls: Any) -> GradcheckRuns:
@@ -142,6 +151,7 @@ def _start(ls: Any, uri: str, doc: Any, lines: list[int]) -> bool:
     )
     if job is None:
         return False
+    watch_session(ls, engine(ls))  # (the run may have started the session: a lens click's)
     asyncio.ensure_future(
         background.follow(
             ls,
@@ -172,6 +182,7 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
             runs.seen(doc.uri, doc.analysis)
             if trusted(ls):  # gradcheck on save in a trusted workspace: the session starts in the background
                 runs.session(start=True)
+                watch_session(ls, runs)
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is None:
         return []
@@ -185,6 +196,68 @@ def diagnostics_now(ls: Any, doc: Any) -> list[Any]:
     if found is None or doc.analysis is None:
         return []
     return list(found.diagnostics(doc.uri, doc.analysis))
+
+
+def watch_session(ls: Any, runs: GradcheckRuns) -> None:
+    """`$/progress` while the server's gradcheck session starts, now and at each restart (the client must support
+    work-done progress, and this must run on the server's event loop)."""
+    session = runs.live_session
+    if session is None or getattr(ls, "_derivls_session_watched", None) is session:
+        return
+    supports = getattr(ls, "client_supports", None)
+    if supports is None or not supports("window.work_done_progress"):
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    ls._derivls_session_watched = session
+
+    def on_state(state: str) -> None:  # (in the session's keeper thread)
+        if state == "starting":
+            loop.call_soon_threadsafe(_follow_start, ls, session)
+
+    session.on_state = on_state
+    if session.state == "starting":
+        _follow_start(ls, session)
+
+
+def _follow_start(ls: Any, session: Any) -> None:
+    running = getattr(ls, "_derivls_session_progress", None)
+    if running is None or running.done():
+        ls._derivls_session_progress = asyncio.ensure_future(_session_progress(ls, session))
+
+
+async def _session_progress(ls: Any, session: Any) -> None:
+    """One start of the session: begin, then end once it is ready (or failed, or stopped)."""
+    token = f"derivls-session-{next(_session_tokens)}"
+    started = time.monotonic()
+    progress = ls.work_done_progress
+    try:
+        await asyncio.wait_for(progress.create_async(token), timeout=5)
+    except Exception as e:  # the client refused: the session starts all the same
+        log.info("no progress for the gradcheck session: %r", e)
+        return
+    message = "importing torch and its OpInfo database, once for the runs to come"
+    progress.begin(token, types.WorkDoneProgressBegin(title=SESSION_TITLE, message=message, cancellable=False))
+    while session.state == "starting":
+        await asyncio.sleep(SESSION_POLL_SECONDS)
+    took = time.monotonic() - started
+    if session.state == "ready":
+        torch = f" (torch {session.torch_version})" if session.torch_version else ""
+        message = f"ready in {took:.1f} s{torch}"
+    elif session.state == "failed":
+        message = f"not started: {session.error or 'the session failed'} (each run starts its own torch process)"
+    else:
+        message = "stopped"
+    progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+
+def session_status(ls: Any) -> dict[str, Any] | None:
+    """The gradcheck session's state and pid (derivls/status), None when the server has not asked for one."""
+    runs = getattr(ls, "_derivls_gradcheck", None)
+    session = getattr(runs, "live_session", None)
+    return session.describe() if session is not None else None
 
 
 def close(ls: Any, uri: str) -> None:

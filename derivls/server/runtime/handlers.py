@@ -289,6 +289,7 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "gradcheckOnSave": ls.settings.gradcheck_on_save,
             "compileCxx": ls.settings.compile_cxx,
         },
+        "gradcheckSession": gradcheck_runs.session_status(ls),
         "rss_kb": _rss_kb(),
         "frozen_objects": gc.get_freeze_count(),  # what the GC no longer scans (gcpolicy.freeze_heap)
     }
