@@ -1033,6 +1033,9 @@ UNSTABLE: "dict[str, int]" = {}  # unit id -> special points put back (finite di
 
 REFERENCE_SAMPLES = 2  # per dtype: OpInfo's reference_inputs that its sample_inputs lack, kept beyond `limit`
 REFERENCE_SCAN = 120  # of an op's reference_inputs, at most this many are looked at (they start with its samples)
+# a reference input with a larger floating value is not used: its large-value samples (1e5, 1e20...) test the
+# kernel's range, where finite differences at gradcheck's step say nothing of a formula
+REFERENCE_MAX_ABS = 100.0
 
 
 def has_room(samples, dtype, limit, reference):
@@ -1089,8 +1092,9 @@ def sample_structure(torch, sample):
 
 def reference_samples(torch, op, dtype, samples):
     """Up to REFERENCE_SAMPLES of OpInfo's reference_inputs (broadcasting, non-contiguous, 0-dim, other shapes and
-    arguments) that its sample_inputs do not have, of at most MAX_NUMEL elements and finite; first those of a kind of
-    call (sample_structure) the samples lack. Seeded: the same at every run."""
+    arguments) that its sample_inputs do not have, of at most MAX_NUMEL elements, finite and within
+    REFERENCE_MAX_ABS; first those of a kind of call (sample_structure) the samples lack. Seeded: the same at every
+    run."""
     if getattr(op, "reference_inputs_func", None) is None:
         return []
     seen = {sample_signature(torch, s) for s in samples}
@@ -1103,6 +1107,13 @@ def reference_samples(torch, op, dtype, samples):
                 break
             tensors = sample_tensors(torch, sample)
             if any(t.numel() > MAX_NUMEL for t in tensors) or not all_finite(torch, tensors):
+                continue
+            if any(
+                (t.is_floating_point() or t.is_complex())
+                and t.numel()
+                and float(t.detach().abs().max()) > REFERENCE_MAX_ABS
+                for t in tensors
+            ):
                 continue
             signature = sample_signature(torch, sample)
             if signature in seen:
