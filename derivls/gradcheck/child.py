@@ -1135,6 +1135,9 @@ REDUCTIONS = (0, 1, 2)  # an int `reduction` (at::Reduction): None, Mean, Sum
 OTHER_STRINGS = {"approximate": ("tanh", "none")}  # a str argument's values, where they are known
 OPTIONAL_NUMBER = 0.25  # a Scalar? / float? argument left None (var's correction, logit's eps) gets this value
 OPTIONAL_NUMBER_TYPES = ("Optional[number]", "Optional[float]")
+# arguments whose other values change the gradient by design (test_ops leaves them out of gradient samples too):
+# embedding's padding_idx and scale_grad_by_freq, a sparse gradient, a half-precision result
+NOT_MOVED = ("padding_idx", "scale_grad_by_freq", "sparse", "sparse_grad", "half_to_float")
 
 
 def structure_of_samples(torch, overload, unit, found):
@@ -1163,7 +1166,8 @@ def structure_variants(torch, overload, sample, values):
     op accepts it (its output finite; a rejected variant is dropped, never reported):
     - a dim argument >= 0 made negative (the op's output must not change), an optional dim left None at -1;
     - keepdim flipped; another bool argument left at its default flipped;
-    - an int argument left at its default at another value (offset 0 -> -1; `reduction`: the other two);
+    - an int argument left at a default >= 0 at another value (offset 0 -> -1; `reduction`: the other two);
+    - never an argument that changes the gradient by design (NOT_MOVED: padding_idx, sparse, ...);
     - a Scalar? / float? left None at OPTIONAL_NUMBER; a str argument at another known value (approximate);
     - an integer tensor argument (an index) with every other element negative, counted from the end of a
       dimension of the input or of its elements: kept only where the op's output does not change (it wraps them)."""
@@ -1189,6 +1193,8 @@ def structure_variants(torch, overload, sample, values):
             break
         v, t, name = values[i], str(a.type), a.name
         default = a.default_value if a.has_default_value() else ()
+        if name in NOT_MOVED:
+            continue
         if name in DIM_NAMES and rank is not None and ("int" in t or "SymInt" in t):
             if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
                 for k in (rank, rank + 1):  # (diag_embed's dims count in its output: one more)
@@ -1207,7 +1213,8 @@ def structure_variants(torch, overload, sample, values):
             for r in REDUCTIONS:
                 if r != v:
                     accept(i, r, f"reduction={r}")
-        elif t in ("int", "SymInt") and isinstance(default, int) and not isinstance(v, bool) and v == default:
+        elif t in ("int", "SymInt") and isinstance(default, int) and not isinstance(v, bool) and v == default >= 0:
+            # (a negative default is a sentinel: ignore_index=-100, "none")
             for other in (v - 1, v + 1):
                 if accept(i, other, f"{name}={other}"):
                     break

@@ -183,3 +183,12 @@ def test_reference_inputs_add_samples_the_sample_inputs_lack_beyond_the_limit_an
         child.describe(torch, s["args"], s["kwargs"]) for s in second
     ]
     assert all(torch.equal(a["args"][0], b["args"][0]) for a, b in zip(first, second))
+
+
+def test_an_argument_that_changes_the_gradient_by_design_is_not_moved(child, torch):
+    embedding = torch.ops.aten.embedding.default
+    unit = unit_request(torch, "embedding", "default", "weight")
+    weight = torch.linspace(0, 1, 15, dtype=torch.float64).reshape(5, 3)
+    made = _made(child, torch, embedding, unit, weight, torch.tensor([0, 2, 4]))
+    # (padding_idx = -1 is a sentinel; scale_grad_by_freq and sparse change the gradient test_ops compares)
+    assert not any(v.startswith(("padding_idx", "scale_grad_by_freq", "sparse")) for v in made), set(made)
