@@ -222,7 +222,7 @@ def find_samples(torch, units, limit, reach=None):
         if not any(n in bases for n in names) and not through_backward:
             continue
         ids = set().union(*(bases[n] for n in names if n in bases)) | through_backward
-        if all(len(found[i]) >= limit for i in ids if i in found):
+        if all(opinfo_count(found[i]) >= limit for i in ids if i in found):  # (reference inputs aside)
             continue
         try:  # (samples for these units only: a unit's samples do not depend on the other units selected)
             visit(op, names, ids, through_backward, only=ids)
@@ -235,7 +235,7 @@ def find_samples(torch, units, limit, reach=None):
         for key, (op, names) in by_key.items():
             ids = {uid for uid in empty if key in reach.get(overload_of[uid], ())}
             back = {uid for uid in empty if key + REACH_BACKWARD in reach.get(overload_of[uid], ())}
-            ids = {uid for uid in ids | back if len(found[uid]) < limit}
+            ids = {uid for uid in ids | back if opinfo_count(found[uid]) < limit}
             if ids:  # (the units only its backward reaches: through it, as the *_backward units of its name)
                 try:
                     visit(op, names, ids, back & ids, only=ids, reached=True)
@@ -936,7 +936,7 @@ def variants(torch, overload, unit, found):
     bases = {}
     scalar_bases = {}
     for sample in found:
-        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant"):
+        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant") or sample.get("reference"):
             continue
         values = positional(overload, sample["args"], sample["kwargs"])
         slots = [s for s in leaf_slots(torch, unit, values) if s["item"] is None]
@@ -1036,6 +1036,11 @@ REFERENCE_SCAN = 120  # of an op's reference_inputs, at most this many are looke
 # a reference input with a larger floating value is not used: its large-value samples (1e5, 1e20...) test the
 # kernel's range, where finite differences at gradcheck's step say nothing of a formula
 REFERENCE_MAX_ABS = 100.0
+
+
+def opinfo_count(samples):
+    """How many of the samples are OpInfo's sample_inputs (reference inputs are kept beyond the limit)."""
+    return sum(1 for f in samples if not f.get("reference"))
 
 
 def has_room(samples, dtype, limit, reference):
@@ -1146,7 +1151,7 @@ def structure_of_samples(torch, overload, unit, found):
     made = []
     candidates = []
     for n, sample in enumerate(found):
-        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant"):
+        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant") or sample.get("reference"):
             continue
         values = positional(overload, sample["args"], sample["kwargs"])
         slots = [s for s in leaf_slots(torch, unit, values) if s["item"] is None]
