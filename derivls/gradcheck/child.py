@@ -185,6 +185,8 @@ def find_samples(torch, units, limit, reach=None):
                 inputs = list(op.sample_inputs("cpu", dtype, requires_grad=True))
             except Exception:
                 continue
+            reference = reference_samples(torch, op, dtype, inputs)  # (kept beyond `limit`: REFERENCE_SAMPLES)
+            inputs += reference
             skip = opinfo_skips(torch, op, dtype)
             for sample in inputs:
                 record = Record(lineage=bool(through_backward))
@@ -231,13 +233,15 @@ def find_samples(torch, units, limit, reach=None):
                             DROPPED.setdefault(uid, why)
                         continue
                     for uid in targets:  # up to `limit` per dtype
-                        if sum(1 for f in found[uid] if f["dtype"] == dtype) < limit:
+                        if has_room(found[uid], dtype, limit, any(sample is r for r in reference)):
                             found[uid].append(
                                 {
                                     "dtype": dtype,
                                     "args": args,
                                     "kwargs": kwargs,
-                                    "origin": origin,
+                                    "origin": origin
+                                    + (" (reference_inputs)" if any(sample is r for r in reference) else ""),
+                                    "reference": any(sample is r for r in reference),
                                     "skip": skip,
                                     "transforms": transforms,
                                     "from_backward": index >= forward_calls,
@@ -257,7 +261,7 @@ def find_samples(torch, units, limit, reach=None):
         if not any(n in bases for n in names) and not through_backward:
             continue
         ids = set().union(*(bases[n] for n in names if n in bases)) | through_backward
-        if all(len(found[i]) >= limit for i in ids if i in found):
+        if all(opinfo_count(found[i]) >= limit for i in ids if i in found):  # (reference inputs aside)
             continue
         try:  # (samples for these units only: a unit's samples do not depend on the other units selected)
             visit(op, names, ids, through_backward, only=ids)
@@ -270,7 +274,7 @@ def find_samples(torch, units, limit, reach=None):
         for key, (op, names) in by_key.items():
             ids = {uid for uid in empty if key in reach.get(overload_of[uid], ())}
             back = {uid for uid in empty if key + REACH_BACKWARD in reach.get(overload_of[uid], ())}
-            ids = {uid for uid in ids | back if len(found[uid]) < limit}
+            ids = {uid for uid in ids | back if opinfo_count(found[uid]) < limit}
             if ids:  # (the units only its backward reaches: through it, as the *_backward units of its name)
                 try:
                     visit(op, names, ids, back & ids, only=ids, reached=True)
@@ -1345,7 +1349,7 @@ def variants(torch, overload, unit, found):
     bases = {}
     scalar_bases = {}
     for sample in found:
-        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant"):
+        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant") or sample.get("reference"):
             continue
         values = positional(overload, sample["args"], sample["kwargs"])
         slots = [s for s in leaf_slots(torch, unit, values) if s["item"] is None]
@@ -1359,7 +1363,7 @@ def variants(torch, overload, unit, found):
         if bases.get(dtype, 0) < VARIANT_BASES and small and all_strided(torch, values):
             bases[dtype] = bases.get(dtype, 0) + 1
             made += point_variants(torch, overload, unit, sample, values, slots)
-    return made
+    return made + structure_of_samples(torch, overload, unit, found)
 
 
 def variant(sample, values, what, points):
@@ -1437,6 +1441,246 @@ def scalar_variants(torch, overload, sample, values):
 
 
 UNSTABLE: "dict[str, int]" = {}  # unit id -> special points put back (finite differences unreliable there)
+
+# --- inputs where mistakes live (2): OpInfo's reference inputs; the call's structure (dims, keepdim, flags, indices)
+
+REFERENCE_SAMPLES = 2  # per dtype: OpInfo's reference_inputs that its sample_inputs lack, kept beyond `limit`
+REFERENCE_SCAN = 120  # of an op's reference_inputs, at most this many are looked at (they start with its samples)
+# a reference input with a larger floating value is not used: its large-value samples (1e5, 1e20...) test the
+# kernel's range, where finite differences at gradcheck's step say nothing of a formula
+REFERENCE_MAX_ABS = 100.0
+
+
+def opinfo_count(samples):
+    """How many of the samples are OpInfo's sample_inputs (reference inputs are kept beyond the limit)."""
+    return sum(1 for f in samples if not f.get("reference"))
+
+
+def has_room(samples, dtype, limit, reference):
+    """Room for one more sample of this dtype: up to `limit` of OpInfo's sample_inputs, and REFERENCE_SAMPLES more
+    from its reference_inputs."""
+    kept = sum(1 for f in samples if f["dtype"] == dtype and bool(f.get("reference")) == reference)
+    return kept < (REFERENCE_SAMPLES if reference else limit)
+
+
+def sample_tensors(torch, sample):
+    """The tensors of an OpInfo SampleInput (input, args, kwargs; lists flattened)."""
+    out = []
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            out.append(x)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk((sample.input, sample.args, sample.kwargs))
+    return out
+
+
+def sample_signature(torch, sample):
+    """What tells two samples apart for a formula: each tensor's shape, strides and dtype, the other arguments."""
+
+    def one(x):
+        if isinstance(x, torch.Tensor):
+            return ("T", tuple(x.shape), tuple(x.stride()), str(x.dtype))
+        if isinstance(x, (list, tuple)):
+            return tuple(one(y) for y in x)
+        if isinstance(x, dict):
+            return tuple((k, one(v)) for k, v in sorted(x.items()))
+        return repr(x)
+
+    return one((sample.input, sample.args, sample.kwargs))
+
+
+def sample_structure(torch, sample):
+    """The kind of call a sample is, where formulas go wrong: a non-contiguous tensor, inputs of different shapes
+    (broadcasting), a 0-dim tensor, an expanded one (a zero stride)."""
+    tensors = [t for t in sample_tensors(torch, sample) if t.numel() > 0]
+    return (
+        any(not t.is_contiguous() for t in tensors),
+        len({tuple(t.shape) for t in tensors}) > 1,
+        any(t.dim() == 0 for t in tensors),
+        any(0 in t.stride() and t.numel() > 1 for t in tensors),
+    )
+
+
+def reference_samples(torch, op, dtype, samples):
+    """Up to REFERENCE_SAMPLES of OpInfo's reference_inputs (broadcasting, non-contiguous, 0-dim, other shapes and
+    arguments) that its sample_inputs do not have, of at most MAX_NUMEL elements, finite and within
+    REFERENCE_MAX_ABS; first those of a kind of call (sample_structure) the samples lack. Seeded: the same at every
+    run."""
+    if getattr(op, "reference_inputs_func", None) is None:
+        return []
+    seen = {sample_signature(torch, s) for s in samples}
+    kinds = {sample_structure(torch, s) for s in samples}
+    new_kind, other = [], []
+    torch.manual_seed(0)
+    try:
+        for n, sample in enumerate(op.reference_inputs("cpu", dtype, requires_grad=True)):
+            if n >= REFERENCE_SCAN or len(new_kind) >= REFERENCE_SAMPLES:
+                break
+            tensors = sample_tensors(torch, sample)
+            if any(t.numel() > MAX_NUMEL for t in tensors) or not all_finite(torch, tensors):
+                continue
+            if any(
+                (t.is_floating_point() or t.is_complex())
+                and t.numel()
+                and float(t.detach().abs().max()) > REFERENCE_MAX_ABS
+                for t in tensors
+            ):
+                continue
+            signature = sample_signature(torch, sample)
+            if signature in seen:
+                continue
+            seen.add(signature)
+            kind = sample_structure(torch, sample)
+            if kind not in kinds:
+                kinds.add(kind)
+                new_kind.append(sample)
+            elif len(other) < REFERENCE_SAMPLES:
+                other.append(sample)
+    except Exception:  # an OpInfo whose reference inputs fail to build here: its samples alone
+        pass
+    return (new_kind + other)[:REFERENCE_SAMPLES]
+
+
+DIM_NAMES = ("dim", "dims", "dim0", "dim1", "dim2", "dimension", "start_dim", "end_dim")
+REDUCTIONS = (0, 1, 2)  # an int `reduction` (at::Reduction): None, Mean, Sum
+OTHER_STRINGS = {"approximate": ("tanh", "none")}  # a str argument's values, where they are known
+OPTIONAL_NUMBER = 0.25  # a Scalar? / float? argument left None (var's correction, logit's eps) gets this value
+OPTIONAL_NUMBER_TYPES = ("Optional[number]", "Optional[float]")
+# arguments whose other values change the gradient by design (test_ops leaves them out of gradient samples too):
+# embedding's padding_idx and scale_grad_by_freq, a sparse gradient, a half-precision result
+NOT_MOVED = ("padding_idx", "scale_grad_by_freq", "sparse", "sparse_grad", "half_to_float")
+
+
+def structure_of_samples(torch, overload, unit, found):
+    """structure_variants of VARIANT_BASES samples of each dtype, those of the highest rank first (in OpInfo's order
+    among equals): a 0-dim or one-element sample hides what a dim, keepdim or reduction changes."""
+    made = []
+    candidates = []
+    for n, sample in enumerate(found):
+        if sample.get("from_backward") or sample.get("transforms") or sample.get("variant") or sample.get("reference"):
+            continue
+        values = positional(overload, sample["args"], sample["kwargs"])
+        slots = [s for s in leaf_slots(torch, unit, values) if s["item"] is None]
+        if slots:
+            rank = max(values[s["arg"]].dim() for s in slots)
+            candidates.append((-rank, n, sample, values))
+    bases = {}
+    for _, _, sample, values in sorted(candidates, key=lambda c: c[:2]):
+        if bases.get(sample["dtype"], 0) < VARIANT_BASES:
+            bases[sample["dtype"]] = bases.get(sample["dtype"], 0) + 1
+            made += structure_variants(torch, overload, sample, values)
+    return made
+
+
+def structure_variants(torch, overload, sample, values):
+    """The call's structure where OpInfo's samples leave it at one value, one change at a time, kept only where the
+    op accepts it (its output finite; a rejected variant is dropped, never reported):
+    - a dim argument >= 0 made negative (the op's output must not change), an optional dim left None at -1;
+    - keepdim flipped; another bool argument left at its default flipped;
+    - an int argument left at a default >= 0 at another value (offset 0 -> -1; `reduction`: the other two);
+    - never an argument that changes the gradient by design (NOT_MOVED: padding_idx, sparse, ...);
+    - a Scalar? / float? left None at OPTIONAL_NUMBER; a str argument at another known value (approximate);
+    - an integer tensor argument (an index) with every other element negative, counted from the end of a
+      dimension of the input or of its elements: kept only where the op's output does not change (it wraps them)."""
+    made = []
+    base = flat_output(torch, overload, values)
+    if base is None:
+        return made
+    rank = next((v.dim() for v in values if isinstance(v, torch.Tensor)), None)
+
+    def accept(index, value, what, same=False):
+        changed = list(values)
+        changed[index] = value
+        out = flat_output(torch, overload, changed)
+        if out is None or not bool(torch.isfinite(out).all()):
+            return False
+        if same and (out.shape != base.shape or not bool(torch.equal(out, base))):
+            return False
+        made.append(variant(sample, changed, what, False))
+        return True
+
+    for i, a in enumerate(overload._schema.arguments):
+        if i >= len(values):
+            break
+        v, t, name = values[i], str(a.type), a.name
+        default = a.default_value if a.has_default_value() else ()
+        if name in NOT_MOVED:
+            continue
+        if name in DIM_NAMES and rank is not None and ("int" in t or "SymInt" in t):
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                for k in (rank, rank + 1):  # (diag_embed's dims count in its output: one more)
+                    if v - k < 0 and accept(i, v - k, f"{name}={v - k}", same=True):
+                        break
+            elif isinstance(v, (list, tuple)) and v and all(isinstance(d, int) for d in v) and max(v) >= 0:
+                for k in (rank, rank + 1):
+                    negative = [d - k if d >= 0 else d for d in v]
+                    if max(negative) < 0 and accept(i, negative, f"{name}={negative}", same=True):
+                        break
+            elif v is None and default is None:
+                accept(i, [-1] if "List" in t else -1, f"{name}={[-1] if 'List' in t else -1}")
+        elif t == "bool" and default != () and (name == "keepdim" or v == default) and isinstance(v, bool):
+            accept(i, not v, f"{name}={not v}")
+        elif t == "int" and name == "reduction" and v in REDUCTIONS:
+            for r in REDUCTIONS:
+                if r != v:
+                    accept(i, r, f"reduction={r}")
+        elif t in ("int", "SymInt") and isinstance(default, int) and not isinstance(v, bool) and v == default >= 0:
+            # (a negative default is a sentinel: ignore_index=-100, "none")
+            for other in (v - 1, v + 1):
+                if accept(i, other, f"{name}={other}"):
+                    break
+        elif t == "str" and name in OTHER_STRINGS and v == default:
+            for other in OTHER_STRINGS[name]:
+                if other != v and accept(i, other, f"{name}={other!r}"):
+                    break
+        elif t in OPTIONAL_NUMBER_TYPES and v is None and default is None:
+            accept(i, OPTIONAL_NUMBER, f"{name}={OPTIONAL_NUMBER}")
+        elif isinstance(v, torch.Tensor) or (
+            isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)
+        ):
+            made += negative_indices(torch, overload, sample, values, i, base)
+    return made
+
+
+def negative_indices(torch, overload, sample, values, i, base):
+    """values[i] (an integer tensor, or a list of optional ones: index.Tensor's) with every other element of one
+    tensor counted from the end (idx - n, n a size of the first tensor argument or its numel), kept where the op's
+    output does not change: the op wraps negative indices, and the formula must too."""
+    made = []
+    first = next((v for v in values if isinstance(v, torch.Tensor)), None)
+    if first is None:
+        return made
+    items = list(values[i]) if isinstance(values[i], (list, tuple)) else [values[i]]
+    for j, index in enumerate(items):
+        if not isinstance(index, torch.Tensor) or index.dtype in (torch.bool, torch.uint8):
+            continue
+        if index.is_floating_point() or index.is_complex() or index.numel() == 0 or bool((index < 0).any()):
+            continue
+        for n in sorted({*first.shape, first.numel()}):
+            if n <= 0:
+                continue
+            moved = index.clone()
+            flat = moved.view(-1)
+            flat[::2] -= n
+            changed_items = list(items)
+            changed_items[j] = moved
+            changed = list(values)
+            changed[i] = changed_items if isinstance(values[i], (list, tuple)) else moved
+            out = flat_output(torch, overload, changed)
+            if out is not None and out.shape == base.shape and bool(torch.equal(out, base)):
+                made.append(
+                    variant(sample, changed, f"negative indices in {overload._schema.arguments[i].name}", False)
+                )
+                break
+        break  # (one index tensor: the first)
+    return made
 
 
 # --- the check

@@ -3,7 +3,9 @@
 The last four kinds (WHERE_SAMPLES_MISS) are wrong only where OpInfo's own samples do not go: at a special
 value (0, where a shipped helper handles a removable singularity), for negative real parts of complex inputs,
 for complex tangents, for a Scalar argument away from its default; gradcheck reaches them with the samples it
-makes from OpInfo's (child.py's variants).
+makes from OpInfo's (child.py's variants). Three more (WHERE_STRUCTURE_HIDES) are wrong only for a call's structure
+OpInfo's samples of the entry do not have: a negative dim, keepdim=True, an int / optional argument away from its
+default (child.py's structure_variants, and OpInfo's reference_inputs).
 
 Each is (entry: the start of its `name:` after `- name: `, the formula line as shipped in 2.13, the
 mistaken line, what kind of mistake). At most one mistake per formula line, so each diagnostic names
@@ -23,6 +25,12 @@ OFF_POSITIVE_AXIS = "complex: wrong only off the positive real axis (negative re
 COMPLEX_TANGENT = "forward formula wrong only for complex tangents"
 DEFAULT_SCALAR = "a Scalar argument forgotten (right only at its default, alpha = 1)"
 WHERE_SAMPLES_MISS = (SPECIAL_VALUE, OFF_POSITIVE_AXIS, COMPLEX_TANGENT, DEFAULT_SCALAR)
+# the kinds the call's structure hides: OpInfo's samples leave a dim non-negative, keepdim False, an int / optional
+# argument at its default (child.py's structure_variants and OpInfo's reference_inputs reach them)
+NEGATIVE_DIM = "a negative dim wrapped against the reduced output's rank (right for dims >= 0)"
+KEEPDIM = "keepdim ignored (right only for keepdim=False)"
+DEFAULT_ARGUMENT = "an int / optional argument forgotten (right only at its default: reduction, correction, dims)"
+WHERE_STRUCTURE_HIDES = (NEGATIVE_DIM, KEEPDIM, DEFAULT_ARGUMENT)
 
 MISTAKES: tuple[tuple[str, str, str, str], ...] = (
     # dropped signs
@@ -326,6 +334,75 @@ MISTAKES: tuple[tuple[str, str, str, str], ...] = (
         "self: softshrink_backward(grad, self, lambd)",
         "self: softshrink_backward(grad, self, 0.5)",
         DEFAULT_SCALAR,
+    ),
+    # a negative dim wrapped against the output's rank: after a keepdim=False reduction the output has one dimension
+    # fewer, so -1 there is not -1 of the input (the fixes wrap against the input's rank, as restore_reduced_dims
+    # and unsqueeze_multiple do); OpInfo's samples of these overloads pass dims >= 0 only
+    (
+        "max.dim(",
+        "self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)",
+        "self: value_selecting_reduction_backward_symint(grad, at::maybe_wrap_dim(dim, grad.dim()), indices, self.sym_sizes(), keepdim)",
+        NEGATIVE_DIM,
+    ),
+    (
+        "min.dim(",
+        "values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+        "values: gather_with_keepdimed_indices(self_t, at::maybe_wrap_dim(dim, indices.dim()), indices, keepdim)",
+        NEGATIVE_DIM,
+    ),
+    (
+        "prod.dim_int(",
+        "self: prod_backward(grad, self.to(grad.scalar_type()), result, dim, keepdim)",
+        'self: "prod_backward(grad, self.to(grad.scalar_type()), result, dim < 0 ? dim + result.dim() : dim, keepdim)"',
+        NEGATIVE_DIM,
+    ),
+    # keepdim ignored by a forward formula (its tangent has the keepdim=False shape); prod's samples never keep dims
+    (
+        "prod.dim_int(",
+        "result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()",
+        "result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim).conj()",
+        KEEPDIM,
+    ),
+    # an int argument taken at its default: a loss's reduction as Mean (OpInfo's multi-element samples of
+    # binary_cross_entropy leave it at Mean), diag_embed's dims as -2, -1 (only its reference_inputs move them)
+    (
+        "binary_cross_entropy(",
+        "self: binary_cross_entropy_backward(grad, self, target, weight, reduction)",
+        "self: binary_cross_entropy_backward(grad, self, target, weight, at::Reduction::Mean)",
+        DEFAULT_ARGUMENT,
+    ),
+    (
+        "binary_cross_entropy(",
+        "target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)",
+        "target: binary_cross_entropy_target_backward(grad, self, target, weight, at::Reduction::Mean)",
+        DEFAULT_ARGUMENT,
+    ),
+    ("diag_embed(", "self: grad.diagonal(offset, dim1, dim2)", "self: grad.diagonal(offset, -2, -1)", DEFAULT_ARGUMENT),
+    # an optional Scalar taken at its default: Bessel's correction hard-coded (the formulas of unbiased=True, from
+    # before `correction` was an argument); the samples pass correction=1 or None, which is 1
+    (
+        "var.correction(",
+        "self: var_backward(grad, self, dim, correction, keepdim)",
+        "self: var_backward(grad, self, dim, c10::Scalar(1), keepdim)",
+        DEFAULT_ARGUMENT,
+    ),
+    (
+        "std.correction(",
+        "result: (at::real(var_backward(self_t.conj(), self_p, dim, correction, true).sum(dim.value_or(IntArrayRef({})), keepdim)) / (2. * result)).masked_fill_(result == 0, 0)",
+        "result: (at::real(var_backward(self_t.conj(), self_p, dim, c10::Scalar(1), true).sum(dim.value_or(IntArrayRef({})), keepdim)) / (2. * result)).masked_fill_(result == 0, 0)",
+        DEFAULT_ARGUMENT,
+    ),
+    (
+        "var_mean.correction(",
+        "result0: at::real(var_backward(self_t.conj(), self_p, dim, correction, true).sum(dim.value_or(IntArrayRef({})), keepdim))",
+        "result0: at::real(var_backward(self_t.conj(), self_p, dim, c10::Scalar(1), true).sum(dim.value_or(IntArrayRef({})), keepdim))",
+        DEFAULT_ARGUMENT,
+    ),
+    (
+        "std_mean.correction(",
+        "self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)",
+        "self: std_mean_backward(grads[0], grads[1], self, result0, dim, c10::Scalar(1), keepdim)",
+        DEFAULT_ARGUMENT,
     ),
     # in-place functions' own formulas, checked through the in-place op on a clone (self: before the write)
     (

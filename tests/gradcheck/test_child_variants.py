@@ -2,7 +2,9 @@
 floating inputs only where finite differences are reliable, complex samples reach all four quadrants, a Scalar
 argument left at its default gets another value, the samples are the same at every run; an overload no OpInfo
 of its own name reaches gets the samples of the OpInfos the reach index lists for it; samples are kept per
-dtype."""
+dtype. The call's structure moves where OpInfo's samples leave it: a negative dim, keepdim flipped, an int or
+optional argument away from its default, negative indices where the op wraps them (each only where the op accepts
+it); OpInfo's reference_inputs add the kinds of call its sample_inputs lack."""
 
 from __future__ import annotations
 
@@ -89,10 +91,104 @@ def test_an_overload_no_opinfo_of_its_name_reaches_gets_the_samples_of_those_the
 def test_samples_are_kept_up_to_the_limit_per_dtype(child, torch):
     unit = unit_request(torch, "acos", "default", "self")
     found = child.find_samples(torch, [unit], 2)[unit["id"]]
-    assert sorted(str(s["dtype"]) for s in found) == ["torch.complex128"] * 2 + ["torch.float64"] * 2
+    samples = [s for s in found if not s.get("reference")]  # (and up to REFERENCE_SAMPLES of reference_inputs)
+    assert sorted(str(s["dtype"]) for s in samples) == ["torch.complex128"] * 2 + ["torch.float64"] * 2
+    assert len(found) - len(samples) <= 2 * child.REFERENCE_SAMPLES
 
 
 def test_a_jump_symmetric_about_the_point_is_not_a_stable_point(child, torch):
     x = torch.tensor([0.0, 0.7], dtype=torch.float64)  # frexp's mantissa jumps from -0.5 to 0.5 at 0
     mantissa = torch.ops.aten.frexp.Tensor
     assert child.unstable_elements(torch, mantissa, [x], 0, [0, 1]) == {0}
+
+
+def _made(child, torch, overload, unit, *args) -> dict:
+    return {m["variant"]: m for m in child.structure_of_samples(torch, overload, unit, [_sample(torch, *args)])}
+
+
+def test_a_reduction_gets_a_negative_dim_with_the_same_output_and_keepdim_flipped(child, torch):
+    max_dim = torch.ops.aten.max.dim
+    unit = unit_request(torch, "max", "dim", "self")
+    x = torch.arange(60, dtype=torch.float64).reshape(3, 4, 5).sin()
+    made = _made(child, torch, max_dim, unit, x, 1)
+    assert made["dim=-2"]["args"][:2] == (x, -2) and made["dim=-2"]["args"][2] is False
+    assert made["keepdim=True"]["args"][1:] == (1, True)
+    assert not any(m["points"] for m in made.values())  # (no special points: no stability check needed)
+
+
+def test_an_optional_dim_left_none_gets_minus_one_and_an_optional_scalar_a_value(child, torch):
+    var = torch.ops.aten.var.correction
+    unit = unit_request(torch, "var", "correction", "self")
+    made = _made(child, torch, var, unit, torch.linspace(0, 1, 12, dtype=torch.float64).reshape(3, 4))
+    assert made["dim=[-1]"]["args"][1] == [-1]
+    assert made[f"correction={child.OPTIONAL_NUMBER}"]["args"][2] == child.OPTIONAL_NUMBER
+    assert made["keepdim=True"]["args"][3] is True
+
+
+def test_an_int_left_at_its_default_gets_another_value_and_a_reduction_the_other_two(child, torch):
+    diag_embed = torch.ops.aten.diag_embed.default
+    unit = unit_request(torch, "diag_embed", "default", "self")
+    made = _made(child, torch, diag_embed, unit, torch.ones(3, 3, dtype=torch.float64))
+    assert made["offset=-1"]["args"][1] == -1
+    bce = torch.ops.aten.binary_cross_entropy.default
+    unit = unit_request(torch, "binary_cross_entropy", "default", "self", "target")
+    p = torch.full((2, 3), 0.3, dtype=torch.float64)
+    made = _made(child, torch, bce, unit, p, p)
+    assert {v for v in made if v.startswith("reduction=")} == {"reduction=0", "reduction=2"}
+
+
+def test_a_variant_the_op_rejects_or_makes_not_finite_is_dropped_never_kept(child, torch):
+    max_dim = torch.ops.aten.max.dim
+
+    class Refusing:  # max.dim that rejects keepdim=True and gives nan for a negative dim
+        _schema = max_dim._schema
+
+        def __call__(self, x, dim, keepdim=False):
+            if keepdim:
+                raise RuntimeError("keepdim=True is not supported")
+            out = max_dim(x, dim, keepdim)
+            return (out[0] * float("nan"), out[1]) if dim < 0 else out
+
+    unit = unit_request(torch, "max", "dim", "self")
+    x = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    assert set(_made(child, torch, max_dim, unit, x, 1)) == {"dim=-1", "keepdim=True"}
+    assert _made(child, torch, Refusing(), unit, x, 1) == {}
+
+
+def test_negative_indices_are_made_only_where_the_op_wraps_them_to_the_same_output(child, torch):
+    take = torch.ops.aten.take.default
+    unit = unit_request(torch, "take", "default", "self")
+    x = torch.arange(9, dtype=torch.float64).reshape(3, 3)
+    index = torch.tensor([0, 4, 8, 2])
+    made = _made(child, torch, take, unit, x, index)
+    moved = made["negative indices in index"]["args"][1]
+    assert moved.tolist() == [-9, 4, -1, 2] and torch.equal(take(x, moved), take(x, index))
+    gather = torch.ops.aten.gather.default  # gather rejects negative indices: none made
+    unit = unit_request(torch, "gather", "default", "self")
+    made = _made(child, torch, gather, unit, x, 1, torch.tensor([[0, 1], [1, 2], [2, 0]]))
+    assert not any(v.startswith("negative indices") for v in made)
+
+
+def test_reference_inputs_add_samples_the_sample_inputs_lack_beyond_the_limit_and_seeded(child, torch):
+    unit = unit_request(torch, "mul", "Tensor", "self", "other")
+    first = child.find_samples(torch, [unit], 2)[unit["id"]]
+    second = child.find_samples(torch, [unit], 2)[unit["id"]]
+    reference = [s for s in first if s.get("reference")]
+    assert len(first) - len(reference) == 4  # up to the limit of sample_inputs per dtype, and the reference ones
+    assert reference and all(s["origin"].endswith("(reference_inputs)") for s in reference)
+    assert len([s for s in reference if s["dtype"] == torch.float64]) <= child.REFERENCE_SAMPLES
+    # (broadcasting or a 0-dim input: a kind of call the first sample_inputs do not have)
+    assert any(len({tuple(t.shape) for t in s["args"][:2]}) > 1 for s in reference)
+    assert [child.describe(torch, s["args"], s["kwargs"]) for s in first] == [
+        child.describe(torch, s["args"], s["kwargs"]) for s in second
+    ]
+    assert all(torch.equal(a["args"][0], b["args"][0]) for a, b in zip(first, second))
+
+
+def test_an_argument_that_changes_the_gradient_by_design_is_not_moved(child, torch):
+    embedding = torch.ops.aten.embedding.default
+    unit = unit_request(torch, "embedding", "default", "weight")
+    weight = torch.linspace(0, 1, 15, dtype=torch.float64).reshape(5, 3)
+    made = _made(child, torch, embedding, unit, weight, torch.tensor([0, 2, 4]))
+    # (padding_idx = -1 is a sentinel; scale_grad_by_freq and sparse change the gradient test_ops compares)
+    assert not any(v.startswith(("padding_idx", "scale_grad_by_freq", "sparse")) for v in made), set(made)

@@ -1,8 +1,9 @@
 """Seeded mathematical mistakes (tests/gradcheck/mistakes.py: dropped signs, missing .conj() on
 complex-supporting ops, wrong reductions, swapped inputs, forward formulas inconsistent with their
 backward; and where OpInfo's samples do not go: special values, negative real parts, complex tangents,
-a Scalar argument away from its default) are each caught on their own formula line; the same entries
-as shipped are not flagged.
+a Scalar argument away from its default; and where the call's structure hides them: a negative dim, keepdim,
+an int or optional argument at its default) are each caught on their own formula line; the same entries as
+shipped are not flagged.
 All the entries of a run are compiled as one unit."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import Counter
 import pytest
 
 from tests.gradcheck.conftest import baseline_ops, gradcheck, replace_in_entry
-from tests.gradcheck.mistakes import MISTAKES, OPS, WHERE_SAMPLES_MISS
+from tests.gradcheck.mistakes import MISTAKES, OPS, WHERE_SAMPLES_MISS, WHERE_STRUCTURE_HIDES
 
 pytestmark = pytest.mark.gradcheck
 
@@ -25,10 +26,13 @@ def _op_args() -> list[str]:
 def test_the_seeded_mistakes_are_enough():
     assert len(MISTAKES) >= 50
     assert len(OPS) >= 40
-    assert len({kind for *_, kind in MISTAKES}) == 9
+    assert len({kind for *_, kind in MISTAKES}) == 12
     where_samples_miss = Counter(kind for *_, kind in MISTAKES if kind in WHERE_SAMPLES_MISS)
     assert sum(where_samples_miss.values()) >= 20
     assert set(where_samples_miss) == set(WHERE_SAMPLES_MISS) and min(where_samples_miss.values()) >= 4
+    # (where the call's structure hides them: a negative dim, keepdim, an int / optional argument at its default)
+    structure_hides = Counter(kind for *_, kind in MISTAKES if kind in WHERE_STRUCTURE_HIDES)
+    assert sum(structure_hides.values()) >= 10 and set(structure_hides) == set(WHERE_STRUCTURE_HIDES)
 
 
 def test_each_formula_line_has_at_most_one_seeded_mistake():
