@@ -271,15 +271,23 @@ def find_samples(torch, units, limit, reach=None):
     # overload such as _softmax, or one only a composite op calls), in op_db's order
     if reach:
         empty = {uid for uid, samples in found.items() if not samples}
-        for key, (op, names) in by_key.items():
-            ids = {uid for uid in empty if key in reach.get(overload_of[uid], ())}
-            back = {uid for uid in empty if key + REACH_BACKWARD in reach.get(overload_of[uid], ())}
-            ids = {uid for uid in ids | back if opinfo_count(found[uid]) < limit}
-            if ids:  # (the units only its backward reaches: through it, as the *_backward units of its name)
-                try:
-                    visit(op, names, ids, back & ids, only=ids, reached=True)
-                except Exception:
-                    continue
+        # first the calls OpInfos' forwards make (small, as the op is called), then, for the units still without
+        # samples, those their backwards make (pow.Tensor_Scalar reached by asinh's backward gets 20x20 inputs,
+        # too large for special values, where a forward reaches it with the op's own small samples)
+        for through in (False, True):
+            for key, (op, names) in by_key.items():
+                ids = {uid for uid in empty if key in reach.get(overload_of[uid], ())}
+                back = {uid for uid in empty if key + REACH_BACKWARD in reach.get(overload_of[uid], ())}
+                if through:  # (those its forward reaches were visited in the first pass)
+                    ids = back = {uid for uid in back if not found[uid]}
+                else:
+                    back = set()
+                ids = {uid for uid in ids | back if opinfo_count(found[uid]) < limit}
+                if ids:  # (the units only its backward reaches: through it, as the *_backward units of its name)
+                    try:
+                        visit(op, names, ids, back & ids, only=ids, reached=True)
+                    except Exception:
+                        continue
         module_samples(torch, reach, {uid for uid in empty if not found[uid]}, overload_of, wanted, found, limit)
     return found
 
