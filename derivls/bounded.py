@@ -295,7 +295,50 @@ def scratch_folder() -> Path:
     remove_stale_scratch()
     _scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     atexit.register(remove_scratch)
+    if _guarded:
+        _start_scratch_guard(_scratch)
     return _scratch
+
+
+_guarded = False
+_scratch_guards: list[subprocess.Popen[Any]] = []  # (held: their stdin's write end is this process's life)
+# the guard of a long-lived process's scratch folder: waits for end of input (this process gone: a kill -9 runs
+# no atexit), then removes the folder if this process is gone (its parent changed). argv: folder, this pid
+# (a dying process closes its files before its children are given to another parent: the guard waits for that)
+_SCRATCH_GUARD = (
+    "import os, shutil, sys, time\n"
+    "sys.stdin.read()\n"
+    "for _ in range(100):\n"
+    "    if os.getppid() != int(sys.argv[2]):\n"
+    "        shutil.rmtree(sys.argv[1], ignore_errors=True)\n"
+    "        break\n"
+    "    time.sleep(0.05)\n"
+)
+
+
+def guard_scratch() -> None:
+    """This process is long-lived (the server): its scratch folder, once made, is removed even when it is killed
+    -9, by a guard process (a few lines of this Python, in a group of its own, reading a pipe only this process
+    writes to). A process that ends normally removes it itself (atexit)."""
+    global _guarded
+    _guarded = True
+    if _scratch is not None and _scratch.is_dir():
+        _start_scratch_guard(_scratch)
+
+
+def _start_scratch_guard(folder: Path) -> None:
+    try:
+        guard = subprocess.Popen(  # noqa: S603 (this Python, on the guard's own text)
+            [sys.executable, "-I", "-c", _SCRATCH_GUARD, str(folder), str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=os.path.abspath(os.sep),
+            start_new_session=True,  # not killed with this process's group: it outlives a kill -9
+        )
+    except OSError:
+        return  # (no guard: the next derivls process removes the folder as a stale one)
+    _scratch_guards.append(guard)
 
 
 def remove_scratch() -> None:
@@ -345,6 +388,7 @@ __all__ = [
     "Completed",
     "Limits",
     "end_own_group",
+    "guard_scratch",
     "env_limits",
     "kill_all",
     "live",

@@ -44,9 +44,8 @@ MAX_RESTARTS = 3  # a minute: a session that keeps dying is left stopped (the on
 CHILD = Path(__file__).with_name("child.py")
 
 # the guard: waits for end of input (this process gone, or the session stopped), then kills the session's
-# process group and removes its folder; when this process is gone (the guard's parent changed: a kill -9,
-# no atexit ran), also this process's scratch folder that held it, if empty. argv: folder, this process's
-# pid; stdin lines: the session's pid
+# process group and removes its folder (this process's scratch folder that holds it has a guard of its own in the
+# server: bounded.guard_scratch). argv: folder; stdin lines: the session's pid
 GUARD = (
     "import os, shutil, signal, sys\n"
     "pids = [int(line) for line in sys.stdin if line.strip().isdigit()]\n"
@@ -56,11 +55,6 @@ GUARD = (
     "    except OSError:\n"
     "        pass\n"
     "shutil.rmtree(sys.argv[1], ignore_errors=True)\n"
-    "if os.getppid() != int(sys.argv[2]):\n"
-    "    try:\n"
-    "        os.rmdir(os.path.dirname(sys.argv[1]))\n"
-    "    except OSError:\n"
-    "        pass\n"
 )
 
 
@@ -237,7 +231,7 @@ class Session:
         env.setdefault("OMP_NUM_THREADS", "1")
         try:
             self._guard = subprocess.Popen(  # noqa: S603 (this Python, on the guard's own text)
-                [sys.executable, "-I", "-c", GUARD, self.folder, str(os.getpid())],
+                [sys.executable, "-I", "-c", GUARD, self.folder],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

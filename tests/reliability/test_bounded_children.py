@@ -95,6 +95,27 @@ def test_the_scratch_folder_of_a_process_that_is_gone_is_removed_by_the_next_one
     assert mine.exists()
 
 
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_guarded_process_killed_9_has_its_scratch_folder_removed_at_once(tmp_path: Path, guarded: bool):
+    # the server's (bounded.guard_scratch): no atexit runs on a kill -9; an unguarded process's folder waits for
+    # the next derivls process (remove_stale_scratch)
+    code = (
+        "import sys, time\n"
+        "from derivls import bounded\n"
+        f"{'bounded.guard_scratch()' if guarded else 'pass'}\n"
+        "print(bounded.scratch_folder(), flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    folder = Path(process.stdout.readline().strip())  # type: ignore[union-attr]
+    assert folder.is_dir() and folder.parent == tmp_path
+    process.kill()
+    process.wait()
+    process.stdout.close()  # type: ignore[union-attr]
+    assert wait_until(lambda: not folder.exists(), 10) is guarded
+
+
 # -- the compile engine: a batch that reaches a bound -----------------------------------------------------
 
 HANGS_ON_MARKER = """#!/bin/sh

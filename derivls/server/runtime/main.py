@@ -34,7 +34,10 @@ def create_server() -> DerivlsServer:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from derivls import bounded
     from derivls.writebehind import never_wait
+
+    bounded.guard_scratch()  # the scratch folder (the gradcheck session's, a query's TMPDIR) goes even on a kill -9
 
     one_malloc_arena()  # before any thread: the index is built in one (gcpolicy.py)
     never_wait()  # a cache miss while a `derivls check` writes its cache is computed, not waited for
