@@ -120,15 +120,14 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     started = time.monotonic()
     root = (cache or cache_root()) / "gradcheck"
     root.mkdir(parents=True, exist_ok=True)
+    found = reusable(source, toolchain, templates, cache)
+    if found is not None:
+        os.utime(found.library)
+        return found
     header = pch_header(templates)
-    key = hashlib.sha256((BUILD_VERSION + "\0" + toolchain.key(header) + "\0" + source).encode()).hexdigest()[:20]
-    namespace = f"derivls_gc_{key}"
+    namespace = _namespace(source, toolchain, header)
     target = root / f"{namespace}.so"
     meta = root / f"{namespace}.json"
-    if target.is_file() and meta.is_file():
-        os.utime(target)
-        info = json.loads(meta.read_text(encoding="utf-8"))
-        return Built(target, namespace, True, time.monotonic() - started, None, info.get("unreachable", []))
     pch = ensure_pch(toolchain, header, cache)
     lib = torch_lib_dir(toolchain)
     _remove_stale_work(root)  # (the cache folder held the work folders of earlier derivls versions)
@@ -182,6 +181,25 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     meta.write_text(json.dumps({"unreachable": unreachable, "stubbed": stubbed}), encoding="utf-8")
     _prune(root, keep=target)
     return Built(target, namespace, False, time.monotonic() - started, pch, unreachable, stubbed)
+
+
+def _namespace(source: str, toolchain: Toolchain, header: str) -> str:
+    key = hashlib.sha256((BUILD_VERSION + "\0" + toolchain.key(header) + "\0" + source).encode()).hexdigest()[:20]
+    return f"derivls_gc_{key}"
+
+
+def reusable(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None) -> Built | None:
+    """The extension already built for `source`, or None."""
+    namespace = _namespace(source, toolchain, pch_header(templates))
+    root = (cache or cache_root()) / "gradcheck"
+    target, meta = root / f"{namespace}.so", root / f"{namespace}.json"
+    if not (target.is_file() and meta.is_file()):
+        return None
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return Built(target, namespace, True, 0.0, None, info.get("unreachable", []))
 
 
 def _remove_stale_work(root: Path) -> None:
@@ -273,8 +291,11 @@ def demangle(names: list[str]) -> list[str]:
     return out if len(out) == len(names) else names
 
 
-def helper_stubs(missing: list[str], library: Path, cache: Path | None = None) -> tuple[str, list[str], int]:
-    """C++ for the missing helpers; (text, the helpers found nowhere, how many were reached).
+def helper_stubs(
+    missing: list[str], library: Path, cache: Path | None = None, exported: bool = False
+) -> tuple[str, list[str], int]:
+    """C++ for the missing helpers; (text, the helpers found nowhere, how many were reached). `exported`: the
+    stubs are global symbols of their library (the JIT's, which the session loads RTLD_GLOBAL), else hidden.
 
     A function gets a jump stub through a slot filled when the extension loads (libtorch_cpu's load base +
     its value). A data symbol of pointer size (`extern const char* kCudnnDoubleBackwardMsg`) gets a hidden
@@ -295,17 +316,21 @@ def helper_stubs(missing: list[str], library: Path, cache: Path | None = None) -
         'extern "C" {',
     ]
     asm = []
+
+    def hide(name: str) -> str:
+        return "" if exported else f".hidden {name}\\n"
+
     functions = [n for n in missing if n not in data and n not in absent_data]
     for i, name in enumerate(functions):
         lines.append(f'__attribute__((visibility("hidden"))) void* derivls_slot_{i} = nullptr;')
         asm.append(
-            f'".globl {name}\\n.hidden {name}\\n.type {name}, @function\\n{name}:\\n  jmp *derivls_slot_{i}(%rip)\\n"'
+            f'".globl {name}\\n{hide(name)}.type {name}, @function\\n{name}:\\n  jmp *derivls_slot_{i}(%rip)\\n"'
         )
     copies = [*data, *absent_data]
     for i, name in enumerate(copies):
         size = max(8, table[name].size)
         asm.append(
-            f'".data\\n.balign 8\\n.globl {name}\\n.hidden {name}\\n.type {name}, @object\\n.size {name}, {size}\\n'
+            f'".data\\n.balign 8\\n.globl {name}\\n{hide(name)}.type {name}, @object\\n.size {name}, {size}\\n'
             f'{name}:\\n  .zero {size}\\n.text\\n"'
         )
         lines.append(f'extern char derivls_data_{i}[] __asm__("{name}");')
@@ -334,3 +359,36 @@ def helper_stubs(missing: list[str], library: Path, cache: Path | None = None) -
         lines.append(f"  if (base) std::memcpy(derivls_data_{i}, (const void*)(base + {table[name].value}UL), 8);")
     lines.append("}")
     return "\n".join(lines) + "\n", names, len(reached)
+
+
+def helpers_library(lib: Path, toolchain_cxx: str, cache: Path | None = None) -> Path:
+    """A library of exported jump stubs to every helper libtorch_cpu has and does not export (x86-64 ELF,
+    unstripped), for the JIT path: the session loads it RTLD_GLOBAL so Cling resolves the helpers' names through
+    it. Built once per libtorch_cpu (its path, size and time), cached. Raises SetupError."""
+    library = lib / "libtorch_cpu.so"
+    if platform.machine() not in ("x86_64", "AMD64"):
+        raise SetupError("the JIT's helper stubs need x86-64")
+    table = symbol_table(library, cache)
+    st = library.stat()
+    stamp = f"{BUILD_VERSION}:helpers:{library.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    key = hashlib.sha256(stamp.encode()).hexdigest()[:20]
+    root = (cache or cache_root()) / "gradcheck"
+    target = root / f"helpers-{key}.so"
+    if target.is_file():
+        return target
+    exported = _exported(library)
+    missing = sorted(n for n, s in table.items() if n not in exported and (s.code or s.size == 8))
+    stubs, _, _ = helper_stubs(missing, library, cache, exported=True)
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gradcheck-", dir=bounded.scratch_folder()) as work_dir:
+        work = Path(work_dir)
+        (work / "stubs.cpp").write_text(stubs, encoding="utf-8")
+        tmp = root / f".helpers-{key}.{os.getpid()}.so"
+        _run(
+            [toolchain_cxx, "-std=c++17", "-shared", "-fPIC", "-O0", "-w", "stubs.cpp", "-ldl", "-o", str(tmp)],
+            work,
+            "compiling the JIT's helper stubs",
+            TOOL_LIMITS,
+        )
+        os.replace(tmp, target)
+    return target

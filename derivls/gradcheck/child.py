@@ -2204,6 +2204,10 @@ def serve():
     {"op": "check", "library", "namespace", "units", "max_samples", "double_backward"} -> loads the extension
         (once per path: each build is a library of its own namespace), then the run's events: one "unit" per
         unit, then {"event": "done"}
+    {"op": "jit-init", "libraries", "include_dirs", "includes", "prelude"} -> {"event": "jit", "ready": bool,
+        "reason", "seconds"}: cppyy imported, the libraries loaded RTLD_GLOBAL, the includes parsed (jit_init)
+    {"op": "check", "jit": {"namespace", "source"}, ...} -> the source defined by Cling (once per namespace), or
+        {"event": "jit-failed", "message", "broken"} and {"event": "done"} (the caller builds it with g++)
     {"op": "quit"} -> ends.
     The first line out is {"event": "torch", ...} or {"event": "setup-error", ...} (then it ends)."""
     import torch
@@ -2224,6 +2228,7 @@ def serve():
     index = None
     prepared = {}  # sample key -> (samples with the ones made from them, special points put back)
     loaded = set()
+    jit = {}  # the JIT's state: "cppyy" once ready, "broken" after a failed materialization, "defined" namespaces
 
     def prepare(request):
         nonlocal index
@@ -2266,12 +2271,21 @@ def serve():
             emit({"event": "pong", "rss": rss_bytes()})
         elif op == "prepare":
             emit({"event": "prepared", "units": prepare(request)})
+        elif op == "jit-init":
+            emit(jit_init(torch, jit, request))
         elif op == "check":
             prepare(request)
-            library = request["library"]
-            if library not in loaded:
-                torch.ops.load_library(library)
-                loaded.add(library)
+            if "jit" in request:
+                failed = jit_define(torch, jit, request["jit"])
+                if failed is not None:
+                    emit(failed)
+                    emit({"event": "done", "rss": rss_bytes()})
+                    continue
+            else:
+                library = request["library"]
+                if library not in loaded:
+                    torch.ops.load_library(library)
+                    loaded.add(library)
             ns = getattr(torch.ops, request["namespace"])
             limit = request.get("max_samples", 6)
             for unit in request["units"]:
@@ -2292,6 +2306,58 @@ def serve():
             emit({"event": "done", "rss": rss_bytes()})
         else:
             emit({"event": "error", "message": f"unknown op {op!r}"})
+
+
+# --- the JIT path (derivls/gradcheck/jit.py): the extension's code defined by Cling in this process
+
+
+def jit_init(torch, jit, request):
+    """Import cppyy, load libtorch and the helper stubs RTLD_GLOBAL (torch loads its libraries RTLD_LOCAL: the
+    JIT would not resolve libtorch's symbols), parse the includes once, define the prelude."""
+    import ctypes
+    import time
+
+    started = time.monotonic()
+    try:
+        import cppyy
+    except ImportError as e:
+        return {"event": "jit", "ready": False, "reason": f"cppyy is not installed for {sys.executable} ({e})"}
+    try:
+        for library in request["libraries"]:
+            ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
+        for folder in request["include_dirs"]:
+            cppyy.add_include_path(folder)
+        for header in request["includes"]:
+            cppyy.include(header.strip('"<>'))
+        cppyy.cppdef(request["prelude"])
+    except Exception as e:
+        jit["broken"] = True
+        return {"event": "jit", "ready": False, "reason": f"{type(e).__name__}: {summarize(str(e))}"}
+    jit["cppyy"] = cppyy
+    jit["defined"] = set()
+    return {"event": "jit", "ready": True, "seconds": round(time.monotonic() - started, 2)}
+
+
+def jit_define(torch, jit, request):
+    """Define `request["source"]` (once per namespace); None when its ops are registered, else the jit-failed
+    event. A failed materialization leaves Cling unable to run later static initializers: `broken`."""
+    ns = request["namespace"]
+    if ns in jit.get("defined", ()):
+        return None
+    cppyy = jit.get("cppyy")
+    if cppyy is None or jit.get("broken"):
+        return {"event": "jit-failed", "message": "the JIT is not ready", "broken": bool(jit.get("broken"))}
+    try:
+        cppyy.cppdef(request["source"])
+    except Exception as e:  # Cling rejected the code (rolled back): g++ judges it
+        return {"event": "jit-failed", "message": summarize(str(e)), "broken": False}
+    wanted = request.get("ops", [])
+    library = getattr(torch.ops, ns)
+    if not all(hasattr(library, name) for name in wanted):
+        jit["broken"] = True
+        return {"event": "jit-failed", "message": "the JIT could not link the code", "broken": True}
+    jit["defined"].add(ns)
+    return None
 
 
 def rss_bytes():

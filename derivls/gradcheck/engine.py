@@ -16,6 +16,7 @@ from derivls.compile.toolchain import SetupError, Toolchain, cache_root
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
+from derivls.gradcheck import jit as jitting
 from derivls.gradcheck import reach
 from derivls.gradcheck.results import Summary, interpret
 from derivls.gradcheck.runner import Child, child_limits, torch_folder
@@ -38,6 +39,8 @@ class Timings:
     repairs_tried: int = 0  # candidates checked
     repair_build: float = 0.0  # of `repair`: building the candidates' extension (every attempt)
     repair_error: str | None = None  # why the repair phase stopped without an answer (None: it did not)
+    jit: bool = False  # the formulas were defined in the session by its JIT (no g++ build)
+    jit_error: str | None = None  # why the JIT did not serve the run (then g++ built it)
 
 
 @dataclass
@@ -206,11 +209,13 @@ def repair_phase(
     timings: Timings,
     progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    jit_check: Callable[[Any, list[dict[str, Any]]], list[dict[str, Any]] | None] | None = None,
 ) -> list[Suggestion]:
     """The repairs offered for the failed units of `events`: their candidates (trials.make_trials) rendered as
     the build renders, built in one extension (a candidate whose code does not compile is dropped, and the rest
     built again: at most twice), checked by `check(built, plans)` (each plan with `like`: the failed unit whose
-    samples it takes; the child stops a candidate at its first failure), and kept where exactly one passed."""
+    samples it takes; the child stops a candidate at its first failure), and kept where exactly one passed.
+    `jit_check(rendered, plans)`: the session's JIT first (None when it did not take them: then g++)."""
     from derivls.gradcheck.trials import culprits, make_trials, offers
 
     by_id = {p.id: p for p in rendered.plans}
@@ -225,7 +230,21 @@ def repair_phase(
     try:
         trials = make_trials(repair.text, repair.analysis, failed)
         units = [t.unit for t in trials.trials]
+        trial_of = {id(t.unit): t for t in trials.trials}
         built = None
+        if jit_check is not None and units:
+            if progress:
+                progress(f"trying {plural(len(units), 'repair')}")
+            candidates = render(units, building.LIBRARY_PLACEHOLDER, templates)
+            if not candidates.plans:
+                return []
+            plans = [
+                {**p.to_json(), "like": trial_of[id(p.unit)].failed, "first_failure": True} for p in candidates.plans
+            ]
+            answers = jit_check(candidates, plans)
+            if answers is not None:
+                timings.repairs_tried = len(plans)
+                return offers(trials, candidates.plans, answers)
         for _ in range(3):
             if not units:
                 return []
@@ -251,7 +270,6 @@ def repair_phase(
             return []
         if cancel is not None and cancel.is_set():
             raise Cancelled()
-        trial_of = {id(t.unit): t for t in trials.trials}
         plans = [{**p.to_json(), "like": trial_of[id(p.unit)].failed, "first_failure": True} for p in candidates.plans]
         timings.repairs_tried = len(plans)
         answers = check(built, plans)
@@ -282,9 +300,10 @@ def gradcheck_in_session(
     progress: Callable[[str], None] | None = None,
     repair: RepairSource | None = None,
 ) -> GradcheckResult:
-    """gradcheck_units in a live session (derivls.gradcheck.session): the session finds the samples while g++
-    builds the extension (only the selection's entries, pch cached), then loads it (a library of its own
-    namespace per build) and checks. Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
+    """gradcheck_units in a live session (derivls.gradcheck.session): when its JIT is ready and the extension is
+    not built yet, the session defines the code itself (derivls.gradcheck.jit) and checks; else (or when the JIT
+    did not take it) the session finds the samples while g++ builds the extension (only the selection's entries,
+    pch cached), then loads it (a library of its own namespace per build) and checks. Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
     ended during the run: it is restarted), SetupError and Cancelled."""
     from derivls.gradcheck.session import SessionDied, run_seconds
 
@@ -298,78 +317,111 @@ def gradcheck_in_session(
     plans = [p.to_json() for p in rendered.plans]
     index_file = _reach_file(session.python, cache)
     events: list[dict[str, Any]] = []
+    unreachable: list[str] = []
     with session.use() as conn:
         prepare: dict[str, Any] = {"op": "prepare", "units": plans, "max_samples": max_samples}
         if not getattr(session, "reach_sent", False):  # (once per session process: a restart clears it)
             prepare["reach"] = reach.load(index_file)
             session.reach_sent = True
         conn.send(prepare)  # the session finds the samples while g++ compiles
-        if progress:
-            progress(f"building {plural(len(plans), 'unit')} (reused when already built)")
-        started = time.monotonic()
-        try:
-            built = building.build(rendered.source, toolchain, templates, cache, units=len(plans))
-        except building.BuildLimit as e:
-            return _limited(rendered, str(e), e.which, building.build_limits(len(plans)), timings)
-        timings.build, timings.build_reused = time.monotonic() - started, built.reused
-        timings.pch_built = bool(built.pch and built.pch.built)
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-        if progress:
-            progress(f"running gradcheck on {plural(len(plans), 'unit')} (session)")
-        started = time.monotonic()
-        conn.send(
-            {
-                "op": "check",
-                "library": str(built.library),
-                "namespace": built.namespace,
-                "units": plans,
-                "max_samples": max_samples,
-                "double_backward": double_backward,
-            }
-        )
-        done = 0
-        try:
-            for event in conn.events(run_seconds(len(plans)), cancel):
-                events.append(event)
-                if event.get("event") == "reach-index":
-                    reach.save(index_file, event.get("index"))
-                elif event.get("event") == "unit":
-                    done += 1
-                    if progress:
-                        progress(f"checked {done}/{len(plans)}")
-        except SessionDied:
+
+        def collect(message: dict[str, Any], count: int, counted: bool) -> list[dict[str, Any]]:
+            conn.send({**message, "max_samples": max_samples, "double_backward": double_backward})
+            got: list[dict[str, Any]] = []
+            try:
+                for event in conn.events(run_seconds(count), cancel):
+                    got.append(event)
+                    if event.get("event") == "reach-index":
+                        reach.save(index_file, event.get("index"))
+                    elif event.get("event") == "unit" and counted and progress:
+                        progress(f"checked {sum(e.get('event') == 'unit' for e in got)}/{count}")
+            except SessionDied:
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled() from None
+                raise
+            return got
+
+        def by_jit(r: Any, units: list[dict[str, Any]], counted: bool) -> list[dict[str, Any]] | None:
+            """The session's JIT defines `r` and checks `units`; None when it did not (g++ then builds)."""
+            ns = jitting.namespace(r)
+            source = jitting.jit_source(r, ns, jitting.includes(building.pch_header(templates)))
+            jit = {"namespace": ns, "source": source, "ops": [op.name for op in r.ops]}
+            got = collect({"op": "check", "jit": jit, "namespace": ns, "units": units}, len(units), counted)
+            failed = next((e for e in got if e.get("event") == "jit-failed"), None)
+            if failed is None:
+                return got
+            timings.jit_error = str(failed.get("message"))
+            if failed.get("broken"):  # Cling cannot run later static initializers: a new process, in the background
+                session.jit_broken()
+            return None
+
+        use_jit = session.jit_ready() and building.reusable(rendered.source, toolchain, templates, cache) is None
+        got = None
+        if use_jit:
+            if progress:
+                progress(f"running gradcheck on {plural(len(plans), 'unit')} (session, JIT)")
+            started = time.monotonic()
+            got = by_jit(rendered, plans, True)
+            timings.run = time.monotonic() - started
+            timings.jit = got is not None
+        if got is None:
+            if progress:
+                progress(f"building {plural(len(plans), 'unit')} (reused when already built)")
+            started = time.monotonic()
+            try:
+                built = building.build(rendered.source, toolchain, templates, cache, units=len(plans))
+            except building.BuildLimit as e:
+                return _limited(rendered, str(e), e.which, building.build_limits(len(plans)), timings)
+            timings.build, timings.build_reused = time.monotonic() - started, built.reused
+            timings.pch_built = bool(built.pch and built.pch.built)
+            unreachable = built.unreachable
             if cancel is not None and cancel.is_set():
-                raise Cancelled() from None
-            raise
-        timings.run = time.monotonic() - started
+                raise Cancelled()
+            if progress:
+                progress(f"running gradcheck on {plural(len(plans), 'unit')} (session)")
+            started = time.monotonic()
+            got = collect(
+                {"op": "check", "library": str(built.library), "namespace": built.namespace, "units": plans},
+                len(plans),
+                True,
+            )
+            timings.run = time.monotonic() - started
+        events.extend(got)
         suggestions: list[Suggestion] = []
         if repair is not None:
 
             def check(built: Any, plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 # the candidates have their failed unit's overload and arguments: the session's samples serve
-                conn.send(
-                    {
-                        "op": "check",
-                        "library": str(built.library),
-                        "namespace": built.namespace,
-                        "units": plans,
-                        "max_samples": max_samples,
-                        "double_backward": double_backward,
-                    }
-                )
                 try:
-                    return list(conn.events(run_seconds(len(plans)), cancel))
+                    return collect(
+                        {"op": "check", "library": str(built.library), "namespace": built.namespace, "units": plans},
+                        len(plans),
+                        False,
+                    )
                 except SessionDied:
-                    if cancel is not None and cancel.is_set():
-                        raise Cancelled() from None
                     return []  # (no suggestion; the checks stand)
 
+            def jit_check(r: Any, plans: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+                try:
+                    return by_jit(r, plans, False)
+                except SessionDied:
+                    return []
+
             suggestions = repair_phase(
-                events, rendered, repair, toolchain, templates, cache, check, timings, progress, cancel
+                events,
+                rendered,
+                repair,
+                toolchain,
+                templates,
+                cache,
+                check,
+                timings,
+                progress,
+                cancel,
+                jit_check if timings.jit and session.jit_ready() else None,
             )
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
-    summary.unreachable_helpers = built.unreachable
+    summary.unreachable_helpers = unreachable
     return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, session.torch_version, suggestions)
 
 

@@ -71,6 +71,11 @@ def enabled() -> bool:
     return os.environ.get("DERIVLS_GRADCHECK_SESSION", "1").strip() not in ("0", "false", "no", "off")
 
 
+def jit_enabled() -> bool:
+    """DERIVLS_GRADCHECK_JIT=0 in the user's environment: the session has no JIT (every run builds with g++)."""
+    return os.environ.get("DERIVLS_GRADCHECK_JIT", "1").strip() not in ("0", "false", "no", "off")
+
+
 def session_limits() -> Limits:
     """Address space 8 GB (as the one-shot child), CPU an hour in all (it then dies and is restarted); the
     wall-clock bound is each run's (run_seconds)."""
@@ -95,8 +100,10 @@ class Session:
         rss_bound: int = RSS_BOUND,
         limits: Limits | None = None,
         on_state: Callable[[str], None] | None = None,
+        jit: bool | None = None,
     ) -> None:
         self.python = python or sys.executable
+        self.use_jit = (command is None and jit_enabled()) if jit is None else jit  # (a stand-in has none)
         self.command = command or [self.python, "-I", str(CHILD), "--serve"]
         self.idle_seconds = idle_seconds
         self.rss_bound = rss_bound
@@ -109,6 +116,7 @@ class Session:
         self.starts = 0
         self.runs = 0  # runs that used it (Session.use)
         self.reach_sent = False  # whether the running process was sent the reach index (a new process was not)
+        self.jit: dict[str, Any] = {"ready": False, "reason": "not started"}  # the running process's JIT
         self.restarts: list[float] = []
         self.last_used = time.monotonic()
         self.folder: str | None = None
@@ -154,7 +162,17 @@ class Session:
             "runs": self.runs,
             "torchVersion": self.torch_version,
             "error": self.error,
+            "jit": dict(self.jit),
         }
+
+    def jit_ready(self) -> bool:
+        return bool(self.jit.get("ready")) and not self.jit.get("broken")
+
+    def jit_broken(self) -> None:
+        """Its JIT failed to link some code (Cling cannot run later static initializers): no more JIT in this
+        process; it is restarted when the run ends (the next runs take g++ until the new one is ready)."""
+        self.jit = {**self.jit, "broken": True, "reason": "a definition failed to link"}
+        self._orders.put("restart")
 
     def rss(self) -> int:
         """The session's resident memory in bytes (0 when not running)."""
@@ -287,8 +305,49 @@ class Session:
                 return
             elif event.get("event") == "ready":
                 break
+        self.jit = self._jit_init(process, events, deadline) if self.use_jit else {"ready": False, "reason": "off"}
+        if self._process is not process:
+            return
+        if process.popen.poll() is not None:
+            self.error = "the gradcheck session ended while starting"
+            self._stop_now()
+            self._set("failed")
+            return
         self._set("ready")
         self.ready.set()
+
+    def _jit_init(
+        self, process: bounded.Bounded, events: queue.Queue[dict[str, Any] | None], deadline: float
+    ) -> dict[str, Any]:
+        """Make the process's JIT ready (derivls.gradcheck.jit; part of the start: ~10-15 s of parsing headers once).
+        Its state: {"ready", "reason", "seconds"}; a JIT that is not ready leaves every run to g++."""
+        from derivls.compile.toolchain import SetupError
+        from derivls.gradcheck import jit as jitting
+
+        started = time.monotonic()
+        try:
+            request = jitting.init_request(self.python)
+        except (SetupError, OSError) as e:
+            return {"ready": False, "reason": str(e)}
+        stdin = process.popen.stdin
+        try:
+            assert stdin is not None
+            stdin.write(json.dumps(request) + "\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            return {"ready": False, "reason": "the session ended"}
+        while True:
+            try:
+                event = events.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return {"ready": False, "reason": f"the JIT was not ready in {START_SECONDS:.0f} s"}
+            if event is None:
+                events.put(None)
+                return {"ready": False, "reason": "the session ended"}
+            if event.get("event") == "jit":
+                state = {k: v for k, v in event.items() if k != "event"}
+                state["seconds"] = round(time.monotonic() - started, 2)
+                return state
 
     def _read(self, process: bounded.Bounded, events: queue.Queue[dict[str, Any] | None]) -> None:
         stdout = process.popen.stdout

@@ -71,11 +71,22 @@ class UnitPlan:
         }
 
 
+@dataclass(frozen=True)
+class Registered:
+    """One custom op of the extension: how TORCH_LIBRARY registers it (the JIT path registers it boxed)."""
+
+    name: str  # "AcosBackward0_0_bw"
+    schema: str  # "AcosBackward0_0_bw(Tensor self, ...) -> Tensor[]"
+    function: str  # the C++ function, qualified: "torch::autograd::generated::derivls_gradcheck::..."
+    params: tuple[str, ...]  # its parameters' C++ types, in order
+
+
 @dataclass
 class Rendered:
     source: str
     plans: list[UnitPlan]
     not_buildable: list[tuple[Unit, str]]  # units left out, and why
+    ops: list[Registered] = field(default_factory=list)
 
 
 def _ident(name: str, index: int) -> str:
@@ -183,6 +194,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
     backward_parts: list[str] = []
     forward_parts: list[str] = []
     registrations: list[str] = []
+    ops: list[Registered] = []
     plans: list[UnitPlan] = []
     left_out: list[tuple[Unit, str]] = []
     for index, unit in enumerate(units):
@@ -226,6 +238,10 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                 for b in bindings
             ]
             + out_params
+        )
+        types = tuple(
+            ["const at::Tensor &" if inplace and b.name == "self" else str(b.type) for b in bindings]
+            + [p.rsplit(" ", 1)[0] for p in out_params]
         )
         prologue = _INPLACE_PROLOGUE.replace(_RESULT + ";", _SELF_IN + ";") if inplace else ""
         schema = ", ".join(schema_args + out_schema)
@@ -273,6 +289,14 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
                     "}\n"
                 )
                 plan.backward = f"{ident}_bw"
+                ops.append(
+                    Registered(
+                        f"{ident}_bw",
+                        f"{ident}_bw({schema}, Tensor?[] derivls_grads, int derivls_mask) -> Tensor[]",
+                        f"torch::autograd::generated::derivls_gradcheck::{ident}_bw",
+                        (*types, _OPT_LIST, "int64_t"),
+                    )
+                )
                 registrations.append(
                     f'  m.def("{ident}_bw({schema}, Tensor?[] derivls_grads, int derivls_mask) -> Tensor[]");\n'
                     f'  m.impl("{ident}_bw", c10::DispatchKey::CompositeImplicitAutograd, '
@@ -283,6 +307,14 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             if forward is not None:
                 forward_parts.append(forward)
                 plan.forward = f"{ident}_fw"
+                ops.append(
+                    Registered(
+                        f"{ident}_fw",
+                        f"{ident}_fw({schema}, Tensor?[] derivls_tangents) -> Tensor[]",
+                        f"torch::autograd::VariableType::derivls_gradcheck::{ident}_fw",
+                        (*types, _OPT_LIST),
+                    )
+                )
                 registrations.append(
                     f'  m.def("{ident}_fw({schema}, Tensor?[] derivls_tangents) -> Tensor[]");\n'
                     f'  m.impl("{ident}_fw", c10::DispatchKey::CompositeImplicitAutograd, '
@@ -315,7 +347,8 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
         + "} // namespace derivls_gradcheck\n} // namespace torch::autograd::VariableType\n"
         f"TORCH_LIBRARY({library}, m) {{\n" + "".join(registrations) + "}\n"
     )
-    return Rendered(text, plans, left_out)
+    kept = {p.backward for p in plans} | {p.forward for p in plans}
+    return Rendered(text, plans, left_out, [op for op in ops if op.name in kept])
 
 
 def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: UnitPlan) -> str | None:
@@ -374,6 +407,7 @@ def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: Un
     return "\n".join(lines) + "\n"
 
 
+_OPT_LIST = "const c10::List<::std::optional<at::Tensor>>&"
 _SELF_IN = "derivls_self_in"
 _RESULT = "derivls_result"
 # an in-place kernel as VariableType runs it after the write: `self` is the written tensor (the output), and

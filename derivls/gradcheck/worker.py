@@ -117,6 +117,7 @@ def run(
                 for line, ds in sorted(by_entry.items())
             ],
             "summary": result.summary.text(),
+            "jit": result.timings.jit,  # defined by the session's JIT (no g++ build)
         }
     )
     return 0
