@@ -2204,7 +2204,7 @@ def serve():
     {"op": "check", "library", "namespace", "units", "max_samples", "double_backward"} -> loads the extension
         (once per path: each build is a library of its own namespace), then the run's events: one "unit" per
         unit, then {"event": "done"}
-    {"op": "jit-init", "libraries", "include_dirs", "includes", "prelude"} -> {"event": "jit", "ready": bool,
+    {"op": "jit-init", "libraries", "include_dirs", "includes", "prelude", "warmup"} -> {"event": "jit", "ready": bool,
         "reason", "seconds"}: cppyy imported, the libraries loaded RTLD_GLOBAL, the includes parsed (jit_init)
     {"op": "check", "jit": {"namespace", "source"}, ...} -> the source defined by Cling (once per namespace), or
         {"event": "jit-failed", "message", "broken"} and {"event": "done"} (the caller builds it with g++)
@@ -2330,6 +2330,8 @@ def jit_init(torch, jit, request):
         for header in request["includes"]:
             cppyy.include(header.strip('"<>'))
         cppyy.cppdef(request["prelude"])
+        if request.get("warmup"):  # a node defined once: the templates every node instantiates, instantiated now
+            cppyy.cppdef(request["warmup"])
     except Exception as e:
         jit["broken"] = True
         return {"event": "jit", "ready": False, "reason": f"{type(e).__name__}: {summarize(str(e))}"}
@@ -2340,7 +2342,8 @@ def jit_init(torch, jit, request):
 
 def jit_define(torch, jit, request):
     """Define `request["source"]` (once per namespace); None when its ops are registered, else the jit-failed
-    event. A failed materialization leaves Cling unable to run later static initializers: `broken`."""
+    event, `broken`: Cling's state after a rejected definition or a failed materialization (it cannot run later
+    static initializers) is not trusted, the session is restarted."""
     ns = request["namespace"]
     if ns in jit.get("defined", ()):
         return None
@@ -2349,8 +2352,10 @@ def jit_define(torch, jit, request):
         return {"event": "jit-failed", "message": "the JIT is not ready", "broken": bool(jit.get("broken"))}
     try:
         cppyy.cppdef(request["source"])
-    except Exception as e:  # Cling rejected the code (rolled back): g++ judges it
-        return {"event": "jit-failed", "message": summarize(str(e)), "broken": False}
+    except Exception as e:  # Cling rejected the code: g++ judges it. Cling's roll-back of the templates that code
+        # instantiated is not reliable (a later definition may find them broken): no more JIT in this process
+        jit["broken"] = True
+        return {"event": "jit-failed", "message": summarize(str(e)), "broken": True}
     wanted = request.get("ops", [])
     library = getattr(torch.ops, ns)
     if not all(hasattr(library, name) for name in wanted):

@@ -299,11 +299,13 @@ def gradcheck_in_session(
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
     repair: RepairSource | None = None,
+    jit: bool = True,
 ) -> GradcheckResult:
     """gradcheck_units in a live session (derivls.gradcheck.session): when its JIT is ready and the extension is
     not built yet, the session defines the code itself (derivls.gradcheck.jit) and checks; else (or when the JIT
     did not take it) the session finds the samples while g++ builds the extension (only the selection's entries,
-    pch cached), then loads it (a library of its own namespace per build) and checks. Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
+    pch cached), then loads it (a library of its own namespace per build) and checks. `jit` False: g++ builds it
+    (the caller knows the code has errors: Cling would reject it, and a rejection costs the JIT a restart). Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
     ended during the run: it is restarted), SetupError and Cancelled."""
     from derivls.gradcheck.session import SessionDied, run_seconds
 
@@ -355,7 +357,9 @@ def gradcheck_in_session(
                 session.jit_broken()
             return None
 
-        use_jit = session.jit_ready() and building.reusable(rendered.source, toolchain, templates, cache) is None
+        use_jit = (
+            jit and session.jit_ready() and building.reusable(rendered.source, toolchain, templates, cache) is None
+        )
         got = None
         if use_jit:
             if progress:
@@ -364,6 +368,7 @@ def gradcheck_in_session(
             got = by_jit(rendered, plans, True)
             timings.run = time.monotonic() - started
             timings.jit = got is not None
+            session.jit_runs += timings.jit
         if got is None:
             if progress:
                 progress(f"building {plural(len(plans), 'unit')} (reused when already built)")

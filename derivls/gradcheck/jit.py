@@ -84,7 +84,9 @@ def jit_source(rendered: Rendered, ns: str, includes: list[str]) -> str:
     text = COMPILED_AUTOGRAD.sub(lambda m: m.group(1) + LEFT_OUT, text)
     text = re.sub(r"\bderivls_gradcheck\b", ns, text)
     adapters = "".join(_adapter(op, ns) for op in rendered.ops)
-    registrations = "".join(f'  derivls_jit::op("{op.schema}", "{op.name}", &{op.name}_boxed),\n' for op in rendered.ops)
+    registrations = "".join(
+        f'  derivls_jit::op("{op.schema}", "{op.name}", &{op.name}_boxed),\n' for op in rendered.ops
+    )
     return (
         "".join(f"#include {line}\n" for line in includes)
         + text
@@ -141,7 +143,28 @@ def init_request(python: str, cache: Path | None = None) -> dict[str, Any]:
         "include_dirs": [str(include), str(include / "torch" / "csrc" / "api" / "include")],
         "includes": headers or list(DEFAULT_INCLUDES),
         "prelude": PRELUDE,
+        "warmup": warmup(derivatives, headers) if headers else "",
     }
+
+
+def warmup(derivatives: Path, headers: list[str], op: str = "acos") -> str:
+    """The JIT source of one node of torch's own derivatives.yaml (acos): defined once when the session starts, it
+    instantiates the templates every node uses (the first definition takes ~2 s, the next ones ~0.4 s), and
+    proves the JIT works before any edit relies on it. "" when it cannot be rendered."""
+    from derivls.compile.file_templates import Templates
+    from derivls.compile.units import collect_units
+    from derivls.gradcheck import build as building
+    from derivls.gradcheck.source import render
+    from derivls.report import analyse_path
+
+    native = derivatives.parent.parent / "ATen" / "native" / "native_functions.yaml"
+    analysis, _ = analyse_path(derivatives, native, native.with_name("tags.yaml"))
+    if analysis is None:
+        return ""
+    rendered = render(collect_units(analysis, [op]), building.LIBRARY_PLACEHOLDER, Templates(derivatives))
+    if not rendered.plans:
+        return ""
+    return jit_source(rendered, "derivls_jit_warmup", headers)
 
 
 DEFAULT_INCLUDES = (

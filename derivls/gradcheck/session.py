@@ -115,6 +115,7 @@ class Session:
         self.torch_version: str | None = None
         self.starts = 0
         self.runs = 0  # runs that used it (Session.use)
+        self.jit_runs = 0  # of them, runs whose formulas its JIT defined (no g++ build)
         self.reach_sent = False  # whether the running process was sent the reach index (a new process was not)
         self.jit: dict[str, Any] = {"ready": False, "reason": "not started"}  # the running process's JIT
         self.restarts: list[float] = []
@@ -163,6 +164,7 @@ class Session:
             "torchVersion": self.torch_version,
             "error": self.error,
             "jit": dict(self.jit),
+            "jitRuns": self.jit_runs,
         }
 
     def jit_ready(self) -> bool:

@@ -32,6 +32,7 @@ def run(
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units, entry_key
     from derivls.compile.worker import diagnostic_to_json
+    from derivls.diagnostics import Severity
     from derivls.gradcheck.cli import release_mismatch
     from derivls.gradcheck.engine import RepairSource, gradcheck_in_session, gradcheck_units
     from derivls.gradcheck.runner import python_version, torch_include
@@ -73,6 +74,9 @@ def run(
                 raise ValueError(next((d.message for d in project.setup), f"cannot index {request['native']}"))
             analysis = project.analyzer.analyse(request["text"])
         units = collect_units(analysis, None, request.get("lines"))
+        errors = {d.span.line for d in analysis.diagnostics if d.severity is Severity.ERROR}
+        # an entry derivls finds errors in goes to g++ (its verdict is the user's), not to the session's JIT
+        clean = not any(errors & set(range(u.entry_line, _end_line(analysis, u.entry_line) + 1)) for u in units)
         arguments: dict[str, Any] = dict(
             repair=RepairSource(request["text"], analysis) if request.get("repair", True) else None,
             cxx=request.get("cxx"),
@@ -83,7 +87,7 @@ def run(
         result = None
         if session is not None:
             try:
-                result = gradcheck_in_session(units, path, session, **arguments)
+                result = gradcheck_in_session(units, path, session, jit=clean, **arguments)
             except (SessionUnavailable, SessionDied):
                 if cancel is not None and cancel.is_set():
                     raise
@@ -121,6 +125,11 @@ def run(
         }
     )
     return 0
+
+
+def _end_line(analysis: Any, line: int) -> int:
+    """The last line of the entry whose `- name:` is on `line`."""
+    return next((placed.end_line for placed in analysis.entries if placed.line == line), line)
 
 
 def entry_verdict(statuses: set[str], diagnostics: list[Any]) -> str:

@@ -2,13 +2,14 @@
 derivls` over stdio, pytest-lsp), a trusted workspace with `gradcheckOnSave`.
 
 A copy of the installed torch 2.13 wheel's files whose derivatives.yaml holds acos only. Opening it starts the
-session in the background (`$/progress` while it starts); then acos's formula is saved three times (right, its
-sign dropped, right again): passed / failed (a gradcheck-mismatch on the formula's line) / passed, each run in
-the same session process. The session is killed (SIGKILL): it is restarted (with `$/progress` again), is sent the
+session in the background (`$/progress` while it starts; its JIT made ready: cppyy is in the `gradcheck` extra);
+then acos's formula is saved three times (right, its sign dropped, right again): passed / failed (a
+gradcheck-mismatch on the formula's line, with the repair that passes offered as a quick fix) / passed, each run
+in the same session process and each formula defined by its JIT (no g++ build). The session is killed (SIGKILL): it is restarted (with `$/progress` again), is sent the
 reach index, and the next save is answered by the new process. The server's exit leaves no process of either session's group.
 
 Each formula carries a factor `(n / n)` (= 1) with an `n` new at each run of the test, so every save is an edit
-the extension cache has not seen: g++ compiles it, as it would compile a user's edit. The time from each save to
+the extension cache has not seen: the session's JIT compiles it, as it would compile a user's edit. The time from each save to
 its diagnostics is printed (`-s`); nothing asserts it (the machine is shared). Slow (a compiler, torch's import):
 `python -m pytest -m gradcheck tests/lsp/test_gradcheck_session.py -s`.
 """
@@ -188,6 +189,7 @@ async def test_a_session_checks_three_saves_survives_a_kill_and_ends_with_the_se
     first = await warm_session(client)
     print(f"session ready {time.monotonic() - started:.1f} s after the document's diagnostics")
     assert first["starts"] == 1 and first["runs"] == 0 and first["torchVersion"].startswith("2.13")
+    assert first["jit"]["ready"], first["jit"]
     (values,) = await session_progress(client, 1)
     assert (
         isinstance(values[0], types.WorkDoneProgressBegin)
@@ -211,6 +213,16 @@ async def test_a_session_checks_three_saves_survives_a_kill_and_ends_with_the_se
     assert (where.line, where.character) in [(d.range.start.line, d.range.start.character) for d in mismatches]
     title = await editor.lens_title()
     assert title.startswith("Gradcheck failed at ") and title.endswith(" s · run again"), title
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc),
+            range=types.Range(start=where, end=where),
+            context=types.CodeActionContext(diagnostics=mismatches),
+        )
+    )
+    repairs = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Replace with")]
+    assert len(repairs) == 1 and " (passes gradcheck on " in repairs[0].title, actions
+    print(f"  repair offered: {repairs[0].title}")
 
     # 3. right again: passed
     found, _ = await editor.save(formula(n + 3), "right again")
@@ -220,6 +232,7 @@ async def test_a_session_checks_three_saves_survives_a_kill_and_ends_with_the_se
     # the three runs in one session process
     after = await session_status(client)
     assert (after["pid"], after["starts"], after["runs"]) == (first["pid"], 1, 3)
+    assert after["jitRuns"] == 3, after  # (each save's formulas defined by the JIT: no g++ build)
 
     # killed: restarted (with $/progress), and the next save is answered by the new process, which is sent the
     # reach index (made by the first process, or read from the cache) rather than making it again
@@ -238,7 +251,7 @@ async def test_a_session_checks_three_saves_survives_a_kill_and_ends_with_the_se
     assert found == []
     assert (await editor.lens_title()).startswith("Gradcheck passed at ")
     after = await session_status(client)
-    assert (after["pid"], after["runs"]) == (second["pid"], 4)
+    assert (after["pid"], after["runs"], after["jitRuns"]) == (second["pid"], 4, 4)
     assert index.stat().st_mtime_ns == made  # (a process without the index makes it and the server saves it)
 
     # the server's exit leaves no process of either session's group

@@ -238,14 +238,22 @@ async def _session_progress(ls: Any, session: Any) -> None:
     except Exception as e:  # the client refused: the session starts all the same
         log.info("no progress for the gradcheck session: %r", e)
         return
-    message = "importing torch and its OpInfo database, once for the runs to come"
+    message = "importing torch and its OpInfo database, and parsing torch's headers, once for the runs to come"
     progress.begin(token, types.WorkDoneProgressBegin(title=SESSION_TITLE, message=message, cancellable=False))
     while session.state == "starting":
         await asyncio.sleep(SESSION_POLL_SECONDS)
     took = time.monotonic() - started
     if session.state == "ready":
-        torch = f" (torch {session.torch_version})" if session.torch_version else ""
-        message = f"ready in {took:.1f} s{torch}"
+        torch = f"torch {session.torch_version}" if session.torch_version else ""
+        jit = session.jit if isinstance(getattr(session, "jit", None), dict) else {}
+        if jit.get("ready"):
+            how = "edits compiled in-process (JIT)"
+        elif jit.get("reason") and jit.get("reason") != "off":
+            how = f"edits built by g++: no JIT ({jit['reason']})"
+        else:
+            how = ""
+        detail = "; ".join(part for part in (torch, how) if part)
+        message = f"ready in {took:.1f} s" + (f" ({detail})" if detail else "")
     elif session.state == "failed":
         message = f"not started: {session.error or 'the session failed'} (each run starts its own torch process)"
     else:
