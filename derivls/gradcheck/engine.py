@@ -198,6 +198,28 @@ def gradcheck_units(
     return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, version, suggestions)
 
 
+def prefetch_in_session(
+    units: Sequence[Unit], derivatives: Path, session: Any, *, max_samples: int = 4, cache: Path | None = None
+) -> bool:
+    """Have a warm, idle session find the samples of `units` now (an entry being edited), so that the save's run
+    finds them ready; nothing is awaited. False when nothing was sent (no unit to check, the session busy)."""
+    rendered = render(units, building.LIBRARY_PLACEHOLDER, Templates(derivatives))
+    if not rendered.plans:
+        return False
+    message: dict[str, Any] = {
+        "op": "prepare",
+        "units": [p.to_json() for p in rendered.plans],
+        "max_samples": max_samples,
+    }
+    first = not getattr(session, "reach_sent", False)
+    if first:  # (as a run's first prepare: the process is sent the reach index once)
+        message["reach"] = reach.load(_reach_file(session.python, cache))
+    sent = bool(session.send_if_idle(message))
+    if sent and first:
+        session.reach_sent = True
+    return sent
+
+
 def repair_phase(
     events: list[dict[str, Any]],
     rendered: Any,

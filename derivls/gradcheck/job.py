@@ -130,6 +130,9 @@ class SessionJob(GradcheckJob):
         self._reader.join(timeout)
 
 
+PREFETCH_DELAY = 0.1  # seconds without an edit before the session finds an edited entry's samples
+
+
 class GradcheckRuns(EntryJobs[GradcheckJob]):
     """The gradcheck runs of a server: one job at a time per document, never blocking."""
 
@@ -142,6 +145,42 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         self.torch_include = torch_include
         self.opened: set[str] = set()  # documents whose entries as opened count as checked (gradcheckOnSave)
         self.live_session: Any = None  # the session last asked for (what the server's status reports)
+        self._prefetched: tuple[int | None, set[str]] = (None, set())  # (session pid, entries whose samples it has)
+        self._prefetch_timer: Any = None
+
+    def prefetch(self, uri: str, path: str, analysis: Any, delay: float = PREFETCH_DELAY) -> None:
+        """An entry was edited (gradcheck on save): after `delay` s without another edit, the warm session finds the
+        samples of the entries changed since their last run, in the background, once per entry and session
+        process, so that the save's run does not wait for them (the first save of an entry: seconds)."""
+        import threading
+
+        session = self.live_session
+        if session is None or not session.warm():
+            return
+        if self._prefetch_timer is not None:
+            self._prefetch_timer.cancel()
+        timer = threading.Timer(delay, self._prefetch_now, args=(uri, path, analysis, session))
+        timer.daemon = True
+        self._prefetch_timer = timer
+        timer.start()
+
+    def _prefetch_now(self, uri: str, path: str, analysis: Any, session: Any) -> None:
+        from pathlib import Path
+
+        from derivls.compile.units import collect_units
+        from derivls.gradcheck.engine import prefetch_in_session
+
+        try:
+            pid, done = self._prefetched
+            if pid != session.pid:
+                done = set()
+                self._prefetched = (session.pid, done)
+            lines = self.changed_lines(uri, analysis)
+            units = [u for u in collect_units(analysis, None, lines) if u.name not in done] if lines else []
+            if units and prefetch_in_session(units, Path(path), session):
+                done.update(u.name for u in units)
+        except Exception:  # (an optimisation only: the save's run finds the samples itself)
+            return
 
     def start(
         self,

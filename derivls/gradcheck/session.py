@@ -210,6 +210,20 @@ class Session:
             if self.rss() > self.rss_bound:  # a restart gives the memory back; the next run waits for it
                 self._orders.put("restart")
 
+    def send_if_idle(self, message: dict[str, Any]) -> bool:
+        """Send `message` (a `prepare`: its answer is not awaited, runs skip it) when the session is warm and no run
+        holds it; not a run (not counted). False when it was not sent."""
+        if not self.warm() or not self._run.acquire(blocking=False):
+            return False
+        try:
+            Connection(self).send(message)
+            self.last_used = time.monotonic()
+            return True
+        except SessionDied:
+            return False
+        finally:
+            self._run.release()
+
     # --- the keeper thread: the only one that starts the child (PDEATHSIG is per thread) ------------
 
     def _keep(self) -> None:

@@ -88,7 +88,10 @@ def group_members(group: int) -> list[int]:
 async def session_status(client: LanguageClient) -> dict[str, Any]:
     found = (await status(client)).gradcheckSession
     assert found is not None, "the server has no gradcheck session"
-    return {k: getattr(found, k) for k in ("state", "pid", "starts", "runs", "torchVersion", "error")}
+    got = {k: getattr(found, k) for k in ("state", "pid", "starts", "runs", "torchVersion", "error", "jit", "jitRuns")}
+    jit = got["jit"]
+    got["jit"] = jit if isinstance(jit, dict) else {k: getattr(jit, k) for k in dir(jit) if not k.startswith("_")}
+    return got
 
 
 async def warm_session(client: LanguageClient, not_pid: int | None = None, timeout: float = 300.0) -> dict[str, Any]:

@@ -295,3 +295,53 @@ def test_a_restarted_session_process_is_sent_the_reach_index_again(tmp_path):
         assert session.reach_sent is False  # the new process has no index: the next run sends it
     finally:
         session.close()
+
+
+RECORDING = textwrap.dedent(
+    """
+    import json, sys
+    def emit(o):
+        sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
+    emit({"event": "torch", "version": "0.0-stand-in"})
+    emit({"event": "ready"})
+    for line in sys.stdin:
+        with open(sys.argv[1], "a") as f:
+            f.write(line)
+        if json.loads(line)["op"] == "quit":
+            break
+    """
+)
+
+
+def test_an_edited_entry_has_its_samples_found_by_the_idle_session_before_the_save_once(tmp_path, real_files):
+    from derivls.gradcheck.job import GradcheckRuns
+    from derivls.project import open_project
+
+    script, log = tmp_path / "recording.py", tmp_path / "requests.jsonl"
+    script.write_text(RECORDING)
+    session = Session(sys.executable, command=[sys.executable, "-I", str(script), str(log)])
+    runs = GradcheckRuns(sys.executable)
+    runs.live_session = session
+    project = open_project(real_files.derivatives, real_files.native, real_files.tags, "auto")
+    text = real_files.derivatives.read_text()
+    uri = real_files.derivatives.as_uri()
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        runs.seen(uri, project.analyzer.analyse(text))  # (the text as opened counts as checked)
+        edited = text.replace(
+            "self: grad * -((-self * self + 1).rsqrt()).conj()", "self: grad * -(1 - self * self).rsqrt()"
+        )
+        analysis = project.analyzer.analyse(edited)
+        runs.prefetch(uri, str(real_files.derivatives), analysis, delay=0)
+        assert wait_for(lambda: log.is_file() and log.read_text().strip())
+        (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+        assert request["op"] == "prepare" and [u["name"] for u in request["units"]] == ["AcosBackward0"]
+        assert "reach" in request and request["max_samples"] == 4  # (the save's run: the same samples)
+        again = edited.replace("-(1 - self * self).rsqrt()", "-(1 - self.square()).rsqrt()")  # (acos, again)
+        runs.prefetch(uri, str(real_files.derivatives), project.analyzer.analyse(again), delay=0)
+        time.sleep(0.5)
+        assert len(log.read_text().splitlines()) == 1  # once per entry and session process
+        assert session.runs == 0  # (not a run)
+    finally:
+        session.close()

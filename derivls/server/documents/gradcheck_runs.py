@@ -183,6 +183,8 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
             if trusted(ls):  # gradcheck on save in a trusted workspace: the session starts in the background
                 runs.session(start=True)
                 watch_session(ls, runs)
+        elif trusted(ls) and doc.path is not None:  # an edit: the session finds the edited entries' samples now
+            runs.prefetch(doc.uri, str(doc.path), doc.analysis)
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is None:
         return []
