@@ -277,6 +277,20 @@ class EntryJobs(Generic[J]):
                     state.verdicts[key] = result.verdicts[key]
         return result
 
+    def record_partial(self, uri: str, result: JobResult) -> bool:
+        """A running job's early result (a gradcheck's verdicts before its repairs are tried), recorded as the
+        final one would be; the final result replaces it. False when the job is gone or the result has an error."""
+        state = self._documents.get(uri)
+        if state is None or state.job is None or result.error is not None or result.cancelled:
+            return False
+        state.collected += 1
+        for key in state.job_keys.values():
+            if key in result.entries:
+                state.done[key] = result.entries[key]
+            if key in result.verdicts:
+                state.verdicts[key] = result.verdicts[key]
+        return True
+
     def collected(self, uri: str) -> int:
         """How many results of the document were recorded: a view built from them is stale once it grows."""
         state = self._documents.get(uri)

@@ -322,12 +322,14 @@ def gradcheck_in_session(
     progress: Callable[[str], None] | None = None,
     repair: RepairSource | None = None,
     jit: bool = True,
+    on_checked: Callable[[GradcheckResult], None] | None = None,
 ) -> GradcheckResult:
     """gradcheck_units in a live session (derivls.gradcheck.session): when its JIT is ready and the extension is
     not built yet, the session defines the code itself (derivls.gradcheck.jit) and checks; else (or when the JIT
     did not take it) the session finds the samples while g++ builds the extension (only the selection's entries,
     pch cached), then loads it (a library of its own namespace per build) and checks. `jit` False: g++ builds it
-    (the caller knows the code has errors: Cling would reject it, and a rejection costs the JIT a restart). Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
+    (the caller knows the code has errors: Cling would reject it, and a rejection costs the JIT a restart).
+    `on_checked`: given the checks' result before the repair phase, when a unit failed and repairs will be tried. Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
     ended during the run: it is restarted), SetupError and Cancelled."""
     from derivls.gradcheck.session import SessionDied, run_seconds
 
@@ -416,6 +418,10 @@ def gradcheck_in_session(
         events.extend(got)
         suggestions: list[Suggestion] = []
         if repair is not None:
+            if on_checked is not None and any(e.get("status") == "failed" for e in events):
+                early, summary = interpret(events, rendered.plans, rendered.not_buildable)
+                summary.unreachable_helpers = unreachable
+                on_checked(GradcheckResult(early, summary, timings, session.torch_version))
 
             def check(built: Any, plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 # the candidates have their failed unit's overload and arguments: the session's samples serve

@@ -64,6 +64,7 @@ class SessionJob(GradcheckJob):
         self._cancelled = False
         self._cancel = threading.Event()
         self._analysis, self._session, self._setup = analysis, session, setup
+        self.partial: Any = None  # the checks' result while the repairs are tried (the server shows it at once)
         self._reader = threading.Thread(target=self._run, daemon=True)
         self._reader.start()
 
@@ -82,6 +83,8 @@ class SessionJob(GradcheckJob):
                     message = json.loads(line)
                     if "progress" in message:
                         job.on_progress(message["progress"])
+                    elif message.get("partial"):  # the checks' verdicts, before the repairs are tried
+                        job.partial = job._parse([message])
                     else:
                         job._messages.append(message)
                 self.seek(0)

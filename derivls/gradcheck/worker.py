@@ -30,8 +30,7 @@ def run(
     with the one-shot path when it is not warm or dies), `setup` (what was found of the chosen Python before:
     its torch version and include folder, kept by the caller) are given by an in-process run."""
     from derivls.compile.toolchain import SetupError
-    from derivls.compile.units import collect_units, entry_key
-    from derivls.compile.worker import diagnostic_to_json
+    from derivls.compile.units import collect_units
     from derivls.diagnostics import Severity
     from derivls.gradcheck.cli import release_mismatch
     from derivls.gradcheck.engine import RepairSource, gradcheck_in_session, gradcheck_units
@@ -85,9 +84,13 @@ def run(
             progress=lambda what: emit({"progress": what}),
         )
         result = None
+
+        def on_checked(early: Any) -> None:  # the failures at once; their repairs in the final message
+            emit({**_entries_message(request, analysis, early), "partial": True})
+
         if session is not None:
             try:
-                result = gradcheck_in_session(units, path, session, jit=clean, **arguments)
+                result = gradcheck_in_session(units, path, session, jit=clean, on_checked=on_checked, **arguments)
             except (SessionUnavailable, SessionDied):
                 if cancel is not None and cancel.is_set():
                     raise
@@ -97,6 +100,15 @@ def run(
     except (SetupError, UsageError, LookupError, OSError, ValueError) as e:
         emit({"error": str(e.args[0] if e.args else e)})
         return 2
+    emit(_entries_message(request, analysis, result))
+    return 0
+
+
+def _entries_message(request: dict[str, Any], analysis: Any, result: Any) -> dict[str, Any]:
+    """The run's answer: each entry's diagnostics and verdict, the summary, whether the JIT defined them."""
+    from derivls.compile.units import entry_key
+    from derivls.compile.worker import diagnostic_to_json
+
     keys = {placed.line: entry_key(placed) for placed in analysis.entries}
     by_entry: dict[int, list[Any]] = {line: [] for line in request.get("lines") or keys}
     lines = sorted(keys)
@@ -108,23 +120,20 @@ def run(
     for outcome in result.summary.outcomes:
         statuses.setdefault(outcome.entry_line, set()).add(outcome.status)
     seconds = result.timings.build + result.timings.run
-    emit(
-        {
-            "entries": [
-                {
-                    "line": line,
-                    "key": keys.get(line, ""),
-                    "diagnostics": [diagnostic_to_json(d, line) for d in ds],
-                    "verdict": entry_verdict(statuses.get(line, set()), ds),
-                    "seconds": round(seconds, 1),
-                }
-                for line, ds in sorted(by_entry.items())
-            ],
-            "summary": result.summary.text(),
-            "jit": result.timings.jit,  # defined by the session's JIT (no g++ build)
-        }
-    )
-    return 0
+    return {
+        "entries": [
+            {
+                "line": line,
+                "key": keys.get(line, ""),
+                "diagnostics": [diagnostic_to_json(d, line) for d in ds],
+                "verdict": entry_verdict(statuses.get(line, set()), ds),
+                "seconds": round(seconds, 1),
+            }
+            for line, ds in sorted(by_entry.items())
+        ],
+        "summary": result.summary.text(),
+        "jit": result.timings.jit,  # defined by the session's JIT (no g++ build)
+    }
 
 
 def _end_line(analysis: Any, line: int) -> int:

@@ -44,12 +44,18 @@ async def follow(
     except Exception:  # a client without work-done progress: run all the same
         token = None
     last = None
+    shown = None
     while not job.done:
         await asyncio.sleep(POLL_SECONDS)
         current = getattr(job, "progress", None)
         if token is not None and current != last:
             last = current
             progress.report(token, report(current))
+        partial = getattr(job, "partial", None)  # (a gradcheck's verdicts while its repairs are tried)
+        if partial is not None and partial is not shown and not job.done:
+            shown = partial
+            if runs.record_partial(uri, partial):
+                _republish(ls, uri, refresh_lenses)
     result = runs.collect(uri)
     if token is not None:
         message = "cancelled" if result and result.cancelled else finished(result)
@@ -61,6 +67,10 @@ async def follow(
             types.ShowMessageParams(type=types.MessageType.Warning, message=f"{warning}: {result.error}")
         )
         return
+    _republish(ls, uri, refresh_lenses)
+
+
+def _republish(ls: Any, uri: str, refresh_lenses: bool) -> None:
     doc = ls.docs.get(uri)
     if doc is not None and doc.analysis is not None and doc.lines is not None:
         ls.publish(doc)
