@@ -21,7 +21,7 @@ from derivls.bounded import GB, Limits, env_limits
 from derivls.children import neutral_folder
 from derivls.compile.toolchain import TOOL_LIMITS
 
-CHILD = Path(__file__).with_name("child.py")
+CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 
 def child_limits(units: int) -> Limits:

@@ -41,7 +41,7 @@ IDLE_SECONDS = 600.0
 RSS_BOUND = 2 * GB
 START_SECONDS = 120.0  # importing torch and op_db: ~3-5 s on a quiet machine
 MAX_RESTARTS = 3  # a minute: a session that keeps dying is left stopped (the one-shot path runs)
-CHILD = Path(__file__).with_name("child.py")
+CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 # the guard: waits for end of input (this process gone, or the session stopped), then kills the session's
 # process group and removes its folder (this process's scratch folder that holds it has a guard of its own in the
