@@ -1,7 +1,7 @@
 """The JIT fast path: the extension's code compiled inside the live session by Cling (cppyy), not by g++.
 
-The session (child.py `jit-init`) loads libtorch with RTLD_GLOBAL, a library of jump stubs to the FunctionsManual
-helpers libtorch does not export (build.helpers_library: the same stubs as the g++ path's, exported), parses
+The session (the child's `jit-init`, child/jit.py) loads libtorch with RTLD_GLOBAL, a library of jump stubs to
+the FunctionsManual helpers libtorch does not export (build.helpers_library: the g++ path's stubs, exported), parses
 the precompiled header's includes once and defines PRELUDE. Each run then sends `jit_source(rendered, ns)`: the
 same rendered code as the g++ extension (the node, its apply, the forward blocks, the harness around them) with
 

@@ -1,6 +1,6 @@
 """The reach index of a torch build: which aten overloads each OpInfo's samples reach at the dispatcher.
 
-The gradcheck child builds it (`reach_index` in child.py: every OpInfo's float64 samples under a
+The gradcheck child builds it (`reach_index` in child/reach.py: every OpInfo's float64 samples under a
 dispatch mode, forward and backward, then ModuleInfo samples: ~10 s) when the request carries none, and sends it as a `reach-index` event; it is kept
 here, in derivls's cache folder (`<cache>/gradcheck/reach-<key>.json`, the key from the torch folder
 and its version.py: one per torch build), and sent with every later request. An overload no OpInfo of
@@ -17,7 +17,7 @@ from typing import Any
 
 from derivls.cachedir import read_file
 
-FORMAT = 3  # bump when child.py's reach_index changes what it records
+FORMAT = 3  # bump when child/reach.py's reach_index changes what it records
 MAX_BYTES = 4 * 1024 * 1024
 
 

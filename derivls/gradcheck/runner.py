@@ -1,5 +1,5 @@
 """Start the torch child: the chosen Python, isolated (`-I`: no workspace on sys.path, no user site), run by
-path on child.py, bounded (derivls.bounded: its own process group, killed with its parent, RLIMIT_AS and
+path on the child package (child/__main__.py), bounded (derivls.bounded: its own process group, killed with its parent, RLIMIT_AS and
 RLIMIT_CPU, a wall-clock bound), working in and writing only to a folder of this process's scratch folder
 (its TMPDIR: torch's own temporary files, `torchinductor_*`, land there and are removed with it)."""
 
@@ -21,12 +21,12 @@ from derivls.bounded import GB, Limits, env_limits
 from derivls.children import neutral_folder
 from derivls.compile.toolchain import TOOL_LIMITS
 
-CHILD = Path(__file__).with_name("child.py")
+CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 
 def child_limits(units: int) -> Limits:
     """The torch child over `units` units: importing torch and op_db takes ~5 s and ~0.75 GB of address space;
-    one unit's checks seconds to a minute (child.py stops one check at CHECK_SECONDS). Overridden by the user's
+    one unit's checks seconds to a minute (the child stops one check at CHECK_SECONDS). Overridden by the user's
     environment: DERIVLS_GRADCHECK_SECONDS, DERIVLS_GRADCHECK_MEMORY_MB."""
     return env_limits("DERIVLS_GRADCHECK", 300 + 60 * units, 8 * GB)
 
@@ -72,7 +72,7 @@ def torch_include(python: str) -> str | None:
 
 
 class Child:
-    """One run of child.py; `events()` yields its JSON lines; `cancel()` kills its process group.
+    """One run of the child; `events()` yields its JSON lines; `cancel()` kills its process group.
 
     The request goes as a first line; `send()` adds the rest (the built extension) while the child imports
     torch and finds its samples, and `end_input()` closes its stdin (with nothing sent: the run ends)."""

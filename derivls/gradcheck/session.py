@@ -1,4 +1,4 @@
-"""A gradcheck session that stays alive: `child.py --serve` in the chosen Python, torch, op_db and the reach
+"""A gradcheck session that stays alive: the child with `--serve` in the chosen Python, torch, op_db and the reach
 index loaded once, samples found once per unit (docs/gradcheck.md, "The session").
 
     session = sessions.get(python)          # one per (Python, torch build); nothing started yet
@@ -41,7 +41,7 @@ IDLE_SECONDS = 600.0
 RSS_BOUND = 2 * GB
 START_SECONDS = 120.0  # importing torch and op_db: ~3-5 s on a quiet machine
 MAX_RESTARTS = 3  # a minute: a session that keeps dying is left stopped (the one-shot path runs)
-CHILD = Path(__file__).with_name("child.py")
+CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 # the guard: waits for end of input (this process gone, or the session stopped), then kills the session's
 # process group and removes its folder (this process's scratch folder that holds it has a guard of its own in the
@@ -89,7 +89,7 @@ def run_seconds(units: int) -> float:
 
 
 class Session:
-    """One live `child.py --serve` (see the module's doc). `command` replaces the child (tests' stand-in)."""
+    """One live child with `--serve` (see the module's doc). `command` replaces the child (tests' stand-in)."""
 
     def __init__(
         self,

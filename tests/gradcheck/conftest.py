@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,12 +127,25 @@ def shipped_run(real_files, tmp_path_factory) -> Run:
 
 @pytest.fixture(scope="module")
 def child():
-    """derivls/gradcheck/child.py, loaded in-process (as the child runs it: by path, not as part of derivls)."""
-    path = Path(derivls.gradcheck.__file__).parent / "child.py"
-    spec = importlib.util.spec_from_file_location("derivls_gradcheck_child", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The gradcheck child (derivls/gradcheck/child/), loaded in-process as the child loads it: its __main__.py by
+    path, whose `load` imports the folder as a package of its own (not as part of derivls); a fresh copy for each
+    test module. Every module's names in one namespace (`child.find_samples`, `child.variants`...)."""
+    folder = Path(derivls.gradcheck.__file__).parent / "child"
+    spec = importlib.util.spec_from_file_location("derivls_gradcheck_child_entry", folder / "__main__.py")
+    entry = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(entry)
+    for name in [n for n in sys.modules if n == entry.PACKAGE or n.startswith(entry.PACKAGE + ".")]:
+        del sys.modules[name]
+    package = entry.load()
+    names: dict = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.stem.startswith("__"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{path.stem}")
+        for name, value in vars(module).items():
+            if not name.startswith("__"):
+                assert names.setdefault(name, value) is value, f"two modules of the child define {name}"
+    return types.SimpleNamespace(**names)
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@
 The last four kinds (WHERE_SAMPLES_MISS) are wrong only where OpInfo's own samples do not go: at a special
 value (0, where a shipped helper handles a removable singularity), for negative real parts of complex inputs,
 for complex tangents, for a Scalar argument away from its default; gradcheck reaches them with the samples it
-makes from OpInfo's (child.py's variants). Three more (WHERE_STRUCTURE_HIDES) are wrong only for a call's structure
+makes from OpInfo's (the child's variants). Three more (WHERE_STRUCTURE_HIDES) are wrong only for a call's structure
 OpInfo's samples of the entry do not have: a negative dim, keepdim=True, an int / optional argument away from its
-default (child.py's structure_variants, and OpInfo's reference_inputs).
+default (the child's structure_variants, and OpInfo's reference_inputs).
 
 Each is (entry: the start of its `name:` after `- name: `, the formula line as shipped in 2.13, the
 mistaken line, what kind of mistake). At most one mistake per formula line, so each diagnostic names
@@ -26,7 +26,7 @@ COMPLEX_TANGENT = "forward formula wrong only for complex tangents"
 DEFAULT_SCALAR = "a Scalar argument forgotten (right only at its default, alpha = 1)"
 WHERE_SAMPLES_MISS = (SPECIAL_VALUE, OFF_POSITIVE_AXIS, COMPLEX_TANGENT, DEFAULT_SCALAR)
 # the kinds the call's structure hides: OpInfo's samples leave a dim non-negative, keepdim False, an int / optional
-# argument at its default (child.py's structure_variants and OpInfo's reference_inputs reach them)
+# argument at its default (the child's structure_variants and OpInfo's reference_inputs reach them)
 NEGATIVE_DIM = "a negative dim wrapped against the reduced output's rank (right for dims >= 0)"
 KEEPDIM = "keepdim ignored (right only for keepdim=False)"
 DEFAULT_ARGUMENT = "an int / optional argument forgotten (right only at its default: reduction, correction, dims)"

@@ -1,4 +1,4 @@
-"""How the gradcheck child follows OpInfo (derivls/gradcheck/child.py, run here in-process with the installed
+"""How the gradcheck child follows OpInfo (derivls/gradcheck/child/, run here in-process with the installed
 torch: no compiler): the checks test_ops skips or expects to fail are not run, a gradcheck_wrapper's change
 of an input is applied, samples a dense gradcheck cannot use are recognised."""
 

@@ -1,4 +1,4 @@
-"""Inputs where mistakes live (derivls/gradcheck/child.py in-process, no compiler): special values go into
+"""Inputs where mistakes live (derivls/gradcheck/child/ in-process, no compiler): special values go into
 floating inputs only where finite differences are reliable, complex samples reach all four quadrants, a Scalar
 argument left at its default gets another value, the samples are the same at every run; an overload no OpInfo
 of its own name reaches gets the samples of the OpInfos the reach index lists for it; samples are kept per

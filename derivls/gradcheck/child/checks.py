@@ -1,0 +1,486 @@
+"""The check of one unit (check_unit): gradcheck, check_forward_ad and gradgradcheck of the real op with the
+compiled formulas as its backward and jvp (run_check), one check stopped at CHECK_SECONDS; the largest mismatch
+of a failure."""
+
+from .limits import (
+    CHECK_SECONDS,
+    MAX_JACOBIAN,
+    FormulaNotImplemented,
+    GaugeDependent,
+    NotDeterministic,
+    NotFinite,
+    TooLarge,
+    TooSlow,
+    Unstable,
+    time_limit,
+)
+from .lineage import backward_slots, recomputed
+from .protocol import summarize
+from .samples import DROPPED
+from .schema import fitting_schema_samples, formula_without_cpu_kernel, no_cpu_kernel
+from .values import all_finite, describe, leaf_slots, positional, same, written_cloned
+from .variants import UNSTABLE, inplace_fit, unstable_elements, variants
+
+
+def intermediate_input(torch, overload, unit, values, slots, kernels, request, sample):
+    """An input of the sample whose backward formula is not_implemented() (layer norm's mean and rstd)."""
+    backward, forward = kernels
+    if backward is None:
+        return False
+    for leaf in reversed(slots):
+        if leaf["bw_bit"] is None:
+            continue
+        try:
+            run_check(
+                torch,
+                overload,
+                unit,
+                values,
+                leaf,
+                "backward",
+                backward,
+                forward,
+                request,
+                sample["transforms"],
+                lineage=sample.get("lineage"),
+            )
+        except FormulaNotImplemented:
+            return True
+        except Exception:
+            continue
+    return False
+
+
+def check_unit(torch, ns, unit, found, request):
+    packet = getattr(torch.ops.aten, unit["aten"], None)
+    overload = getattr(packet, unit["overload"], None) if packet is not None else None
+    result = {"event": "unit", "id": unit["id"], "failures": [], "samples": 0, "inputs": "opinfo"}
+    if overload is None:
+        return {
+            **result,
+            "status": "not-checkable",
+            "reason": f"the installed torch has no aten::{unit['aten']}.{unit['overload']}",
+        }
+    if not found and unit["id"] in DROPPED:
+        return {
+            **result,
+            "status": "not-checkable",
+            "reason": f"every OpInfo sample reaching it is {DROPPED[unit['id']]}",
+        }
+    if not found and no_cpu_kernel(torch, overload):  # (a fact about the op: nothing to run it on here)
+        return {**result, "status": "not-checkable", "reason": no_cpu_kernel(torch, overload)}
+    if not found:
+        found = fitting_schema_samples(torch, unit, overload)
+        result["inputs"] = "schema"
+    elif request.get("variants", True):
+        found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
+    if not found:
+        return {
+            **result,
+            "status": "not-checkable",
+            "reason": "no OpInfo sample reaches this overload, and its schema needs values",
+        }
+    backward = getattr(ns, unit["backward"]) if unit.get("backward") else None
+    forward = getattr(ns, unit["forward"]) if unit.get("forward") else None
+    failures = {}
+    checked = 0
+    counts = {}
+    errors = []
+    skipped = []
+    gauge = set()
+    unstable = UNSTABLE.get(unit["id"], 0)
+    stop = unit.get("first_failure")  # (a repair candidate: one failure rules it out)
+    for sample in found:
+        if stop and failures:
+            break
+        dtype, args, kwargs = sample["dtype"], sample["args"], sample["kwargs"]
+        values = positional(overload, args, kwargs)
+        values = foreach_values(torch, unit, values)
+        slots = leaf_slots(torch, unit, values)
+        if not slots:
+            continue
+        sample_text = f"{sample['origin']}: ({describe(torch, args, kwargs)})"
+        stale = False
+        if sample.get("from_backward"):  # (its forward intermediates follow the varied inputs)
+            slots, stale = backward_slots(torch, unit, values, slots, sample)
+        if sample.get("from_backward") and (
+            stale
+            or (
+                sample.get("lineage") is None  # (known: its intermediates are not varied, they follow the inputs)
+                and intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
+            )
+        ):
+            skipped.append(
+                "reached through a backward, with a floating tensor argument without a formula or with a "
+                "not_implemented() one (a forward intermediate: log_sigmoid's buffer, layer norm's mean and rstd): "
+                "varying the other inputs alone is not what test_fn_gradgrad checks"
+            )
+            continue
+        for leaf in slots:
+            if stop and failures:
+                break
+            modes = []
+            if backward is not None and leaf["bw_bit"] is not None:
+                modes.append("backward")
+            if forward is not None and leaf["fw_index"] is not None and not leaf["in_list"]:
+                modes.append("forward")
+            for mode in modes:
+                key = (mode, leaf["name"])
+                if key in failures or (stop and failures):
+                    continue
+                if mode in sample["skip"]:
+                    skipped.append(sample["skip"][mode])
+                    continue
+                if id(sample) in gauge:  # (its forward formula's vectors are in another gauge than the kernel's)
+                    continue
+                try:
+                    ok, message, output = run_check(
+                        torch,
+                        overload,
+                        unit,
+                        values,
+                        leaf,
+                        mode,
+                        backward,
+                        forward,
+                        request,
+                        sample["transforms"],
+                        stable_only=bool(sample.get("points")),
+                        lineage=sample.get("lineage"),
+                    )
+                except Unstable as e:
+                    unstable += e.args[0]
+                    skipped.append("finite differences are not reliable at a special point")
+                    continue
+                except TooLarge as e:
+                    skipped.append(f"too large for a dense gradcheck ({e})")
+                    continue
+                except TooSlow:
+                    skipped.append(f"too slow: a gradcheck took over {CHECK_SECONDS} s")
+                    continue
+                except NotDeterministic:
+                    skipped.append("random: two calls of the op on the same input differ")
+                    continue
+                except NotFinite:
+                    skipped.append("the op's output at the sample is not finite")
+                    continue
+                except GaugeDependent:
+                    # singular vectors / eigenvectors are defined up to a phase: gradcheck's random output grads
+                    # make the loss depend on it (the formula says so); test_ops checks gauge-invariant functions
+                    skipped.append("gauge: a loss of its singular/eigen vectors with random grads is ill-defined")
+                    gauge.add(id(sample))
+                    continue
+                except FormulaNotImplemented as e:
+                    skipped.append(f"the formula is not_implemented(): {e}")
+                    continue
+                except Exception as e:
+                    errors.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+                    continue
+                checked += 1
+                counts[mode] = counts.get(mode, 0) + 1
+                if ok and mode == "backward" and request.get("double_backward"):
+                    modes.append("double-backward")  # only after the first derivative passed
+                if not ok:
+                    failures[key] = {
+                        "kind": mode,
+                        "input": leaf["name"],
+                        "output": output,
+                        "sample": sample_text,
+                        "dtype": str(dtype).replace("torch.", ""),
+                        "message": message,
+                    }
+    result["samples"] = len(found)
+    result["checks"] = counts
+    if unstable:
+        result["unstable"] = unstable  # special points left out: finite differences are not reliable there
+    result["failures"] = list(failures.values())
+    if failures and result["inputs"] == "schema":
+        # inputs made from the schema are a guess (outside the op's domain, quantization parameters making the
+        # output constant...): a disagreement there is not evidence of a wrong formula
+        first = result["failures"][0]
+        result["failures"] = []
+        result["status"] = "not-checkable"
+        result["reason"] = formula_without_cpu_kernel(first["message"]) or (
+            "inputs made from the schema: gradcheck disagrees there, which is not evidence of a mistake "
+            f"({first['kind']} for {first['input']}: {first['message'].strip().splitlines()[0][:160]})"
+        )
+        return result
+    if failures:
+        result["status"] = "failed"
+    elif checked:
+        result["status"] = "passed"
+    else:
+        result["status"] = "not-checkable"
+        if errors and result["inputs"] == "schema":
+            result["reason"] = "inputs made from the schema do not fit the op: " + errors[0]
+        elif errors:
+            result["reason"] = "every check errored: " + errors[0]
+        elif skipped:
+            result["reason"] = "every check was skipped: " + skipped[0]
+        else:
+            result["reason"] = "no sample has a differentiable input"
+    if errors:
+        result["errors"] = errors[:5]
+    return result
+
+
+FOREACH_ITEMS = 2  # the list elements a check of a foreach function keeps, per sample
+
+
+def foreach_values(torch, unit, values):
+    """A foreach function's sample with every list argument (Tensor[], Scalar[]) cut to the same FOREACH_ITEMS
+    elements, the smallest non-empty ones of its first list: its formula is one per element, the same for each (and
+    the Jacobian of 20 outputs for each of 20 inputs is 20 times the work of one)."""
+    if not unit["aten"].startswith("_foreach"):
+        return values
+    lists = [i for i, v in enumerate(values) if isinstance(v, (list, tuple)) and v]
+    if not lists or len({len(values[i]) for i in lists}) != 1:
+        return values
+    first = values[lists[0]]
+    size = [t.numel() if isinstance(t, torch.Tensor) else 1 for t in first]
+    keep = sorted(sorted((i for i in range(len(first)) if size[i] > 0), key=lambda i: size[i])[:FOREACH_ITEMS])
+    out = list(values)
+    for i in lists:
+        out[i] = [values[i][k] for k in keep]
+    return out
+
+
+def run_check(
+    torch,
+    overload,
+    unit,
+    values,
+    leaf,
+    mode,
+    backward,
+    forward,
+    request,
+    transforms=None,
+    stable_only=False,
+    lineage=None,
+):
+    """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
+    made with special values): Unstable unless finite differences are reliable at every element of the leaf."""
+    base = list(values)
+    outputs_names = unit["outputs"]
+    grads_of = unit["grads"]
+
+    kwarg_only = [a.kwarg_only for a in overload._schema.arguments]
+    returns = overload._schema.returns
+    # a function returning Tensor[] (split, unbind): the node gets a grad per element, and the list as one output
+    list_return = len(returns) == 1 and str(returns[0].type) in ("List[Tensor]", "Tensor[]")
+
+    def differentiable(i):
+        return list_return or i in grads_of
+
+    def with_leaf(x):
+        args = list(base)
+        if leaf["item"] is None:
+            args[leaf["arg"]] = x
+        else:
+            items = list(args[leaf["arg"]])
+            items[leaf["item"]] = x
+            args[leaf["arg"]] = items
+        return recomputed(torch, args, lineage) if lineage else args  # (forward intermediates follow x)
+
+    written = {}  # argument index -> its value after the op wrote it, at the last call (noise, running_mean)
+
+    def call(args):
+        """The real op: its keyword-only arguments by name (an argument it writes: a clone)."""
+        args = written_cloned(torch, overload, args)
+        names = [a.name for a in overload._schema.arguments]
+        positional = [v for v, k in zip(args, kwarg_only) if not k]
+        keywords = {n: v for n, v, k in zip(names, args, kwarg_only) if k}
+        with torch.random.fork_rng(devices=[]):  # a random op (bernoulli, normal): the same draw at every call
+            # (the CPU generator only: torch.manual_seed also queues a lazy CUDA seeding, a stack trace per call)
+            torch.random.default_generator.manual_seed(0)
+            out = overload(*positional, **keywords)
+        written.clear()
+        written.update(written_after(torch, overload, unit, args))
+        return out
+
+    def as_tuple(out):
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            outs = as_tuple(call(with_leaf(x)))
+            return tuple(o.clone() for o in outs)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.set_materialize_grads(False)
+            (x,) = inputs
+            non_diff = [
+                o
+                for i, o in enumerate(output)
+                if not differentiable(i) or not (o.is_floating_point() or o.is_complex())
+            ]
+            if non_diff:
+                ctx.mark_non_differentiable(*non_diff)
+            ctx.save_for_backward(x, *output)
+            ctx.save_for_forward(x, *output)
+            ctx.derivls_written = dict(written)  # (the buffers the op wrote at x: what VariableType's node reads)
+
+        @staticmethod
+        def backward(ctx, *gouts):
+            x, *outs = ctx.saved_tensors
+            grads = list(gouts) if list_return else [gouts[i] for i in grads_of]
+            args = with_leaf(x)
+            args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]
+            res = backward(*args, *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
+            g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
+            return g
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            x, *outs = ctx.saved_tensors
+            tangents = [None] * len(unit["fw_inputs"])
+            tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
+            args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
+            res = forward(*args, *outs, tangents)
+            return tuple(r if i in grads_of else None for i, r in enumerate(res))
+
+    value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
+    x = value.detach().clone().requires_grad_(True)
+    # OpInfo's gradcheck_wrapper (a Hermitian or triangular input): the op sees transform(x), as in test_ops
+    transforms = transforms or {}
+    with torch.no_grad():
+        for i, transform in transforms.items():
+            if i != leaf["arg"] and i < len(base):
+                base[i] = transform(base[i])
+    own = transforms.get(leaf["arg"]) if leaf["item"] is None else None
+
+    def fn(x):
+        outs = F.apply(own(x) if own is not None else x)
+        if list_return:
+            return tuple(outs)
+        return tuple(outs[i] for i in grads_of) if len(outs) > 1 else outs
+
+    outs = fn(x)  # the real op on this sample: an error here is the sample's, not a formula's (raised to the caller)
+    if not same(torch, outs, fn(x)):
+        raise NotDeterministic()
+    if not all_finite(torch, list(outs) if isinstance(outs, (tuple, list)) else [outs]):
+        raise NotFinite()
+    size = x.numel() * sum(o.numel() for o in (outs if isinstance(outs, (tuple, list)) else (outs,)))
+    if size > MAX_JACOBIAN:
+        raise TooLarge(f"a {size}-element Jacobian")
+    if stable_only and leaf["item"] is None:
+        bad = unstable_elements(torch, overload, base, leaf["arg"], range(value.numel()))
+        if bad:
+            raise Unstable(len(bad))
+    with time_limit(CHECK_SECONDS):
+        return _gradcheck(torch, fn, x, mode, outputs_names, grads_of)
+
+
+def written_after(torch, overload, unit, args):
+    """{argument index: value after the call} of the tensors the op wrote other than an in-place unit's self (a
+    buffer: rrelu_with_noise's noise, batch norm's running stats): VariableType's node saves the tensor itself, so
+    its formulas read what the op wrote there."""
+    out = {}
+    for i, a in enumerate(overload._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write or (unit.get("inplace") and a.name == "self"):
+            continue
+        if i < len(args) and isinstance(args[i], torch.Tensor):
+            out[i] = args[i].detach().clone()
+    return out
+
+
+def _gradcheck(torch, fn, x, mode, outputs_names, grads_of):
+    """(passed, message, output name) of one gradcheck / gradgradcheck."""
+    from torch.autograd.gradcheck import GradcheckError
+
+    try:
+        if mode == "double-backward":  # the backward formula's own derivatives (its gradcheck passed)
+            torch.autograd.gradgradcheck(fn, (x,), check_undefined_grad=False, raise_exception=True)
+        else:
+            torch.autograd.gradcheck(
+                fn,
+                (x,),
+                check_forward_ad=mode == "forward",
+                check_backward_ad=mode == "backward",
+                check_undefined_grad=mode == "backward",
+                check_batched_grad=False,
+                raise_exception=True,
+            )
+    except GradcheckError as e:
+        message = str(e)
+        output = None
+        import re
+
+        m = re.search(r"for output (\d+)", message)
+        if m:
+            idx = int(m.group(1))
+            names = [outputs_names[i] for i in grads_of] if len(grads_of) > 1 else outputs_names
+            output = names[idx] if idx < len(names) else None
+        worst = largest_mismatch(torch, fn, x, int(m.group(1)) if m else 0, mode) if mode != "double-backward" else ""
+        return False, (worst + "\n" + message.strip().splitlines()[0] if worst else summarize(message)), output
+    except TooSlow:
+        raise
+    except RuntimeError as e:
+        if "ill-defined" in str(e) or "e^{i phi}" in str(e):  # linalg_svd / linalg_eig's own check
+            raise GaugeDependent() from None
+        if "is not implemented" in str(e):  # not_implemented("chunk"): the entry says it has no derivative
+            raise FormulaNotImplemented(str(e).splitlines()[0][:200]) from None
+        return False, f"the formula raised RuntimeError: {summarize(str(e))}", None
+    except NotImplementedError as e:
+        if "is not implemented" in str(e):  # not_implemented("geqrf"): the entry says it has no derivative
+            raise FormulaNotImplemented(str(e).splitlines()[0][:200]) from None
+        return False, f"the formula raised NotImplementedError: {summarize(str(e))}", None
+    except Exception as e:  # the formula raised (a wrong shape, an impossible broadcast...)
+        if "helper not reachable" in str(e):
+            raise
+        return False, f"the formula raised {type(e).__name__}: {summarize(str(e))}", None
+    return True, "", None
+
+
+def largest_mismatch(torch, fn, x, output, mode):
+    """'largest mismatch: element i of the input, j of the output: numerical N, analytical A' (real inputs only)."""
+    if x.is_complex() or x.numel() > 400:
+        return ""
+    try:
+        x0 = x.detach()
+
+        def pick(v):
+            outs = fn(v)
+            return outs[output] if isinstance(outs, (tuple, list)) else outs
+
+        with torch.no_grad():
+            y0 = pick(x0)
+        if y0.is_complex() or y0.numel() > 400:
+            return ""
+        eps = 1e-6
+        numerical = torch.zeros(y0.numel(), x0.numel(), dtype=torch.float64)
+        flat = x0.reshape(-1)
+        with torch.no_grad():
+            for i in range(x0.numel()):
+                plus, minus = flat.clone(), flat.clone()
+                plus[i] += eps
+                minus[i] -= eps
+                numerical[:, i] = ((pick(plus.reshape(x0.shape)) - pick(minus.reshape(x0.shape))) / (2 * eps)).reshape(
+                    -1
+                )
+        if mode == "forward":
+            import torch.autograd.forward_ad as fwAD
+
+            columns = []
+            for i in range(x0.numel()):
+                tangent = torch.zeros_like(flat)
+                tangent[i] = 1
+                with fwAD.dual_level():
+                    y = pick(fwAD.make_dual(x0, tangent.reshape(x0.shape)))
+                    t = fwAD.unpack_dual(y).tangent
+                columns.append(t.reshape(-1) if t is not None else torch.zeros(y0.numel(), dtype=torch.float64))
+            jac = torch.stack(columns, 1)
+        else:
+            jac = torch.autograd.functional.jacobian(pick, x0, vectorize=False)
+        analytical = jac.reshape(y0.numel(), x0.numel()).to(torch.float64)
+        diff = (numerical - analytical).abs()
+        j, i = divmod(int(diff.argmax()), x0.numel())
+        return (
+            f"largest mismatch: d output[{j}] / d input[{i}] (input value {flat[i].item():.6g}): "
+            f"numerical {numerical[j, i].item():.6g}, analytical {analytical[j, i].item():.6g}"
+        )
+    except Exception:
+        return ""
