@@ -192,3 +192,19 @@ def test_an_argument_that_changes_the_gradient_by_design_is_not_moved(child, tor
     made = _made(child, torch, embedding, unit, weight, torch.tensor([0, 2, 4]))
     # (padding_idx = -1 is a sentinel; scale_grad_by_freq and sparse change the gradient test_ops compares)
     assert not any(v.startswith(("padding_idx", "scale_grad_by_freq", "sparse")) for v in made), set(made)
+
+
+def test_a_reference_input_of_mixed_precision_is_not_used(child, torch):
+    # cat's reference inputs include [float64, float64, float16] tensors: a float16 input's finite differences at
+    # gradcheck's step are 0 (a "failure" of the shipped formula that is the harness's, not the formula's)
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    (cat,) = [op for op in op_db if op.name == "cat" and not op.variant_test_name]
+    samples = list(cat.sample_inputs("cpu", torch.float64, requires_grad=True))[:4]
+    found = child.reference_samples(torch, cat, torch.float64, samples)
+    assert found
+    tensors = [t for s in found for t in child.sample_tensors(torch, s)]
+    assert all(t.dtype == torch.float64 for t in tensors if t.is_floating_point() or t.is_complex())
+    # (without the rule, the mixed one is among them)
+    made = list(cat.reference_inputs("cpu", torch.float64, requires_grad=True))
+    assert any(t.dtype == torch.float16 for s in made for t in child.sample_tensors(torch, s))
