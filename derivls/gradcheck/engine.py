@@ -329,8 +329,9 @@ def gradcheck_in_session(
     did not take it) the session finds the samples while g++ builds the extension (only the selection's entries,
     pch cached), then loads it (a library of its own namespace per build) and checks. `jit` False: g++ builds it
     (the caller knows the code has errors: Cling would reject it, and a rejection costs the JIT a restart).
-    `on_checked`: given the checks' result before the repair phase, when a unit failed and repairs will be tried. Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it
-    ended during the run: it is restarted), SetupError and Cancelled."""
+    `on_checked`: given the checks' result before the repair phase, when a unit failed and repairs will be tried.
+    Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it ended during the run: it is
+    restarted), SetupError and Cancelled."""
     from derivls.gradcheck.session import SessionDied, run_seconds
 
     timings = Timings()
