@@ -25,7 +25,8 @@ Storage: one diskcache value per context key, {chunk digest: pickled record}; re
 first lookup), each record unpickled when its chunk is asked for; written back with the chunks of
 the current file only (bounded by it), atomically, last writer wins. A record also holds the
 entry's codegen-stage diagnostics with the set of functions they were computed for (`mine`:
-formulas/entry_formulas.py), so a file pass over unchanged entries does not run those checks again either.
+formulas/entry_formulas.py), so a file pass over unchanged entries does not run those checks again either,
+and the entry's overload group (formulas/overloads.py), which that `mine` set is taken from.
 """
 
 from __future__ import annotations
