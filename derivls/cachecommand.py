@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -34,6 +33,8 @@ def run_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 0
     size, files = folder_size(folder)
     if args.clear:
+        import shutil  # (here: `derivls check` builds this command's parser, and imports this module, too)
+
         for entry in os.scandir(folder):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from derivls.frozen import frozen_dataclass
 from derivls.limits import resolve_lenient
 
 CHECKOUT_DERIVATIVES = Path("tools/autograd/derivatives.yaml")
@@ -37,7 +37,7 @@ WHEEL = "wheel"
 LONE_FILE = "file"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Layout:
     """Where a derivatives.yaml stands. `root`: the checkout's root or the wheel's site-packages folder."""
 
@@ -65,7 +65,7 @@ def layout_of(derivatives: Path) -> Layout:
     return Layout(LONE_FILE, None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class NativeFiles:
     native: Path | None
     tags: Path | None

@@ -13,7 +13,6 @@ shares one index between documents and indexes open buffers; the CLI calls `open
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex, NativeIndexError
@@ -26,6 +25,7 @@ from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
 from derivls.discovery import NativeFiles, find_native_files
 from derivls.diskcache import DiskCache, content_key
 from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError  # light, for the CLI's fast path
+from derivls.frozen import frozen_dataclass
 from derivls.limits import FileRefused, read_regular_file
 
 TYPE_CHECKING = False
@@ -43,7 +43,7 @@ def preset_profile(requested: str, derivatives: Path | None) -> Profile | None:
     return profiles.choose_before_reading(requested, derivatives)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class NativeTexts:
     native: str | None  # None: unreadable (see problem)
     tags: str | None
@@ -69,7 +69,7 @@ def read_texts(
     return NativeTexts(native_text, tags_text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class NativeLoad:
     """native_functions.yaml (+ tags.yaml) indexed by the rules of `profile`, or why it could not be."""
 
@@ -232,7 +232,7 @@ def entry_cache(load: NativeLoad, background: bool = False) -> EntryCache | None
     return EntryCache(cache, load.cache_key, load.index, load.index.path, load.profile, background=background)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Project:
     """An opened derivatives.yaml: everything `check`, `dump` and `codegen` need."""
 

@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.diagnostics import Diagnostic
 from derivls.diskcache import DiskCache, content_key
+from derivls.frozen import frozen_dataclass
 
 KIND = "check-result"
 _MAX_BYTES = 64 * 1024 * 1024  # derivls.limits.MAX_FILE_BYTES (not imported: it pulls typing in)
@@ -55,7 +55,7 @@ class Uncacheable(Exception):
     """An input derivls reads is not a plain readable regular file: do not use the cache."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class CachedCheck:
     """What `write_diagnostics` needs for one file, whatever the format."""
 

@@ -79,7 +79,7 @@ def shared(values: frozenset[Any]) -> frozenset[Any]:
 
 
 @frozen_dataclass(
-    eq=False, slots=True, extra_slots=("_is_view_op",)
+    eq=False, slots=True, extra_slots=("_is_view_op",), unpickled=("_is_view_op",)
 )  # slots: 31 fields overflow a shared-key dict (~1.3 kB each); no __dict__ (~220 B each, 6 MB at 10x)
 class NativeFunction:
     _is_view_op = None  # a lazily filled cache (not a field): is_view_op

@@ -47,7 +47,7 @@ def _annotated_type_str(type: Type, annotation: Annotation | None) -> str:
     return s
 
 
-@frozen_dataclass(slots=True, extra_slots=("_str",))
+@frozen_dataclass(slots=True, extra_slots=("_str",), unpickled=("_str",))
 class Argument:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -112,7 +112,7 @@ class Argument:
         return s
 
 
-@frozen_dataclass(slots=True, extra_slots=("_str",))
+@frozen_dataclass(slots=True, extra_slots=("_str",), unpickled=("_str",))
 class Return:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None

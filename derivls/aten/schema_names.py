@@ -33,7 +33,7 @@ _NS_RE = re.compile(r"^(?:(.*)::)?(.*)$")
 _DUNDER_RE = re.compile(r"^__([^_]+)__$")
 
 
-@frozen_dataclass(slots=True, extra_slots=("_str",))
+@frozen_dataclass(slots=True, extra_slots=("_str",), unpickled=("_str",))
 class BaseOperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None
@@ -132,7 +132,7 @@ class BaseOperatorName:
         return s
 
 
-@frozen_dataclass(slots=True, extra_slots=("_str",))
+@frozen_dataclass(slots=True, extra_slots=("_str",), unpickled=("_str",))
 class OperatorName:
     # lazily filled caches (not dataclass fields: no annotation)
     _str = None

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 
-from derivls.codes.docs import REPOSITORY_PAGE, body, doc_path
 from derivls.codes.model import _REGISTRY, all_codes
 from derivls.exits import EXIT_OK, UsageError
 
@@ -20,6 +18,10 @@ def add_explain_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 def run_explain(args: argparse.Namespace, out: TextIO) -> int:
+    import difflib  # (here: `derivls check` builds this command's parser, and imports this module, too)
+
+    from derivls.codes.docs import REPOSITORY_PAGE, body, doc_path
+
     codes = all_codes()
     if args.code is None:
         width = max(len(c) for c in codes)

@@ -25,7 +25,8 @@ Storage: one diskcache value per context key, {chunk digest: pickled record}; re
 first lookup), each record unpickled when its chunk is asked for; written back with the chunks of
 the current file only (bounded by it), atomically, last writer wins. A record also holds the
 entry's codegen-stage diagnostics with the set of functions they were computed for (`mine`:
-formulas/entry_formulas.py), so a file pass over unchanged entries does not run those checks again either.
+formulas/entry_formulas.py), so a file pass over unchanged entries does not run those checks again either,
+and the entry's overload group (formulas/overloads.py), which that `mine` set is taken from.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]
 
 
-FORMAT = 1  # of the stored value; part of the key
+FORMAT = 2  # of the stored value; part of the key (2: records hold overload groups)
 SAVE_DELAY = 1.0  # seconds a background save waits (the server: after its first diagnostics are out)
 MAX_CHUNKS = 10_000  # a file of more entries (the real one has 690) is not kept: its records would be 30+ MB
 MAX_BYTES = 32 * 1024 * 1024  # of the records of one value (the real file's: 2 MB); entries past it are not kept
@@ -120,8 +121,10 @@ def digest(text: str) -> bytes:
 
 
 # one chunk's record: its result, and per entry result the codegen-stage diagnostics with the
-# schema strings of the `mine` set they were computed for (None: not computed)
-_Codegen = tuple[tuple[str, ...], tuple["Diagnostic", ...]] | None
+# schema strings of the `mine` set they were computed for (None: not computed), and the schema strings
+# of the entry's overload group (formulas/overloads.py; None: not known), which the `mine` set of the
+# next file pass is taken from: a check after an edit does not work out 690 groups again
+_Codegen = tuple[tuple[str, ...], tuple["Diagnostic", ...], tuple[str, ...] | None] | None
 
 
 class EntryCache:
@@ -220,9 +223,14 @@ class EntryCache:
             return None
         from derivls.derivatives.formulas.entry_formulas import remember_codegen
 
-        schemas, found = codegen
-        mine = frozenset(self.refs.index.by_schema[s].func for s in schemas)
+        schemas, found, group = codegen
+        by_schema = self.refs.index.by_schema
+        mine = frozenset(by_schema[s].func for s in schemas)
         remember_codegen(result, mine, list(found))
+        if group is not None and result.canonical is not None:
+            from derivls.derivatives.formulas.overloads import remember_group
+
+            remember_group(result.canonical, self.refs.index, [by_schema[s] for s in group])
         return mine
 
     def passed(self, chunks: Mapping[str, ChunkResult]) -> None:
@@ -312,7 +320,7 @@ class EntryCache:
                 continue
             try:
                 remembered = [remembered_codegen(r) for r in result[0]]
-                codegen = tuple(self._codegen_record(m) for m in remembered)
+                codegen = tuple(self._codegen_record(r, m) for r, m in zip(result[0], remembered))
                 d = digest(text)
                 records[d] = self.refs.dumps((result, codegen))
                 size += len(records[d])
@@ -336,12 +344,17 @@ class EntryCache:
                 self._stored = None
                 self._released = True
 
-    def _codegen_record(self, remembered: tuple[frozenset[object], list[Diagnostic]] | None) -> _Codegen:
+    def _codegen_record(
+        self, result: EntryResult, remembered: tuple[frozenset[object], list[Diagnostic]] | None
+    ) -> _Codegen:
         if remembered is None:
             return None
+        from derivls.derivatives.formulas.overloads import remembered_group
+
         mine, found = remembered
         schemas = sorted(self.refs.schema_string(schema) for schema in mine)  # type: ignore[arg-type]
-        return tuple(schemas), tuple(found)
+        group = remembered_group(result.canonical, self.refs.index) if result.canonical is not None else None
+        return tuple(schemas), tuple(found), None if group is None else tuple(self.refs.schema_of(f) for f in group)
 
 
 __all__ = ["EntryCache", "Uncacheable", "context_key", "digest", "header_sources_key"]

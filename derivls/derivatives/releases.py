@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from derivls.aten.native_rules import NativeRules
 from derivls.derivatives.saved import STRING_VIEW_CAST, TORCHGEN_REPLACEMENTS, Replacement
+from derivls.frozen import frozen_dataclass
 from derivls.limits import read_regular_file
 
 __all__ = [
@@ -111,7 +112,7 @@ _NO_SYMBOOL = frozenset({"SymBool", "GraphModule"})
 _PT2_ONLY = frozenset({"pt2_compliant_tag"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class ReleaseRules:
     """What one family of PyTorch releases does differently. One value per family (FAMILIES)."""
 
@@ -217,7 +218,7 @@ def rules_for_version(version: tuple[int, int]) -> tuple[ReleaseRules, str]:
     return NEWEST, f"; newer than every known release, so the newest rules ({NEWEST.family})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Detected:
     rules: ReleaseRules
     reason: str  # "torch/version.py says 2.4.1"

@@ -45,6 +45,20 @@ def overload_group(canonical: NativeFunction, index: NativeIndex) -> list[Native
     return group
 
 
+def remembered_group(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction] | None:
+    """What overload_group computed for `canonical` against `index`, if it did (nothing computed here)."""
+    hit = _group_cache.get(id(canonical))
+    return hit[2] if hit is not None and hit[0] is canonical and hit[1] is index else None
+
+
+def remember_group(canonical: NativeFunction, index: NativeIndex, group: list[NativeFunction]) -> None:
+    """Seed overload_group's memo: `group` is its answer for `canonical` against `index` (the entry cache
+    keeps it with an entry's record: a group depends on the function and the index only, both in the key)."""
+    if len(_group_cache) > 20_000:
+        _group_cache.clear()
+    _group_cache[id(canonical)] = (canonical, index, group)
+
+
 def _overload_group(canonical: NativeFunction, index: NativeIndex) -> list[NativeFunction]:
     if canonical.func.kind() != SchemaKind.functional:
         return []
