@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,15 @@ from tests.gradcheck.test_acos import SHIPPED
 from tests.gradcheck.test_double_backward import DETACHED
 
 pytestmark = pytest.mark.gradcheck
+
+# a factor (n / n) = 1 new at each run of the tests: each selection's source is one the extension cache has not
+# seen, so the JIT (not a cached g++ build) serves it
+N = random.SystemRandom().randrange(10**6, 10**7)
+
+
+def fresh(formula: str, k: int) -> str:
+    return f"{formula} * ({N + k}.0 / {N + k}.0)"
+
 
 SHIPPED_OPS = ("acos", "mul.Tensor", "max.dim", "mul_.Tensor", "addcmul", "logsumexp", "cat")
 
@@ -68,6 +78,7 @@ def _both(session, path: Path, *ops: str, double_backward: bool = False):
 
 
 def test_the_shipped_formulas_get_the_same_verdicts_from_the_jit_as_from_g_plus_plus(session, copy):
+    replace_in_entry(copy, "acos(", SHIPPED, fresh(SHIPPED, 0))
     by_jit, by_gxx = _both(session, copy, *SHIPPED_OPS)
     assert by_jit.timings.jit and by_jit.timings.jit_error is None, by_jit.timings
     assert not by_gxx.timings.jit
@@ -78,7 +89,7 @@ def test_the_shipped_formulas_get_the_same_verdicts_from_the_jit_as_from_g_plus_
 
 
 def test_a_wrong_formula_fails_on_its_line_through_the_jit_as_through_g_plus_plus(session, copy):
-    line = replace_in_entry(copy, "acos(", SHIPPED, SHIPPED.replace("* -(", "* ("))
+    line = replace_in_entry(copy, "acos(", SHIPPED, fresh(SHIPPED.replace("* -(", "* ("), 1))
     by_jit, by_gxx = _both(session, copy, "acos")
     assert by_jit.timings.jit
     assert (
@@ -89,7 +100,7 @@ def test_a_wrong_formula_fails_on_its_line_through_the_jit_as_through_g_plus_plu
 
 
 def test_double_backward_is_traced_through_jit_defined_formulas(session, copy):
-    line = replace_in_entry(copy, "acos(", SHIPPED, DETACHED)
+    line = replace_in_entry(copy, "acos(", SHIPPED, fresh(DETACHED, 2))
     by_jit, by_gxx = _both(session, copy, "acos", double_backward=True)
     assert by_jit.timings.jit
     assert _lines(by_jit) == _lines(by_gxx) and _lines(by_jit), (by_jit.diagnostics, by_gxx.diagnostics)
@@ -113,7 +124,7 @@ def test_code_cling_rejects_is_judged_by_g_plus_plus_and_the_session_restarts_wi
     while not (session.starts > starts and session.warm() and session.jit_ready()):
         assert time.monotonic() < deadline, session.describe()
         time.sleep(0.2)
-    replace_in_entry(copy, "acos(", "self: grad * derivls_no_such_helper(self)", SHIPPED + " * (7.0 / 7.0)")
+    replace_in_entry(copy, "acos(", "self: grad * derivls_no_such_helper(self)", fresh(SHIPPED, 3))
     again = gradcheck_in_session(_units(copy, "acos"), copy, session, torch_include=include)
     assert again.timings.jit and _verdicts(again)["AcosBackward0"][0] == "passed"
     assert session.jit_runs == runs + 1
