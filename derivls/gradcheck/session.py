@@ -171,9 +171,9 @@ class Session:
         return bool(self.jit.get("ready")) and not self.jit.get("broken")
 
     def jit_broken(self) -> None:
-        """Its JIT failed to link some code (Cling cannot run later static initializers): no more JIT in this
-        process; it is restarted when the run ends (the next runs take g++ until the new one is ready)."""
-        self.jit = {**self.jit, "broken": True, "reason": "a definition failed to link"}
+        """Its JIT rejected or failed to link some code (Cling's state is not trusted after either): no more JIT in
+        this process; it is restarted when the run ends (the next runs take g++ until the new one is ready)."""
+        self.jit = {**self.jit, "broken": True, "reason": "a definition was rejected or did not link"}
         self._orders.put("restart")
 
     def rss(self) -> int:
