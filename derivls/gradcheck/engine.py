@@ -253,6 +253,12 @@ def repair_phase(
         trials = make_trials(repair.text, repair.analysis, failed)
         units = [t.unit for t in trials.trials]
         trial_of = {id(t.unit): t for t in trials.trials}
+
+        def trial_plans(candidates: Any) -> list[dict[str, Any]]:  # (each checked on its failed unit's samples)
+            return [
+                {**p.to_json(), "like": trial_of[id(p.unit)].failed, "first_failure": True} for p in candidates.plans
+            ]
+
         built = None
         if jit_check is not None and units:
             if progress:
@@ -260,9 +266,7 @@ def repair_phase(
             candidates = render(units, building.LIBRARY_PLACEHOLDER, templates)
             if not candidates.plans:
                 return []
-            plans = [
-                {**p.to_json(), "like": trial_of[id(p.unit)].failed, "first_failure": True} for p in candidates.plans
-            ]
+            plans = trial_plans(candidates)
             answers = jit_check(candidates, plans)
             if answers is not None:
                 timings.repairs_tried = len(plans)
@@ -292,7 +296,7 @@ def repair_phase(
             return []
         if cancel is not None and cancel.is_set():
             raise Cancelled()
-        plans = [{**p.to_json(), "like": trial_of[id(p.unit)].failed, "first_failure": True} for p in candidates.plans]
+        plans = trial_plans(candidates)
         timings.repairs_tried = len(plans)
         answers = check(built, plans)
         return offers(trials, candidates.plans, answers)

@@ -68,12 +68,17 @@ class SessionDied(Exception):
 
 def enabled() -> bool:
     """DERIVLS_GRADCHECK_SESSION=0 in the user's environment disables sessions (the one-shot path runs)."""
-    return os.environ.get("DERIVLS_GRADCHECK_SESSION", "1").strip() not in ("0", "false", "no", "off")
+    return _flag("DERIVLS_GRADCHECK_SESSION")
+
+
+def _flag(name: str) -> bool:
+    """An on/off switch in the user's environment: on unless 0, false, no or off."""
+    return os.environ.get(name, "1").strip() not in ("0", "false", "no", "off")
 
 
 def jit_enabled() -> bool:
     """DERIVLS_GRADCHECK_JIT=0 in the user's environment: the session has no JIT (every run builds with g++)."""
-    return os.environ.get("DERIVLS_GRADCHECK_JIT", "1").strip() not in ("0", "false", "no", "off")
+    return _flag("DERIVLS_GRADCHECK_JIT")
 
 
 def session_limits() -> Limits:
