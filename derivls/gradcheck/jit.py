@@ -24,6 +24,11 @@ from typing import Any
 
 from derivls.gradcheck.source import Registered, Rendered
 
+# Cling's optimization level (its `.O`): the JIT's code runs a few small gradchecks, never long enough for -O2's
+# code to pay for its longer JIT compile (bench_session.py, same load: edited acos 2.89 -> 2.03 s, with its sign
+# dropped and the repairs tried 6.87 -> 3.82 s)
+OPTIMIZATION = 0
+
 # defined once in the session: a library per namespace, ops registered as boxed CompositeImplicitAutograd kernels
 PRELUDE = r"""
 namespace derivls_jit {
@@ -143,6 +148,7 @@ def init_request(python: str, cache: Path | None = None) -> dict[str, Any]:
         "include_dirs": [str(include), str(include / "torch" / "csrc" / "api" / "include")],
         "includes": headers or list(DEFAULT_INCLUDES),
         "prelude": PRELUDE,
+        "optimization": OPTIMIZATION,
         "warmup": warmup(derivatives, headers) if headers else "",
     }
 

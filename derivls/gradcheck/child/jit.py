@@ -17,6 +17,8 @@ def jit_init(torch, jit, request):
     except ImportError as e:
         return {"event": "jit", "ready": False, "reason": f"cppyy is not installed for {sys.executable} ({e})"}
     try:
+        if request.get("optimization") is not None:  # Cling's -O level for every later definition
+            cppyy.gbl.gInterpreter.ProcessLine(f".O {int(request['optimization'])}")
         for library in request["libraries"]:
             ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
         for folder in request["include_dirs"]:

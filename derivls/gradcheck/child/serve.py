@@ -27,8 +27,9 @@ def serve():
     {"op": "check", "library", "namespace", "units", "max_samples", "double_backward"} -> loads the extension
         (once per path: each build is a library of its own namespace), then the run's events: one "unit" per
         unit, then {"event": "done"}
-    {"op": "jit-init", "libraries", "include_dirs", "includes", "prelude", "warmup"} -> {"event": "jit", "ready": bool,
-        "reason", "seconds"}: cppyy imported, the libraries loaded RTLD_GLOBAL, the includes parsed (jit_init)
+    {"op": "jit-init", "libraries", "include_dirs", "includes", "prelude", "optimization", "warmup"} -> {"event": "jit",
+        "ready": bool, "reason", "seconds"}: cppyy imported, Cling's -O level set, the libraries loaded RTLD_GLOBAL,
+        the includes parsed (jit_init)
     {"op": "check", "jit": {"namespace", "source"}, ...} -> the source defined by Cling (once per namespace), or
         {"event": "jit-failed", "message", "broken"} and {"event": "done"} (the caller builds it with g++)
     {"op": "quit"} -> ends.
