@@ -118,8 +118,14 @@ def main() -> int:
         shot.append(took)
         print(f"  one-shot, edited {args.op}: {took:.2f} s {verdict} (load {load()})", flush=True)
     rss_before = session.rss()
-    for _ in range(args.rss_edits):
-        once(session)
+    for n in range(1, args.rss_edits + 1):
+        took, verdict = once(session)
+        if n % 25 == 0 or n == args.rss_edits:  # (a restart, above the bound or for a broken JIT, shows here)
+            print(
+                f"  {args.edits + 1 + n} edits: RSS {session.rss() / 2**20:.0f} MB, {session.starts} starts, JIT {session.jit_runs} runs,"
+                f" last {took:.2f} s {verdict} (load {load()})",
+                flush=True,
+            )
     print(
         f"session, edited {args.op}: median {statistics.median(warm):.2f} s of {len(warm)}"
         + (f"; sign dropped: median {statistics.median(wrong):.2f} s of {len(wrong)}" if wrong else "")
