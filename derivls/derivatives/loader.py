@@ -37,6 +37,7 @@ from derivls.limits import (
 )
 from derivls.linebreaks import count_line_breaks
 
+MAX_IN_PLACE = 16  # entries changed in a whole new text that are swapped in one by one (more: a full pass)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from derivls.derivatives.entrycache import EntryCache
@@ -385,15 +386,8 @@ class DocumentAnalyzer:
         if self._last is None:
             return None
         old_chunks, old = self._last
-        if changed is None:
-            if len(old_chunks) != len(chunks):
-                return None
-            changed = [
-                i
-                for i, (a, b) in enumerate(zip(old_chunks, chunks))
-                if a.text != b.text or a.start_line != b.start_line
-            ]
-            before = old_chunks[changed[0]] if changed else None
+        if changed is None:  # a whole new text (a check in the daemon, a file changed on disk)
+            return self._entries_in_place(old_chunks, chunks)
         if not changed:
             return old
         if len(changed) != 1 or before is None:
@@ -451,6 +445,31 @@ class DocumentAnalyzer:
         analysis = DocumentAnalysis(entries, tuple(diagnostics), old.used_dispatch_keys, self.index, self.profile)
         if not moved and "entry_lines" in old.__dict__:  # the same lines (requests after each edit need them)
             analysis.__dict__["entry_lines"] = old.__dict__["entry_lines"]
+        return analysis
+
+    def _entries_in_place(self, old_chunks: list[Chunk], chunks: list[Chunk]) -> DocumentAnalysis | None:
+        """A whole new text whose entries are the last analysis's but for a few whose text changed (lines
+        added or removed in them move the later ones): one in-place step per changed entry, in order; None
+        (a full pass) when entries came or went, or more than MAX_IN_PLACE changed, or a step cannot be made."""
+        assert self._last is not None
+        if len(old_chunks) != len(chunks):
+            return None
+        changed = [i for i, (a, b) in enumerate(zip(old_chunks, chunks)) if a.text != b.text]
+        if len(changed) > MAX_IN_PLACE:
+            return None
+        analysis, shift, steps = self._last[1], 0, iter(changed)
+        step = next(steps, None)
+        for i, (a, b) in enumerate(zip(old_chunks, chunks)):
+            if b.start_line != a.start_line + shift:
+                return None
+            if i == step:
+                moved = b.text.count("\n") - a.text.count("\n")
+                before = Chunk(a.start_line + shift, a.text, a.is_entry)  # where it is after the steps before
+                made = self._edit_in_place(chunks, [i], before, moved)
+                if made is None:
+                    return None  # (the steps made so far are undone by the full pass)
+                analysis, shift, step = made, shift + moved, next(steps, None)
+                self._last = (chunks, analysis)
         return analysis
 
     def _codegen(

@@ -191,6 +191,48 @@ def test_a_line_added_inside_an_entry_moves_the_later_entries_without_a_full_pas
     assert fingerprint(removed) == fingerprint(before)
 
 
+def test_a_whole_new_text_with_lines_added_in_one_entry_takes_no_full_pass(index, text, monkeypatch):
+    """A new text given whole (the check daemon reading the file again): one entry's text changed, lines
+    added in it, is found by comparing the entries' texts; the later entries move; no full pass."""
+    broken = text.replace("self: grad * self.sgn()", "self: grad * self.sizes()", 1)
+    analyzer = DocumentAnalyzer(index)
+    before = analyzer.analyse(broken)
+    full_passes = []
+    original = analyzer._full_pass
+    monkeypatch.setattr(analyzer, "_full_pass", lambda chunks: full_passes.append(1) or original(chunks))
+    at = broken.index("\n", broken.index("- name: ")) + 1
+    added = broken[:at] + "  # a comment\n\n" + broken[at:]
+    after = analyzer.analyse(added)
+    assert full_passes == []
+    assert [d.span.line for d in after.diagnostics] == [d.span.line + 2 for d in before.diagnostics]
+    assert fingerprint(after) == fingerprint(DocumentAnalyzer(index).analyse(added))
+    assert fingerprint(analyzer.analyse(broken)) == fingerprint(before)  # and back
+    assert full_passes == []
+    acos = "- name: acos(Tensor self) -> Tensor"
+    assert acos in added
+    two = added.replace("# a comment", "# another\n", 1).replace(acos, acos + "  # too\n", 1)  # two entries
+    assert fingerprint(analyzer.analyse(two)) == fingerprint(DocumentAnalyzer(index).analyse(two))
+    assert full_passes == []
+    gone = two.replace(acos, "", 1)  # an entry less: the file pass
+    assert fingerprint(analyzer.analyse(gone)) == fingerprint(DocumentAnalyzer(index).analyse(gone))
+    assert full_passes == [1]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)), min_size=2, max_size=8)
+)
+def test_several_edits_given_as_one_whole_text_give_what_the_whole_text_gives(index, text, edits):
+    """Edits in several entries at once, the text given whole (as the daemon reads a saved file)."""
+    analyzer = DocumentAnalyzer(index)
+    analyzer.analyse(text)
+    current = text
+    for where, length, insert in edits:
+        at = int(where * len(current))
+        current = current[:at] + insert + current[min(at + length, len(current)) :]
+    assert fingerprint(analyzer.analyse(current)) == fingerprint(DocumentAnalyzer(index).analyse(current))
+
+
 def test_a_line_added_makes_no_chunk_again_past_the_edit_until_an_edit_there(index, text, monkeypatch):
     """The chunks after an edit that moved lines keep their start lines lazily (as their ends): Enter
     costs its entry, and a later edit further down finds every line where it is."""
