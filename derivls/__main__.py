@@ -29,6 +29,14 @@ def main() -> int:
     except OSError:
         cwd = None
     sys.path[:] = drop_working_directory(sys.path, cwd)
+    argv = sys.argv[1:]
+    if cwd is not None and argv[:1] == ["check"]:
+        from derivls.daemon.client import run, wants_daemon
+
+        if wants_daemon(argv):  # answered by the daemon before the parser is even imported
+            code = run(argv)
+            if code is not None:
+                return code
     from derivls.cli import main as cli_main
 
     return cli_main(fast_exit=True)

@@ -128,12 +128,16 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
 
 def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path, CachedCheck]]:
     """Each path's diagnostics and rules: from the whole-result cache when its inputs are unchanged
-    (derivls.resultcache), else analysed (and stored, when no input changed while it was analysed)."""
+    (derivls.resultcache), else analysed (and stored, when no input changed while it was analysed); in
+    a daemon (`args.resident`), by the projects it keeps open (derivls.daemon.projects)."""
     from derivls import resultcache
     from derivls.diskcache import DiskCache
 
-    cache = DiskCache(enabled=not getattr(args, "no_cache", False))
     options = (args.native, args.tags, args.profile, args.torch_version)
+    resident = getattr(args, "resident", None)  # a daemon's open projects (derivls.daemon.projects.Projects)
+    if resident is not None:  # its memory is the cache: the edited entries alone are analysed
+        return [(path, resident.check(path, *options)) for path in paths]
+    cache = DiskCache(enabled=not getattr(args, "no_cache", False))
     found = []
     for path in paths:
         key = resultcache.check_key(path, *options) if cache.enabled else None

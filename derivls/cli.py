@@ -1,4 +1,4 @@
-"""derivls [serve] | check | dump | explain | codegen | cache | gradcheck: the parser and the dispatch.
+"""derivls [serve] | check | dump | explain | codegen | cache | daemon | gradcheck: the parser and the dispatch.
 
 Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
 command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
@@ -86,6 +86,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="REF",
         help="report only the entries whose text differs from the file at git revision REF (a pull request's base)",
     )
+    check.add_argument(
+        "--daemon",
+        action="store_true",
+        help="ask this user's check daemon, which keeps the analysis warm (started if none runs; see `derivls daemon`)",
+    )
     from derivls.compile.cli import add_compile_arguments
 
     add_compile_arguments(check)
@@ -97,6 +102,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from derivls.cachecommand import add_cache_command
 
     add_cache_command(commands)
+
+    from derivls.daemon.command import add_daemon_command
+
+    add_daemon_command(commands)
 
     gradcheck = commands.add_parser(
         "gradcheck",
@@ -185,11 +194,11 @@ def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
     parser = build_parser(argv[0] if argv[0] in ("serve", "check", "dump") else None)
     args = parser.parse_args(argv)
     if args.command == "serve":
-        return _run_command(args, parser)
+        return run_command(args, parser)
     from derivls.gcpolicy import one_shot
 
     with one_shot():
-        code = _run_command(args, parser)
+        code = run_command(args, parser)
     if fast_exit:
         exit_now(code)
     return code
@@ -208,12 +217,12 @@ def exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # the reader is gone (as BrokenPipeError in _run_command), or closed
+        except (OSError, ValueError):  # the reader is gone (as BrokenPipeError in run_command), or closed
             pass
     os._exit(code)
 
 
-def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if getattr(args, "no_cache", False):
         from derivls.project import disable_cache
 
@@ -229,6 +238,10 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
+        if args.command == "daemon":
+            from derivls.daemon.command import run_daemon
+
+            return run_daemon(args)
         if args.command == "cache":
             from derivls.cachecommand import run_cache
 
@@ -262,4 +275,4 @@ def _run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     return EXIT_USAGE
 
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main", "run_command"]

@@ -53,7 +53,7 @@ STALE_SECONDS = 3600  # a temporary file this old was left by a writer that was 
 WRITE_STEP = 1 << 20  # bytes written per step of `storing`
 
 
-def _code_fingerprint() -> str:
+def code_fingerprint() -> str:
     """The derivls code itself (each module's size and mtime): a checkout being worked on keeps its
     version number while its classes change, and must not read what older code pickled."""
     root = Path(__file__).resolve().parent
@@ -68,7 +68,7 @@ def _code_fingerprint() -> str:
 
 # Part of every key: a cache written by another derivls (or other derivls code) or another Python is never read.
 _SALT = (
-    f"derivls {__version__} {_code_fingerprint()} python {sys.version_info[0]}.{sys.version_info[1]} "
+    f"derivls {__version__} {code_fingerprint()} python {sys.version_info[0]}.{sys.version_info[1]} "
     f"pickle {pickle.HIGHEST_PROTOCOL}"
 )
 
@@ -273,4 +273,4 @@ class DiskCache:
             pass
 
 
-__all__ = ["DiskCache", "content_key", "default_directory", "disabled_by_environment"]
+__all__ = ["DiskCache", "code_fingerprint", "content_key", "default_directory", "disabled_by_environment"]

@@ -1,0 +1,112 @@
+"""Where the daemon of this client listens, and the framing of what they say (standard library only:
+the client's fast path imports this before anything else of derivls).
+
+The address is `<cache folder>/daemon/<identity>.sock`, where the identity hashes what makes two
+processes compute the same check: the Python installation (sys.prefix: a venv is one) and version, derivls's version, and every
+DERIVLS_* variable of the environment (DERIVLS_TORCH_INCLUDE, DERIVLS_NO_CACHE, ...) except the parent
+pid children carry. The cache folder is per user (HOME, XDG_CACHE_HOME, DERIVLS_CACHE_DIR). derivls's code
+itself is checked by the daemon (it stops when its code changes on disk).
+
+A message is a 4-byte big-endian length and that many bytes of UTF-8 JSON, at most MAX_MESSAGE bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import sys
+
+from derivls import __version__
+
+MAX_MESSAGE = 1 << 20  # a request: a command line and a folder (an @FILE is read by the daemon)
+MAX_REPLY = 256 << 20  # a reply: the report (bounded by derivls.limits.MAX_DIAGNOSTICS per file)
+MAX_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS
+_HEADER = struct.Struct(">I")
+_PARENT = "DERIVLS_PARENT_PID"  # derivls.children.PARENT_ENV (not imported: it is not on the fast path)
+
+
+IDLE_SECONDS = 30 * 60  # a daemon stops after this long without a request (DERIVLS_DAEMON_IDLE: seconds)
+
+
+def idle_seconds() -> float:
+    try:
+        value = float(os.environ.get("DERIVLS_DAEMON_IDLE", ""))
+    except ValueError:
+        return IDLE_SECONDS
+    return value if value > 0 else IDLE_SECONDS
+
+
+class Unreachable(Exception):
+    """No daemon can be asked (no Unix sockets, no usable cache folder, an address too long, ...)."""
+
+
+def identity(environ: dict[str, str] | None = None) -> str:
+    import hashlib
+
+    items = (os.environ if environ is None else environ).items()
+    named = sorted(f"{k}={v}" for k, v in items if k.startswith("DERIVLS_") and k != _PARENT)
+    text = "\0".join([sys.prefix, sys.exec_prefix, sys.version, __version__, *named])
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
+def folder() -> str:
+    """The daemons' folder (created 0700 in the cache folder, checked as it is); Unreachable if refused."""
+    from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder
+
+    if not hasattr(socket, "AF_UNIX"):
+        raise Unreachable("this platform has no Unix sockets")
+    try:
+        base = cache_directory()
+        check_folder(base, create=True)
+        path = base / "daemon"
+        check_folder(path, create=True)
+    except CacheFolderRefused as e:
+        raise Unreachable(str(e)) from None
+    return str(path)
+
+
+def socket_path() -> str:
+    path = os.path.join(folder(), identity() + ".sock")
+    if len(os.fsencode(path)) > MAX_PATH:
+        raise Unreachable(f"the daemon's socket path would be too long ({path}): set DERIVLS_CACHE_DIR shorter")
+    return path
+
+
+def send(sock: socket.socket, value: object) -> None:
+    data = json.dumps(value).encode("utf-8", "surrogatepass")
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def receive(sock: socket.socket, limit: int) -> object:
+    """One message; ValueError when it is malformed or over `limit`, EOFError when the peer closed."""
+    size = _HEADER.unpack(_exactly(sock, _HEADER.size))[0]
+    if size > limit:
+        raise ValueError(f"a message of {size} bytes (at most {limit})")
+    return json.loads(_exactly(sock, size).decode("utf-8", "surrogatepass"))
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    parts, left = [], size
+    while left:
+        part = sock.recv(min(left, 1 << 20))
+        if not part:
+            raise EOFError("the peer closed the connection")
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+__all__ = [
+    "IDLE_SECONDS",
+    "MAX_MESSAGE",
+    "MAX_REPLY",
+    "Unreachable",
+    "folder",
+    "identity",
+    "idle_seconds",
+    "receive",
+    "send",
+    "socket_path",
+]

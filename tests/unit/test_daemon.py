@@ -1,0 +1,275 @@
+"""`derivls check --daemon` and `derivls daemon`: the resident check answers what `derivls check` answers,
+follows edits of every input, stays private to its user, and goes away (idle, stopped, killed, stale)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from derivls.daemon import address, serve
+
+NATIVE = """- func: abs(Tensor self) -> Tensor
+  variants: function, method
+- func: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  variants: function, method
+"""
+GOOD = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
+BAD = GOOD + "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad * other.sizes()\n  othr: grad\n"
+DERIVATIVES = "tools/autograd/derivatives.yaml"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "pytorch"
+    (root / "tools" / "autograd").mkdir(parents=True)
+    native = root / "aten" / "src" / "ATen" / "native"
+    native.mkdir(parents=True)
+    (native / "native_functions.yaml").write_text(NATIVE)
+    (root / DERIVATIVES).write_text(BAD)
+    return root
+
+
+@pytest.fixture
+def env(tmp_path: Path):
+    """An environment of its own (cache folder, so a daemon of its own), whose daemon is gone after the test."""
+    cache = tmp_path / "cache"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DERIVLS_")}
+    environ["DERIVLS_CACHE_DIR"] = str(cache)
+    yield environ
+    subprocess.run([sys.executable, "-m", "derivls", "daemon", "stop"], env=environ, capture_output=True, timeout=60)
+    for lock in (cache / "daemon").glob("*.lock") if (cache / "daemon").is_dir() else ():
+        pid = lock.read_text().strip()
+        if pid.isdigit():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def derivls(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "derivls", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+def status(env: dict[str, str]) -> dict[str, object] | None:
+    old = os.environ.copy()
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        from derivls.daemon.client import ask
+
+        return ask(address.socket_path(), {"status": True}, timeout=10)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def daemon_pid(env: dict[str, str]) -> int:
+    found = status(env)
+    assert found is not None, "no daemon answers"
+    return int(found["pid"])  # type: ignore[call-overload]
+
+
+def gone(pid: int, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return True  # (a zombie: exited, not yet reaped by whoever adopted it)
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "lintrunner"])
+def test_the_daemon_prints_what_the_check_prints_in_every_format(checkout, env, fmt):
+    here = derivls("check", DERIVATIVES, "--format", fmt, env=env, cwd=checkout)
+    first = derivls("check", DERIVATIVES, "--format", fmt, "--daemon", env=env, cwd=checkout)
+    again = derivls("check", DERIVATIVES, "--format", fmt, "--daemon", env=env, cwd=checkout)
+    assert "started a check daemon" in first.stderr
+    for run in (first, again):
+        assert (run.returncode, run.stdout) == (here.returncode, here.stdout)
+    assert again.stderr == here.stderr
+    assert status(env)["served"] == 2  # type: ignore[index]
+
+
+def test_an_edit_between_checks_is_what_a_fresh_check_of_the_new_text_says(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    path = checkout / DERIVATIVES
+    for text in (GOOD, BAD.replace("othr", "other"), "\n\n" + BAD, GOOD + "  result: auto_linear\n", BAD):
+        path.write_text(text)
+        fresh = derivls("check", DERIVATIVES, env=env, cwd=checkout)
+        warm = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+        assert (warm.returncode, warm.stdout) == (fresh.returncode, fresh.stdout)
+    assert status(env)["opened"] == 1  # type: ignore[index]
+
+
+def test_a_changed_native_functions_yaml_opens_the_project_again(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    native = checkout / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
+    native.write_text(NATIVE.split("- func: mul")[0])  # mul.Tensor is gone
+    warm = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    fresh = derivls("check", DERIVATIVES, env=env, cwd=checkout)
+    assert (warm.returncode, warm.stdout) == (fresh.returncode, fresh.stdout)
+    assert "mul.Tensor" in warm.stdout
+    assert status(env)["opened"] == 2  # type: ignore[index]
+
+
+def test_usage_errors_come_back_as_the_check_gives_them(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    for args in (
+        ("nothing/derivatives.yaml",),
+        (DERIVATIVES, "--format", "xml"),
+        (DERIVATIVES, "--torch-version", "x"),
+    ):
+        here = derivls("check", *args, env=env, cwd=checkout)
+        warm = derivls("check", *args, "--daemon", env=env, cwd=checkout)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (here.returncode, here.stdout, here.stderr)
+        assert warm.returncode == 2
+
+
+def test_no_cache_and_since_are_run_by_the_client_not_the_daemon(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    run = derivls("check", DERIVATIVES, "--daemon", "--no-cache", env=env, cwd=checkout)
+    assert run.returncode == 1 and "othr" in run.stdout
+    since = derivls("check", DERIVATIVES, "--daemon", "--since", "HEAD", env=env, cwd=checkout)
+    assert since.returncode == 2 and "git" in since.stderr  # (not a repository: the command's own message)
+    assert status(env)["served"] == 1  # type: ignore[index]
+
+
+def test_a_warm_answer_imports_neither_the_parser_nor_the_analysis_in_the_client(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    probe = (
+        "import sys; from derivls.__main__ import main; sys.argv = ['derivls', 'check', sys.argv[1], '--daemon'];"
+        "code = main(); print(sorted(m for m in sys.modules if m.startswith('derivls')), file=sys.stderr); "
+        "sys.exit(code)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe, DERIVATIVES], capture_output=True, text=True, cwd=checkout, env=env, timeout=60
+    )
+    assert run.returncode == 1 and "othr" in run.stdout
+    loaded = run.stderr.strip().splitlines()[-1]
+    assert "derivls.daemon.client" in loaded
+    for heavy in ("derivls.cli", "derivls.checkcommand", "derivls.project", "derivls.derivatives"):
+        assert f"'{heavy}'" not in loaded
+
+
+def test_the_socket_is_the_users_alone(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    folder = Path(env["DERIVLS_CACHE_DIR"]) / "daemon"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    (sock,) = folder.glob("*.sock")
+    assert stat.S_ISSOCK(sock.stat().st_mode) and stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert sock.stat().st_uid == os.geteuid()
+
+
+def test_a_peer_of_the_same_user_is_recognised():
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        assert serve.same_user(a)
+
+
+def test_daemon_status_start_and_stop(env):
+    assert derivls("daemon", "status", env=env).returncode == 1
+    started = derivls("daemon", "start", env=env)
+    assert started.returncode == 0 and "running (pid" in started.stdout
+    pid = daemon_pid(env)
+    assert "running (pid" in derivls("daemon", "status", env=env).stdout
+    assert derivls("daemon", "start", env=env).stdout.startswith(f"derivls daemon: running (pid {pid},")
+    stopped = derivls("daemon", "stop", env=env)
+    assert stopped.stdout == f"derivls daemon: stopped (pid {pid})\n"
+    assert gone(pid)
+    assert list((Path(env["DERIVLS_CACHE_DIR"]) / "daemon").glob("*.sock")) == []
+    assert derivls("daemon", "stop", env=env).stdout == "derivls daemon: not running\n"
+
+
+def test_an_idle_daemon_stops_by_itself(env):
+    env = {**env, "DERIVLS_DAEMON_IDLE": "1"}
+    assert derivls("daemon", "start", env=env).returncode == 0
+    pid = daemon_pid(env)
+    assert gone(pid, 30)
+    assert list((Path(env["DERIVLS_CACHE_DIR"]) / "daemon").glob("*.sock")) == []
+
+
+def test_a_killed_daemon_is_replaced_at_the_next_check(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    pid = daemon_pid(env)
+    os.kill(pid, signal.SIGKILL)
+    assert gone(pid)
+    run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    assert run.returncode == 1 and "othr" in run.stdout and "started a check daemon" in run.stderr
+    assert daemon_pid(env) != pid
+
+
+def test_a_second_daemon_for_the_same_address_leaves_the_first_serving(env):
+    derivls("daemon", "start", env=env)
+    pid = daemon_pid(env)
+    path = next((Path(env["DERIVLS_CACHE_DIR"]) / "daemon").glob("*.sock"))
+    second = subprocess.run(
+        [sys.executable, "-P", "-m", "derivls.daemon.serve", str(path)],
+        env={**env, "DERIVLS_DAEMON_LOCK_SECONDS": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode == 0 and "another daemon holds this address" in second.stderr
+    assert daemon_pid(env) == pid
+
+
+def test_without_a_usable_daemon_folder_the_check_runs_in_the_client(checkout, env, tmp_path):
+    long = tmp_path / ("x" * 90)
+    env = {**env, "DERIVLS_CACHE_DIR": str(long)}
+    run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    assert run.returncode == 1 and "othr" in run.stdout
+    assert "too long" in run.stderr and "checking in this process" in run.stderr
+
+
+def test_a_daemon_whose_code_changed_says_so_and_stops():
+    daemon = serve.Daemon("/nonexistent", 100)
+    daemon.fingerprint = "older code"
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        address.send(b, {"argv": ["check"], "cwd": "/"})
+        daemon.answer(a)
+        assert address.receive(b, address.MAX_REPLY) == {
+            "stale": "derivls's code changed on disk since this daemon started"
+        }
+    assert daemon.stopping
+
+
+@pytest.mark.parametrize(
+    "request_", [[1, 2], {"argv": "check", "cwd": "/"}, {"argv": ["check"], "cwd": 3}, {"argv": [1], "cwd": "/"}]
+)
+def test_a_malformed_request_is_refused(request_):
+    daemon = serve.Daemon("/nonexistent", 100)
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        address.send(b, request_)
+        with pytest.raises(ValueError):
+            daemon.answer(a)
+
+
+def test_a_request_over_the_size_bound_is_refused_unread():
+    daemon = serve.Daemon("/nonexistent", 100)
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        b.sendall((address.MAX_MESSAGE + 1).to_bytes(4, "big"))
+        with pytest.raises(ValueError, match="at most"):
+            daemon.answer(a)
+
+
+def test_the_address_depends_on_the_derivls_environment_but_not_the_parent_pid():
+    base = {"HOME": "/h"}
+    assert address.identity(base) == address.identity({**base, "DERIVLS_PARENT_PID": "12"})
+    assert address.identity(base) != address.identity({**base, "DERIVLS_TORCH_INCLUDE": "/t"})
