@@ -15,6 +15,9 @@ slows both sides and the ratio holds:
    when the ratio of the two sides' fastest rounds is above CHECK_BOUND (a 0.3 s process next to a 2.5 s
    one: a neighbour's burst of work can double one round of it, never make it faster, so the best round
    is the steady cost); also prints the median ratio and how many rounds met CHECK_TARGET.
+3. The same with `check --daemon` (derivls/daemon/: a resident process answers, the edited entry alone
+   analysed): fails above DAEMON_BOUND, issue 37's target itself. The daemon is started by the
+   warm-up round and stopped at the end.
 
 Exit status 1 if a bound is exceeded. The numbers and their bounds are in docs/performance.md.
 """
@@ -37,12 +40,14 @@ from bench_scale import build
 from bench_server import TORCHGEN, Client, child_environment, file_uri, formula_positions, p99, packaged_dir
 
 EDIT_BOUND = 2.0  # 10x edit -> diagnostics / 1x (medians)
-CHECK_TARGET = 0.05  # check after a new one-entry edit / torchgen (issue 37's goal, not met yet: 0.10-0.11)
+CHECK_TARGET = 0.05  # check after a new one-entry edit / torchgen (issue 37's goal: met by `check --daemon`)
 # What the guard fails above (fastest rounds' ratio): not the target, which needs what docs/performance.md
 # says. Unchanged code measured 0.09-0.13 (load 1.5-3); a check that redoes the file (the entry cache lost,
 # a file-wide step per new edit: 0.25-0.30, as the cold check) fails; a regression of a few tens of ms
 # does not (the per-stage bench, bench_edit_stages.py, shows those).
 CHECK_BOUND = 0.20
+# `check --daemon` (derivls/daemon/): the same edits answered by a resident process; the target itself.
+DAEMON_BOUND = CHECK_TARGET
 
 
 class Session:
@@ -142,8 +147,9 @@ def _seconds(argv: list[str], env: dict[str, str]) -> float:
 _NAME = re.compile(r"^- name: .*\n", re.MULTILINE)
 
 
-def check_rounds(rounds: int, scratch: Path) -> list[tuple[float, float]]:
-    """(check after a one-entry edit, torchgen) seconds per round, alternating (the order too)."""
+def check_rounds(rounds: int, scratch: Path, daemon: bool = False) -> list[tuple[float, float]]:
+    """(check after a one-entry edit, torchgen) seconds per round, alternating (the order too); with
+    `daemon`, `check --daemon` (the daemon started by the warm-up check, stopped at the end)."""
     packaged = packaged_dir()
     native = packaged / "ATen" / "native" / "native_functions.yaml"
     tags = packaged / "ATen" / "native" / "tags.yaml"
@@ -151,6 +157,7 @@ def check_rounds(rounds: int, scratch: Path) -> list[tuple[float, float]]:
     work = scratch / "derivatives.yaml"
     env = child_environment(scratch / "cache")
     check = [sys.executable, "-m", "derivls", "check", str(work), "--native", str(native), "--tags", str(tags)]
+    check += ["--daemon"] if daemon else []
     torchgen = [sys.executable, "-c", TORCHGEN, str(packaged / "autograd" / "derivatives.yaml"), str(native), str(tags)]
     work.write_text(original, encoding="utf-8")
     _seconds(check, env)  # the entry cache holds the real file's entries (and .pyc files, the page cache)
@@ -170,6 +177,8 @@ def check_rounds(rounds: int, scratch: Path) -> list[tuple[float, float]]:
             ours = _seconds(check, env)
         results.append((ours, theirs))
         time.sleep(0.5)  # the check's detached cache writer
+    if daemon:
+        subprocess.run([sys.executable, "-m", "derivls", "daemon", "stop"], env=env, capture_output=True, check=True)
     return results
 
 
@@ -201,24 +210,30 @@ def run(files_dir: Path | None, edit_rounds: int, check_runs: int) -> int:
                 f"  {kind:<10} {statistics.median(one) * 1000:7.2f} {p99(one) * 1000:7.2f} "
                 f"{statistics.median(ten) * 1000:8.2f} {p99(ten) * 1000:8.2f} {ratio:6.2f}  {verdict}"
             )
-        scratch = Path(tmp) / "check"
-        scratch.mkdir()
-        rounds = check_rounds(check_runs, scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
-    ratios = [ours / theirs for ours, theirs in rounds]
-    print(f"check after a new one-entry edit / torchgen load_derivatives, {check_runs} rounds alternating:")
-    for i, (ours, theirs) in enumerate(rounds, 1):
-        print(f"  round {i}: check {ours * 1000:6.0f} ms, torchgen {theirs * 1000:6.0f} ms, ratio {ours / theirs:.3f}")
-    best = min(ours for ours, _ in rounds) / min(theirs for _, theirs in rounds)
-    ok = best <= CHECK_BOUND
-    failed |= not ok
-    met = sum(r <= CHECK_TARGET for r in ratios)
-    print(
-        f"  fastest rounds' ratio {best:.3f} (bound {CHECK_BOUND}: {'ok' if ok else 'FAIL'}); median ratio "
-        f"{statistics.median(ratios):.3f}; {met} of {len(ratios)} rounds <= the target {CHECK_TARGET}"
-    )
+        for daemon, bound in ((False, CHECK_BOUND), (True, DAEMON_BOUND)):
+            scratch = Path(tmp) / "check"
+            scratch.mkdir()
+            rounds = check_rounds(check_runs, scratch, daemon)
+            shutil.rmtree(scratch, ignore_errors=True)
+            failed |= not report_checks(rounds, "check --daemon" if daemon else "check", bound)
     print(f"guard: {_load()} at the end; {'FAILED' if failed else 'passed'}")
     return 1 if failed else 0
+
+
+def report_checks(rounds: list[tuple[float, float]], what: str, bound: float) -> bool:
+    """Print the rounds and their ratios; whether the fastest rounds' ratio is within `bound`."""
+    ratios = [ours / theirs for ours, theirs in rounds]
+    print(f"{what} after a new one-entry edit / torchgen load_derivatives, {len(rounds)} rounds alternating:")
+    for i, (ours, theirs) in enumerate(rounds, 1):
+        print(f"  round {i}: {what} {ours * 1000:6.0f} ms, torchgen {theirs * 1000:6.0f} ms, ratio {ours / theirs:.3f}")
+    best = min(ours for ours, _ in rounds) / min(theirs for _, theirs in rounds)
+    ok = best <= bound
+    met = sum(r <= CHECK_TARGET for r in ratios)
+    print(
+        f"  fastest rounds' ratio {best:.3f} (bound {bound}: {'ok' if ok else 'FAIL'}); median ratio "
+        f"{statistics.median(ratios):.3f}; {met} of {len(ratios)} rounds <= the target {CHECK_TARGET}"
+    )
+    return ok
 
 
 def main(args: Any) -> int:
