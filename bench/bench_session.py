@@ -89,7 +89,7 @@ def main() -> int:
         if wrong:
             fixes = [f for e in last.get("entries", []) for d in e["diagnostics"] for f in d.get("fixes", [])]
             verdict += f", {len(fixes)} repair{'s' if len(fixes) != 1 else ''} offered"
-        how = "JIT" if last.get("jit") else "g++"
+        how = f"JIT, Cling {last.get('jit_define', 0):.2f} s" if last.get("jit") else "g++"
         return took, f"{verdict} ({how})" if session is not None else verdict
 
     print(f"load {load()} at the start", flush=True)

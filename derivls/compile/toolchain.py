@@ -130,6 +130,31 @@ def _is_gcc(cxx: str, version: str) -> bool:
     return "clang" not in v and ("gcc" in v or "g++" in v or "free software foundation" in v or "g++" in Path(cxx).name)
 
 
+_versions: dict[tuple[str, int, int, int], str] = {}  # (compiler, its inode, size, mtime) -> `--version`
+
+
+def compiler_version(compiler: str) -> str:
+    """`compiler --version`, asked once per compiler binary (a long-lived process builds per run; another
+    binary at that path, an upgrade, is asked again). Raises SetupError."""
+    try:
+        info = os.stat(compiler)
+        key: tuple[str, int, int, int] | None = (compiler, info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _versions:
+        return _versions[key]
+    try:
+        done = bounded.run([compiler, "--version"], TOOL_LIMITS, cwd=neutral_folder())
+    except OSError as e:
+        raise SetupError(f"cannot run the C++ compiler {compiler}: {e}") from e
+    if done.limit is not None:
+        raise SetupError(f"the C++ compiler {compiler} did not answer --version within {TOOL_LIMITS.seconds:.0f} s")
+    version = done.stdout.strip()
+    if key is not None and done.returncode == 0:
+        _versions[key] = version
+    return version
+
+
 @dataclass(frozen=True)
 class Toolchain:
     cxx: str
@@ -141,13 +166,7 @@ class Toolchain:
     def find(derivatives: Path | None, cxx: str | None = None, torch_include: str | None = None) -> Toolchain:
         compiler = find_compiler(cxx)
         dirs = find_include_dirs(derivatives, torch_include)
-        try:
-            done = bounded.run([compiler, "--version"], TOOL_LIMITS, cwd=neutral_folder())
-        except OSError as e:
-            raise SetupError(f"cannot run the C++ compiler {compiler}: {e}") from e
-        if done.limit is not None:
-            raise SetupError(f"the C++ compiler {compiler} did not answer --version within {TOOL_LIMITS.seconds:.0f} s")
-        version = done.stdout.strip()
+        version = compiler_version(compiler)
         # -fPIC -O0: what gradcheck's shared library needs (-O0 is the compilers' default); `check --compile`'s
         # -fsyntax-only units take them too, so one precompiled header serves both
         flags = ["-std=c++20", "-w", "-fdiagnostics-color=never", "-fPIC", "-O0"]

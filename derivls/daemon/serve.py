@@ -7,10 +7,10 @@ whole-result cache. `--compile` (it runs a compiler), `--since` (it runs git) an
 process-wide) are answered "run it yourself"; so is anything the daemon fails at (the client then runs
 the check as usual): the daemon starts no process but the forks of derivls's own analysis and cache writer.
 
-Bounds: it stops after address.idle_seconds() without a request, when derivls's code on disk changes (the reply
-says so and the client starts a new one), on a `stop` request, or on SIGTERM; RLIMIT_AS is MEMORY; a
-request is read within REQUEST_SECONDS and is at most address.MAX_MESSAGE bytes; a peer of another user
-id is closed unanswered. A lock file beside the socket makes one daemon per address: a second one exits.
+Bounds: it stops after address.idle_seconds() without a request, when derivls's code on disk changes
+(the reply says so and the client starts a new one), on a `stop` request, or on SIGTERM; RLIMIT_AS is
+MEMORY; a request is read within REQUEST_SECONDS and is at most address.MAX_MESSAGE bytes, a reply is
+written within REPLY_SECONDS; a peer of another user id is closed unanswered. A lock file beside the socket makes one daemon per address: a second one exits.
 What it prints (a traceback of its own failure) goes to `<socket>.log`, which it truncates at start.
 """
 
@@ -31,6 +31,7 @@ from derivls.daemon.address import MAX_MESSAGE, idle_seconds, receive, send
 
 MEMORY = 6 << 30  # address space: a project is ~0.3-0.5 GB resident; KEEP of them and the forked cold pass
 REQUEST_SECONDS = 10.0
+REPLY_SECONDS = 60.0
 LOCK_SECONDS = 10.0  # how long a new daemon waits for the one it replaces (stopping: code changed) to go
 
 
@@ -67,7 +68,7 @@ class Daemon:
         request = receive(conn, MAX_MESSAGE)
         if not isinstance(request, dict):
             raise ValueError("a request is a JSON object")
-        conn.settimeout(None)
+        conn.settimeout(REPLY_SECONDS)  # (for the reply: a client that stops reading is dropped, not waited for)
         if request.get("stop"):
             self.stopping = True
             send(conn, {"stopped": os.getpid()})

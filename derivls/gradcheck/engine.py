@@ -41,6 +41,7 @@ class Timings:
     repair_error: str | None = None  # why the repair phase stopped without an answer (None: it did not)
     jit: bool = False  # the formulas were defined in the session by its JIT (no g++ build)
     jit_error: str | None = None  # why the JIT did not serve the run (then g++ built it)
+    jit_define: float = 0.0  # of `run` and `repair`: the session's JIT defining the code (Cling), in seconds
 
 
 @dataclass
@@ -380,6 +381,7 @@ def gradcheck_in_session(
             got = collect({"op": "check", "jit": jit, "namespace": ns, "units": units}, len(units), counted)
             failed = next((e for e in got if e.get("event") == "jit-failed"), None)
             if failed is None:
+                timings.jit_define += sum(e.get("seconds", 0.0) for e in got if e.get("event") == "jit-defined")
                 return got
             timings.jit_error = str(failed.get("message"))
             if failed.get("broken"):  # Cling cannot run later static initializers: a new process, in the background

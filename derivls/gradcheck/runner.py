@@ -31,8 +31,15 @@ def child_limits(units: int) -> Limits:
     return env_limits("DERIVLS_GRADCHECK", 300 + 60 * units, 8 * GB)
 
 
+_torch_folders: dict[str, Path] = {}  # python -> its torch folder, once found (a long-lived process asks per run)
+
+
 def torch_folder(python: str) -> Path | None:
-    """The folder of `python`'s torch package (found without importing torch: that takes seconds)."""
+    """The folder of `python`'s torch package (found without importing torch: that takes seconds). A folder
+    found is remembered while it exists (a Python found without torch is asked again: it may get one)."""
+    known = _torch_folders.get(python)
+    if known is not None and (known / "__init__.py").is_file():
+        return known
     try:
         result = bounded.run(
             [
@@ -48,7 +55,10 @@ def torch_folder(python: str) -> Path | None:
     except OSError:
         return None
     found = result.stdout.strip() if result.returncode == 0 else ""
-    return Path(found) if found else None
+    if not found:
+        return None
+    _torch_folders[python] = Path(found)
+    return Path(found)
 
 
 def python_version(python: str) -> str | None:

@@ -4,7 +4,7 @@ It runs in derivls's own Python (no torch); it builds the extension and starts t
 (derivls.gradcheck.runner), which dies with it. Request: {"path", "text", "native", "tags",
 "profile", "torch_version", "lines": [0-based `- name:` lines], "python", "cxx", "torch_include",
 "force", "repair" (default true: the repair phase)}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
-[{"line", "key", "diagnostics": [...]}], "summary": "text"} (spans relative to their entry's line; a diagnostic a repair was found for carries it in "fixes")
+[{"line", "key", "diagnostics": [...]}], "summary": "text", "jit", "jit_define"} (spans relative to their entry's line; a diagnostic a repair was found for carries it in "fixes")
 or {"error": "one line"}. Each entry also carries its "verdict" (passed, failed, not checkable) and
 "seconds" (the run's build and check time), what the editor shows on the entry's lens.
 """
@@ -109,9 +109,9 @@ def _entries_message(request: dict[str, Any], analysis: Any, result: Any) -> dic
     from derivls.compile.units import entry_key
     from derivls.compile.worker import diagnostic_to_json
 
-    keys = {placed.line: entry_key(placed) for placed in analysis.entries}
-    by_entry: dict[int, list[Any]] = {line: [] for line in request.get("lines") or keys}
-    lines = sorted(keys)
+    placed_at = {placed.line: placed for placed in analysis.entries}
+    by_entry: dict[int, list[Any]] = {line: [] for line in request.get("lines") or placed_at}
+    lines = sorted(placed_at)
     for d in result.diagnostics:
         entry = max((line for line in lines if line <= d.span.line), default=None)
         if entry is not None:
@@ -124,7 +124,7 @@ def _entries_message(request: dict[str, Any], analysis: Any, result: Any) -> dic
         "entries": [
             {
                 "line": line,
-                "key": keys.get(line, ""),
+                "key": entry_key(placed_at[line]) if line in placed_at else "",  # (the entries answered only)
                 "diagnostics": [diagnostic_to_json(d, line) for d in ds],
                 "verdict": entry_verdict(statuses.get(line, set()), ds),
                 "seconds": round(seconds, 1),
@@ -133,6 +133,7 @@ def _entries_message(request: dict[str, Any], analysis: Any, result: Any) -> dic
         ],
         "summary": result.summary.text(),
         "jit": result.timings.jit,  # defined by the session's JIT (no g++ build)
+        "jit_define": round(result.timings.jit_define, 3),  # seconds of it Cling's definitions took
     }
 
 

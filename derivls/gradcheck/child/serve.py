@@ -3,6 +3,7 @@ requests and answers are serve's doc."""
 
 import json
 import sys
+import time
 import traceback
 
 from .checks import check_unit
@@ -100,11 +101,13 @@ def serve():
         elif op == "check":
             prepare(request)
             if "jit" in request:
+                started = time.monotonic()
                 failed = jit_define(torch, jit, request["jit"])
                 if failed is not None:
                     emit(failed)
                     emit({"event": "done", "rss": rss_bytes()})
                     continue
+                emit({"event": "jit-defined", "seconds": round(time.monotonic() - started, 3)})
             else:
                 library = request["library"]
                 if library not in loaded:
