@@ -173,9 +173,8 @@ def gradcheck_units(
             break
     if cancel is not None and cancel.is_set():
         raise Cancelled()
-    if not timings.run:
-        timings.run = time.monotonic() - started
-    if not any(e.get("event") == "done" for e in events):
+    restarts = 0
+    while not any(e.get("event") == "done" for e in events):
         last = child.stderr.strip().splitlines()[-1:] if child.stderr.strip() else []
         limit = child.limit_hit()
         if limit is not None:
@@ -184,6 +183,34 @@ def gradcheck_units(
             died = (
                 f"the gradcheck process ended early (status {child.process.returncode}){': ' + last[0] if last else ''}"
             )
+        crashed = crashed_unit(events)
+        status = child.process.returncode
+        if limit is None and status is not None and status < 0 and crashed is not None and restarts < MAX_RESTARTS:
+            # torch itself crashed (a signal) on one unit's sample: that unit says so, the rest go to a new child
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            events.append(
+                {
+                    "event": "unit",
+                    "id": crashed,
+                    "status": "not-checkable",
+                    "reason": f"crashed: {died}",
+                    "failures": [],
+                }
+            )
+            answered = {e.get("id") for e in events if e.get("event") == "unit"}
+            rest = [p.to_json() for p in rendered.plans if p.id not in answered]
+            if rest:
+                restarts += 1
+                if progress:
+                    progress(f"torch crashed on a sample: checking the other {plural(len(rest), 'unit')} again")
+                child = Child(python, {**request, "units": rest, "reach": reach.load(index_file)})
+                child.send({"library": str(built.library), "namespace": built.namespace})
+                child.end_input()
+                events.extend(child.events())
+                continue
+            events.append({"event": "done"})
+            break
         if not any(e.get("event") == "unit" for e in events):
             raise SetupError(died)
         events = [
@@ -191,12 +218,25 @@ def gradcheck_units(
             *(
                 {"event": "unit", "id": p.id, "status": "not-checkable", "reason": f"harness: {died}"}
                 for p in rendered.plans
-                if p.id not in {e.get("id") for e in events}
+                if p.id not in {e.get("id") for e in events if e.get("event") == "unit"}
             ),
         ]
+        break
+    if not timings.run:
+        timings.run = time.monotonic() - started
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
     return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, version, suggestions)
+
+
+MAX_RESTARTS = 3  # new children after torch crashed on a unit's sample (each imports torch again: seconds)
+
+
+def crashed_unit(events: list[dict[str, Any]]) -> str | None:
+    """The unit the child had started (its `unit-start`) and not answered when it died."""
+    answered = {e.get("id") for e in events if e.get("event") == "unit"}
+    started = [e.get("id") for e in events if e.get("event") == "unit-start"]
+    return next((str(i) for i in reversed(started) if i not in answered), None)
 
 
 def prefetch_in_session(

@@ -34,6 +34,10 @@ if not line.strip():
     log.write("no library\\n"); sys.exit(0)
 log.write("library %s\\n" % json.loads(line)["library"]); log.flush()
 for unit in request["units"]:
+    print(json.dumps({"event": "unit-start", "id": unit["id"]}), flush=True)
+    crash = os.environ.get("DERIVLS_TEST_CRASH")
+    if unit["id"] == crash or crash == "first" and unit is request["units"][0]:
+        os.kill(os.getpid(), signal.SIGSEGV)  # (as torch on a sample it does not check)
     print(json.dumps({"event": "unit", "id": unit["id"], "status": "passed", "failures": []}), flush=True)
 print(json.dumps({"event": "done"}), flush=True)
 """
@@ -147,3 +151,42 @@ def test_the_reach_index_the_child_made_is_kept_per_torch_build_and_sent_with_th
     sent = [line for line in stand_ins.log.read_text().splitlines() if line.startswith("reach ")]
     assert sent == ["reach null", 'reach {"aten::_softmax.default": ["softmax"]}', "reach null"]
     assert len(list((cache / "gradcheck").glob("reach-*.json"))) == 2
+
+
+def test_a_crash_of_torch_on_one_unit_is_that_units_and_the_others_are_checked_in_a_new_child(
+    stand_ins, monkeypatch, tmp_path
+):
+    plans = [SimpleNamespace(id=f"U{i}", to_json=lambda i=i: {"id": f"U{i}"}) for i in range(3)]
+    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
+    seen: list[dict] = []
+    monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
+    monkeypatch.setenv("DERIVLS_TEST_CRASH", "U1")
+    engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=tmp_path / "cache")
+    units = {e["id"]: e for e in seen if e.get("event") == "unit"}
+    assert units["U0"]["status"] == units["U2"]["status"] == "passed"
+    assert units["U1"]["status"] == "not-checkable"
+    assert units["U1"]["reason"].startswith("crashed: the gradcheck process ended early (status -11)")
+    assert len(stand_ins.children) == 2
+    assert stand_ins.log.read_text().count("started") == 2 and "started 1\n" in stand_ins.log.read_text()
+
+
+def test_a_child_that_keeps_crashing_is_started_again_a_bounded_number_of_times(stand_ins, monkeypatch, tmp_path):
+    plans = [SimpleNamespace(id=f"U{i}", to_json=lambda i=i: {"id": f"U{i}"}) for i in range(6)]
+    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
+    seen: list[dict] = []
+    monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
+    monkeypatch.setenv("DERIVLS_TEST_CRASH", "first")  # (every child crashes on the first unit it checks)
+    monkeypatch.setattr(engine, "MAX_RESTARTS", 2)
+    engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=tmp_path / "cache")
+    assert len(stand_ins.children) == 3
+    reasons = {e["id"]: e["reason"].split(":")[0] for e in seen if e.get("event") == "unit"}
+    assert reasons == {
+        "U0": "crashed",
+        "U1": "crashed",
+        "U2": "harness",
+        "U3": "harness",
+        "U4": "harness",
+        "U5": "harness",
+    }

@@ -52,4 +52,7 @@ def entry(argv):
 
 
 if __name__ == "__main__":
+    import faulthandler
+
+    faulthandler.enable()  # a crash of torch (a signal) leaves the Python stack on stderr: the parent quotes it
     entry(sys.argv[1:])()

@@ -4,7 +4,7 @@ Reads a JSON request line on stdin: {"units": [...], "double_backward": bool, "m
 {aten overload: [OpInfo]} or null (then it is made and sent: {"event": "reach-index", "index": ...}), with "library": path.so and "namespace": ns in it, or (so that importing torch and finding OpInfo samples
 overlap the compile) in a second line sent once the extension is built; no second line (end of input)
 ends the run. Writes JSON lines on stdout: {"event": "torch", ...}, {"event": "samples"} once the samples
-are found, then per unit {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
+are found, then per unit {"event": "unit-start", "id"} and {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
 "samples", "inputs": "opinfo"|"schema", "checks": {kind: how many ran}, "unstable": special points left out, "failures": [{"kind", "input",
 "output", "sample", "dtype", "message"}]} (kind: "backward" gradcheck, "forward" check_forward_ad,
 "double-backward" gradgradcheck, run only after the input's backward gradcheck passed), then
@@ -52,6 +52,7 @@ def main():
     torch.ops.load_library(request["library"])
     ns = getattr(torch.ops, request["namespace"])
     for unit in request["units"]:
+        emit({"event": "unit-start", "id": unit["id"]})  # (a crash of torch on its samples is then this unit's)
         try:
             emit(check_unit(torch, ns, unit, samples.get(unit["id"]), request))
         except Exception as e:  # a harness error is a fact about this unit, not a crash of the run
