@@ -2,6 +2,7 @@
 values and complex quadrants put into their inputs, number arguments at other values, and the call's structure
 (dims, keepdim, flags, indices)."""
 
+from .schema import survives
 from .values import all_strided, flat_output, leaf_slots, positional
 
 
@@ -252,7 +253,25 @@ OPTIONAL_NUMBER = 0.25  # a Scalar? / float? argument left None (var's correctio
 OPTIONAL_NUMBER_TYPES = ("Optional[number]", "Optional[float]")
 # arguments whose other values change the gradient by design (test_ops leaves them out of gradient samples too):
 # embedding's padding_idx and scale_grad_by_freq, a sparse gradient, a half-precision result
-NOT_MOVED = ("padding_idx", "scale_grad_by_freq", "sparse", "sparse_grad", "half_to_float")
+NOT_MOVED = (
+    # the gradient changes by design
+    "padding_idx",
+    "scale_grad_by_freq",
+    "sparse",
+    "sparse_grad",
+    "half_to_float",
+    # a promise about the input (hermitian: only one triangle is read) or a switch that leaves outputs out
+    # (compute_uv, unpack_*: the formula needs them): the sample was not made for the other value
+    "hermitian",
+    "compute_uv",
+    "unpack_data",
+    "unpack_pivots",
+    # a scale that must agree with the output size given beside it (the upsampling ops)
+    "scales",
+    "scales_d",
+    "scales_h",
+    "scales_w",
+)
 
 
 def structure_of_samples(torch, overload, unit, found):
@@ -282,7 +301,8 @@ def structure_variants(torch, overload, sample, values):
     - a dim argument >= 0 made negative (the op's output must not change), an optional dim left None at -1;
     - keepdim flipped; another bool argument left at its default flipped;
     - an int argument left at a default >= 0 at another value (offset 0 -> -1; `reduction`: the other two);
-    - never an argument that changes the gradient by design (NOT_MOVED: padding_idx, sparse, ...);
+    - never an argument that changes the gradient by design, promises something of the input or must agree with
+      another argument (NOT_MOVED: padding_idx, hermitian, compute_uv, scales_h, ...);
     - a Scalar? / float? left None at OPTIONAL_NUMBER; a str argument at another known value (approximate);
     - an integer tensor argument (an index) with every other element negative, counted from the end of a
       dimension of the input or of its elements: kept only where the op's output does not change (it wraps them)."""
@@ -295,6 +315,8 @@ def structure_variants(torch, overload, sample, values):
     def accept(index, value, what, same=False):
         changed = list(values)
         changed[index] = value
+        if unchecked_arguments(overload) and not survives(torch, overload, changed):
+            return False  # (tried in a forked copy first: see unchecked_arguments)
         out = flat_output(torch, overload, changed)
         if out is None or not bool(torch.isfinite(out).all()):
             return False
@@ -346,6 +368,14 @@ def structure_variants(torch, overload, sample, values):
     return made
 
 
+def unchecked_arguments(overload):
+    """An internal op (`aten::_fft_r2c`) or a backward function: its kernel may trust its arguments, and a variant
+    it does not expect (a negative dim it never wraps) can crash the process (_fft_r2c segfaults on one), so
+    such a variant is tried in a forked copy first (schema.survives). Public ops check their arguments."""
+    name = overload._schema.name.split("::")[-1]
+    return name.startswith("_") or "backward" in name
+
+
 def negative_indices(torch, overload, sample, values, i, base):
     """values[i] (an integer tensor, or a list of optional ones: index.Tensor's) with every other element of one
     tensor counted from the end (idx - n, n a size of the first tensor argument or its numel), kept where the op's
@@ -370,6 +400,8 @@ def negative_indices(torch, overload, sample, values, i, base):
             changed_items[j] = moved
             changed = list(values)
             changed[i] = changed_items if isinstance(values[i], (list, tuple)) else moved
+            if unchecked_arguments(overload) and not survives(torch, overload, changed):
+                continue
             out = flat_output(torch, overload, changed)
             if out is not None and out.shape == base.shape and bool(torch.equal(out, base)):
                 made.append(
