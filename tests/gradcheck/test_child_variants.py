@@ -208,3 +208,20 @@ def test_a_reference_input_of_mixed_precision_is_not_used(child, torch):
     # (without the rule, the mixed one is among them)
     made = list(cat.reference_inputs("cpu", torch.float64, requires_grad=True))
     assert any(t.dtype == torch.float16 for s in made for t in child.sample_tensors(torch, s))
+
+
+def test_a_variant_that_crashes_an_internal_op_is_tried_in_a_fork_and_dropped(child, torch):
+    r2c = torch.ops.aten._fft_r2c.default  # never wraps a negative dim: torch 2.13 segfaults on one
+    unit = unit_request(torch, "_fft_r2c", "default", "self")
+    x = torch.linspace(0, 1, 24, dtype=torch.float64).reshape(2, 3, 4)
+    made = _made(child, torch, r2c, unit, x, [2], 0, True)  # (this process survives to assert)
+    assert child.unchecked_arguments(r2c) and not child.unchecked_arguments(torch.ops.aten.max.dim)
+    assert not any(v.startswith("dim=") for v in made)
+
+
+def test_a_flag_promising_something_of_the_input_is_never_flipped(child, torch):
+    pinv = torch.ops.aten.linalg_pinv.atol_rtol_tensor
+    unit = unit_request(torch, "linalg_pinv", "atol_rtol_tensor", "self")
+    a = torch.linspace(-1, 1, 25, dtype=torch.float64).reshape(5, 5)
+    made = _made(child, torch, pinv, unit, a, None, None, False)
+    assert not any(v.startswith("hermitian") for v in made)
