@@ -235,3 +235,4 @@ class RawServer:
             self.proc.wait()
         if not self._stderr.closed:
             self._stderr.close()
+        self.stderr_path.unlink(missing_ok=True)  # (a test that did not call close(): nothing left in TMPDIR)
