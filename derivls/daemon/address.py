@@ -30,12 +30,17 @@ _PARENT = "DERIVLS_PARENT_PID"  # derivls.children.PARENT_ENV (not imported: it 
 IDLE_SECONDS = 30 * 60  # a daemon stops after this long without a request (DERIVLS_DAEMON_IDLE: seconds)
 
 
-def idle_seconds() -> float:
+def env_number(name: str, default: float, zero: bool = False) -> float:
+    """A positive number (0 too, with `zero`) from the environment variable `name`, else `default`."""
     try:
-        value = float(os.environ.get("DERIVLS_DAEMON_IDLE", ""))
+        value = float(os.environ.get(name, ""))
     except ValueError:
-        return IDLE_SECONDS
-    return value if value > 0 else IDLE_SECONDS
+        return default
+    return value if value > 0 or zero and value == 0 else default
+
+
+def idle_seconds() -> float:
+    return env_number("DERIVLS_DAEMON_IDLE", IDLE_SECONDS)
 
 
 class Unreachable(Exception):
@@ -104,6 +109,7 @@ __all__ = [
     "MAX_REPLY",
     "Unreachable",
     "folder",
+    "env_number",
     "identity",
     "idle_seconds",
     "receive",

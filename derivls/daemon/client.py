@@ -45,7 +45,7 @@ def run(argv: list[str]) -> int | None:
         process = start(path)
         if process is None:
             return None
-        reply = _ask_until(path, request, process)
+        reply = ask_started(path, request, process)
         if reply is None:
             _here(f"the daemon did not answer ({_log_tail(path) or 'no message'})")
             return None
@@ -74,7 +74,7 @@ def ask(path: str, request: dict[str, object], timeout: float = REPLY_SECONDS) -
     return reply if isinstance(reply, dict) else None
 
 
-def _ask_until(path: str, request: dict[str, object], process: subprocess.Popen[bytes]) -> dict[str, object] | None:
+def ask_started(path: str, request: dict[str, object], process: subprocess.Popen[bytes]) -> dict[str, object] | None:
     """Ask the daemon just started until it answers (None: it exited, or START_SECONDS passed)."""
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
@@ -139,4 +139,4 @@ def _here(why: str) -> None:
     print(f"derivls: {why}; checking in this process", file=sys.stderr, flush=True)
 
 
-__all__ = ["FLAG", "ask", "run", "start", "wants_daemon"]
+__all__ = ["FLAG", "ask", "ask_started", "run", "start", "wants_daemon"]

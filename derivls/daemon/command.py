@@ -26,7 +26,7 @@ def add_daemon_command(commands: argparse._SubParsersAction) -> None:  # type: i
 
 def run_daemon(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from derivls.daemon.address import Unreachable, socket_path
-    from derivls.daemon.client import ask, start
+    from derivls.daemon.client import ask, ask_started, start
 
     out = sys.stdout if out is None else out
     try:
@@ -54,15 +54,10 @@ def run_daemon(args: argparse.Namespace, out: TextIO | None = None) -> int:
     process = start(path)
     if process is None:
         return EXIT_ERRORS
-    import time
-
-    deadline = time.monotonic() + 60.0
-    while time.monotonic() < deadline and process.poll() is None:
-        status = ask(path, {"status": True}, timeout=10.0)
-        if status is not None:
-            out.write(_describe(status) + "\n")
-            return EXIT_OK
-        time.sleep(0.05)
+    status = ask_started(path, {"status": True}, process)
+    if status is not None:
+        out.write(_describe(status) + "\n")
+        return EXIT_OK
     sys.stderr.write(error_line("daemon", f"the daemon did not start (see {path}.log)") + "\n")
     return EXIT_ERRORS
 

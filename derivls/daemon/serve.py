@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 
-from derivls.daemon.address import MAX_MESSAGE, idle_seconds, receive, send
+from derivls.daemon.address import MAX_MESSAGE, env_number, idle_seconds, receive, send
 
 MEMORY = 6 << 30  # address space: a project is ~0.3-0.5 GB resident; KEEP of them and the forked cold pass
 REQUEST_SECONDS = 10.0
@@ -158,7 +158,7 @@ def lock(path: str) -> int | None:
     import fcntl  # (POSIX only, as the daemon: address.folder refuses where there are no Unix sockets)
 
     fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    deadline = time.monotonic() + _number("DERIVLS_DAEMON_LOCK_SECONDS", LOCK_SECONDS, zero=True)
+    deadline = time.monotonic() + env_number("DERIVLS_DAEMON_LOCK_SECONDS", LOCK_SECONDS, zero=True)
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -181,18 +181,10 @@ def limit_memory(limit: int) -> None:
         pass
 
 
-def _number(name: str, default: float, zero: bool = False) -> float:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 or zero and value == 0 else default
-
-
 def main(argv: list[str]) -> int:
     path = argv[0]
     idle = idle_seconds()
-    limit_memory(int(_number("DERIVLS_DAEMON_MEMORY", MEMORY)))
+    limit_memory(int(env_number("DERIVLS_DAEMON_MEMORY", MEMORY)))
 
     def _stop(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)

@@ -15,14 +15,8 @@ from pathlib import Path
 import pytest
 
 from derivls.daemon import address, serve
+from tests.unit.test_cli import BAD, GOOD, NATIVE  # (the same toy checkout as the CLI tests)
 
-NATIVE = """- func: abs(Tensor self) -> Tensor
-  variants: function, method
-- func: mul.Tensor(Tensor self, Tensor other) -> Tensor
-  variants: function, method
-"""
-GOOD = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
-BAD = GOOD + "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad * other.sizes()\n  othr: grad\n"
 DERIVATIVES = "tools/autograd/derivatives.yaml"
 
 
