@@ -16,6 +16,9 @@ What each process gets, before it runs its first instruction (a `preexec_fn`, af
   terminal or a pipe), and `TMPDIR` (`scratch`) pointed at a folder derivls owns and removes, so the
   compiler's `cc*.s` and the torch child's files land there.
 
+A SIGTERM that a worker turns into SystemExit (children.set_exit_on_term) while `spawn` is starting a
+process waits until the process is registered (`defer_exit`), so the exit's kill_all finds it.
+
 The wall-clock bound is the caller's deadline: `run` waits at most `limits.seconds`, then kills the
 group; `spawn`'s caller polls `expired()`. Every live group is killed at this process's exit
 (atexit, and `kill_all()` for the workers' SIGTERM paths), so nothing outlives the server.
@@ -188,26 +191,56 @@ def spawn(
     environment = dict(os.environ if env is None else env)
     folder = str(scratch) if scratch is not None else str(scratch_folder())
     environment.update(TMPDIR=folder, TMP=folder, TEMP=folder)
-    popen = subprocess.Popen(  # noqa: S603 (a compiler, a tool or the user's Python: never a shell)
-        command,
-        cwd=cwd,
-        env=environment,
-        stdin=stdin,
-        stdout=stdout,  # type: ignore[arg-type]
-        stderr=stderr,  # type: ignore[arg-type]
-        text=text,
-        start_new_session=True,
-        preexec_fn=lambda: _preexec(limits),  # noqa: PLW1509
-    )
-    process = Bounded(popen, limits)
-    with _lock:
-        _live[popen.pid] = process
-        if not _atexit_registered:
-            import atexit
+    me = threading.get_ident()
+    _registering.add(me)  # a SIGTERM from here to the end of the registration waits for it (defer_exit)
+    try:
+        popen = subprocess.Popen(  # noqa: S603 (a compiler, a tool or the user's Python: never a shell)
+            command,
+            cwd=cwd,
+            env=environment,
+            stdin=stdin,
+            stdout=stdout,  # type: ignore[arg-type]
+            stderr=stderr,  # type: ignore[arg-type]
+            text=text,
+            start_new_session=True,
+            preexec_fn=lambda: _preexec(limits),  # noqa: PLW1509
+        )
+        process = Bounded(popen, limits)
+        with _lock:
+            _live[popen.pid] = process
+            if not _atexit_registered:
+                import atexit
 
-            atexit.register(kill_all)
-            _atexit_registered = True
+                atexit.register(kill_all)
+                _atexit_registered = True
+    finally:
+        _registering.discard(me)
+        _raise_deferred_exit()
     return process
+
+
+# Thread idents between starting a process and registering it in _live. A SIGTERM handled there (the
+# workers' set_exit_on_term: SystemExit) would leave a process started in its own group that no kill_all
+# finds: seen, a compiler's child left running after a kill -9 of the server under load.
+_registering: set[int] = set()
+_deferred_exit: int | None = None
+
+
+def defer_exit(code: int) -> bool:
+    """For a SIGTERM handler (it runs in the main thread): True when that thread is starting a process, whose
+    registration then raises SystemExit(code) once done (so the exit's kill_all finds it); False otherwise."""
+    global _deferred_exit
+    if threading.get_ident() in _registering:
+        _deferred_exit = code
+        return True
+    return False
+
+
+def _raise_deferred_exit() -> None:
+    global _deferred_exit
+    if _deferred_exit is not None and threading.get_ident() not in _registering:
+        code, _deferred_exit = _deferred_exit, None
+        raise SystemExit(code)
 
 
 def run(
@@ -387,6 +420,7 @@ __all__ = [
     "Bounded",
     "Completed",
     "Limits",
+    "defer_exit",
     "end_own_group",
     "guard_scratch",
     "env_limits",

@@ -57,15 +57,39 @@ def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> Non
         parent = int(named) if named.isdigit() else None
     if parent is not None and os.getppid() != parent:
         os._exit(1)  # the parent died before the request took effect
+    global _watched
+    _watched = parent
+
+
+_watched: int | None = None  # the parent die_with_parent watches (None: not called, or no parent named)
+
+
+def exit_if_orphaned() -> None:
+    """SystemExit, as the parent's death's SIGTERM would raise, when the parent die_with_parent watches is
+    gone: for loops that poll anyway (the compile engine's), in case that signal was lost or is late."""
+    if _watched is not None and os.getppid() != _watched:
+        raise SystemExit(128 + signal.SIGTERM)
 
 
 def set_exit_on_term() -> None:
     """SIGTERM raises SystemExit, so `with`/`finally` blocks (temporary folders, killing compilers) run."""
 
     def _exit(signum: int, frame: object) -> None:
+        from derivls.bounded import defer_exit
+
+        if defer_exit(128 + signum):  # starting a compiler: raised once it is registered, to be killed
+            return
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _exit)
 
 
-__all__ = ["PARENT_ENV", "child_environment", "die_with_parent", "neutral_folder", "python_command", "set_exit_on_term"]
+__all__ = [
+    "PARENT_ENV",
+    "child_environment",
+    "die_with_parent",
+    "exit_if_orphaned",
+    "neutral_folder",
+    "python_command",
+    "set_exit_on_term",
+]

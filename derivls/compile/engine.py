@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from derivls.bounded import GB, TIME, Bounded, Limits, env_limits, scratch_folder, spawn
+from derivls.children import exit_if_orphaned
 from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
 from derivls.compile import messages
 from derivls.compile.backward import backward_source
@@ -134,6 +135,7 @@ def compile_units(
                         process.kill(TIME)
                 finished = [r for r in running if r[0].popen.poll() is not None]
                 if not finished:
+                    exit_if_orphaned()  # (a worker whose server is gone: its SIGTERM may be late)
                     time.sleep(0.05)
                     continue
                 for item in finished:
