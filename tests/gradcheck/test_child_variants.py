@@ -38,6 +38,32 @@ def test_a_kink_a_jump_and_a_branch_cut_are_not_stable_points(child, torch):
     assert child.unstable_elements(torch, torch.ops.aten.log.default, [z], 0, [0, 1]) == {0}
 
 
+def test_a_value_found_inside_another_op_on_a_tie_is_moved_a_little_off_it_and_the_rest_is_kept(child, torch):
+    # maximum of a tensor and a copy with a few equal elements (as an op's body may call it): but for the ties,
+    # every element is stable
+    maximum = torch.ops.aten.maximum.default
+    x = torch.linspace(-1, 1, 12, dtype=torch.float64)
+    other = x.clone() + 0.5
+    other[[2, 7]] = x[[2, 7]]
+    bad = child.unstable_elements(torch, maximum, [x, other], 0, range(12))
+    assert bad == {2, 7}
+    moved = child.nudged(torch, maximum, [x, other], 0, bad)
+    assert moved is not None and moved is not x
+    assert child.unstable_elements(torch, maximum, [moved, other], 0, range(12)) == set()
+    changed = {i for i in range(12) if float(moved[i]) != float(x[i])}
+    assert changed == {2, 7}
+    assert all(0 < abs(float(moved[i] - x[i])) <= 0.2 * (1 + abs(float(x[i]))) for i in changed)
+    assert torch.equal(child.nudged(torch, maximum, [x, other], 0, bad), moved)  # (seeded: the same at every run)
+
+
+def test_no_nudge_when_most_elements_are_unreliable_or_the_input_is_not_floating(child, torch):
+    maximum = torch.ops.aten.maximum.default
+    x = torch.linspace(-1, 1, 6, dtype=torch.float64)
+    assert child.nudged(torch, maximum, [x, x.clone()], 0, set(range(6))) is None  # (every element a tie)
+    n = torch.arange(6)
+    assert child.nudged(torch, maximum, [n, n.clone()], 0, {1}) is None
+
+
 def test_complex_samples_get_negative_real_parts_in_all_four_quadrants(child, torch):
     acos = torch.ops.aten.acos.default
     unit = unit_request(torch, "acos", "default", "self")

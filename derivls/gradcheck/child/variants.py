@@ -87,6 +87,30 @@ def unstable_elements(torch, overload, values, arg, indices):
     return bad
 
 
+NUDGES = (1e-2, 1e-1)  # how far (relative to 1 + |value|) nudged moves an element, tried in turn
+
+
+def nudged(torch, overload, values, arg, bad):
+    """values[arg], a copy, with its elements at `bad` moved a little (NUDGES, a seeded direction each) so that
+    finite differences are reliable at every element; None when no nudge makes them so, or when most elements
+    are unreliable (a float32 output's rounding: no point is better than another)."""
+    base = values[arg]
+    if not (base.is_floating_point() or base.is_complex()) or 2 * len(bad) > base.numel():
+        return None
+    directions = torch.rand(len(bad), generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    for scale in NUDGES:
+        moved = base.detach().clone(memory_format=torch.contiguous_format)
+        flat = moved.view(-1)
+        with torch.no_grad():
+            for i, d in zip(sorted(bad), directions.tolist()):
+                flat[i] += (1.0 if d < 0.5 else -1.0) * scale * (1.0 + float(flat[i].abs()))
+        trial = list(values)
+        trial[arg] = moved
+        if not unstable_elements(torch, overload, trial, arg, range(moved.numel())):
+            return moved
+    return None
+
+
 def with_points(torch, overload, values, arg, points):
     """values with values[arg]'s elements set to {flat index: value}, less the points where finite differences
     are not reliable (put back); (values, points kept, points dropped) or None when none is kept."""
