@@ -47,12 +47,12 @@ class Unreachable(Exception):
     """No daemon can be asked (no Unix sockets, no usable cache folder, an address too long, ...)."""
 
 
-def identity(environ: dict[str, str] | None = None) -> str:
+def identity(environ: dict[str, str] | None = None, extra: str = "") -> str:
     import hashlib
 
     items = (os.environ if environ is None else environ).items()
     named = sorted(f"{k}={v}" for k, v in items if k.startswith("DERIVLS_") and k != _PARENT)
-    text = "\0".join([sys.prefix, sys.exec_prefix, sys.version, __version__, *named])
+    text = "\0".join([sys.prefix, sys.exec_prefix, sys.version, __version__, *named, extra])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
@@ -73,10 +73,38 @@ def folder() -> str:
 
 
 def socket_path() -> str:
-    path = os.path.join(folder(), identity() + ".sock")
-    if len(os.fsencode(path)) > MAX_PATH:
-        raise Unreachable(f"the daemon's socket path would be too long ({path}): set DERIVLS_CACHE_DIR shorter")
-    return path
+    """`<daemons' folder>/<identity>.sock`; when that is too long for a socket (a deep cache folder: a long HOME,
+    a test's), `<short folder>/<identity and that folder>.sock` (short_folder)."""
+    home = folder()
+    path = os.path.join(home, identity() + ".sock")
+    if len(os.fsencode(path)) <= MAX_PATH:
+        return path
+    return os.path.join(short_folder(path), identity(extra=home) + ".sock")
+
+
+def short_folder(long: str) -> str:
+    """A folder of this user's alone for the sockets whose path would be too long: `derivls-daemon-<uid>` (0700,
+    checked as the cache folder is, never a link) in $XDG_RUNTIME_DIR, the temporary folder or /tmp, the first
+    where the path fits; Unreachable if none."""
+    import tempfile
+    from pathlib import Path
+
+    from derivls.cachedir import CacheFolderRefused, check_folder
+
+    name = f"derivls-daemon-{os.geteuid()}"
+    bases = [os.environ.get("XDG_RUNTIME_DIR", ""), tempfile.gettempdir(), "/tmp"]
+    for base in (b for b in bases if b and os.path.isabs(b)):
+        path = os.path.join(base, name)
+        if len(os.fsencode(path)) + 26 > MAX_PATH:  # (+ "/" + 20 hex digits + ".sock")
+            continue
+        if os.path.islink(path):
+            raise Unreachable(f"{path} is a link: it is not used for the daemon's socket")
+        try:
+            check_folder(Path(path), create=True)
+        except CacheFolderRefused as e:
+            raise Unreachable(str(e)) from None
+        return path
+    raise Unreachable(f"the daemon's socket path would be too long ({long}): set DERIVLS_CACHE_DIR shorter")
 
 
 def send(sock: socket.socket, value: object) -> None:
@@ -114,5 +142,6 @@ __all__ = [
     "idle_seconds",
     "receive",
     "send",
+    "short_folder",
     "socket_path",
 ]

@@ -3,6 +3,7 @@ follows edits of every input, stays private to its user, and goes away (idle, st
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -33,8 +34,14 @@ def checkout(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(tmp_path: Path):
-    """An environment of its own (cache folder, so a daemon of its own), whose daemon is gone after the test."""
-    cache = tmp_path / "cache"
+    """An environment of its own (cache folder, so a daemon of its own), whose daemon is gone after the test. The
+    cache folder is a short one of /tmp: the daemon's socket is then in it (pytest's tmp_path can be too deep for
+    a socket path: the daemon would listen in /tmp/derivls-daemon-<uid>, as test_a_cache_folder_too_deep... shows)."""
+    import shutil
+    import tempfile
+
+    short = tempfile.mkdtemp(prefix="derivls-test-", dir="/tmp")
+    cache = Path(short) / "cache"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DERIVLS_")}
     environ["DERIVLS_CACHE_DIR"] = str(cache)
     yield environ
@@ -46,6 +53,7 @@ def env(tmp_path: Path):
                 os.kill(int(pid), signal.SIGKILL)
             except ProcessLookupError:
                 pass
+    shutil.rmtree(short, ignore_errors=True)
 
 
 def derivls(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -222,11 +230,32 @@ def test_a_second_daemon_for_the_same_address_leaves_the_first_serving(env):
 
 
 def test_without_a_usable_daemon_folder_the_check_runs_in_the_client(checkout, env, tmp_path):
-    long = tmp_path / ("x" * 90)
-    env = {**env, "DERIVLS_CACHE_DIR": str(long)}
+    not_a_folder = tmp_path / "cache-file"
+    not_a_folder.write_text("")
+    env = {**env, "DERIVLS_CACHE_DIR": str(not_a_folder)}
     run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
     assert run.returncode == 1 and "othr" in run.stdout
-    assert "too long" in run.stderr and "checking in this process" in run.stderr
+    assert "not a folder" in run.stderr and "checking in this process" in run.stderr
+
+
+def test_a_cache_folder_too_deep_for_a_socket_gets_one_in_a_short_private_folder(monkeypatch, tmp_path):
+    # a socket path is at most 108 bytes: a test's cache folder (pytest-of-root/pytest-156/...) or a long HOME
+    deep = tmp_path / ("x" * 90)
+    monkeypatch.setenv("DERIVLS_CACHE_DIR", str(deep))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / ("y" * 90)))  # (too deep as well: /tmp is next)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    path = address.socket_path()
+    assert len(os.fsencode(path)) <= address.MAX_PATH
+    folder = os.path.dirname(path)
+    assert folder == f"/tmp/derivls-daemon-{os.geteuid()}"
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700 and os.stat(folder).st_uid == os.geteuid()
+    monkeypatch.setenv("DERIVLS_CACHE_DIR", str(deep) + "z")  # another cache folder: another daemon
+    assert address.socket_path() != path
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)  # (when no daemon of this user uses it)
 
 
 def test_a_daemon_whose_code_changed_says_so_and_stops():
