@@ -101,7 +101,8 @@ def main() -> int:
         f"session start: {time.monotonic() - started:.1f} s ({session.state}; JIT {session.jit}), load {load()}",
         flush=True,
     )
-    once(session)  # the first run finds the reach index and acos's samples
+    took, verdict = once(session)  # the session's first run of the entry: its samples found then
+    print(f"  session, first edit of {args.op} (its samples found): {took:.2f} s {verdict} (load {load()})", flush=True)
     warm = []
     for _ in range(args.edits):
         took, verdict = once(session)

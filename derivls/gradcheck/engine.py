@@ -12,14 +12,14 @@ from typing import Any
 
 from derivls import bounded
 from derivls.compile.file_templates import Templates
-from derivls.compile.toolchain import SetupError, Toolchain, cache_root
+from derivls.compile.toolchain import SetupError, Toolchain
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
 from derivls.gradcheck import jit as jitting
 from derivls.gradcheck import reach
 from derivls.gradcheck.results import Summary, interpret
-from derivls.gradcheck.runner import Child, child_limits, torch_folder
+from derivls.gradcheck.runner import Child, child_limits
 from derivls.gradcheck.source import render
 from derivls.gradcheck.trials import Suggestion, with_fixes
 from derivls.report import plural
@@ -560,10 +560,4 @@ def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timi
 
 def _reach_file(python: str | None, cache: Path | None) -> Path | None:
     """Where the reach index of `python`'s torch build is kept (None: no cache folder or no torch)."""
-    import sys
-
-    try:
-        root = cache or cache_root()
-    except SetupError:
-        return None
-    return reach.index_path(root, torch_folder(python or sys.executable))
+    return reach.file_for(python, cache)

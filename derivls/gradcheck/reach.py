@@ -33,6 +33,27 @@ def index_path(root: Path, torch_folder: Path | None) -> Path | None:
     return root / "gradcheck" / f"reach-{hashlib.sha256(stamp).hexdigest()[:20]}.json"
 
 
+def file_for(python: str | None, cache: Path | None = None) -> Path | None:
+    """Where the index of `python`'s torch build is kept, in `cache` or derivls's cache folder (None: no cache folder
+    or no torch)."""
+    from derivls.compile.toolchain import SetupError, cache_root
+
+    try:
+        root = cache or cache_root()
+    except SetupError:
+        return None
+    return index_path(root, torch_folder_of(python))
+
+
+def torch_folder_of(python: str | None) -> Path | None:
+    """The folder of `python`'s torch (default: this Python's), remembered while it exists (runner.torch_folder)."""
+    import sys
+
+    from derivls.gradcheck.runner import torch_folder
+
+    return torch_folder(python or sys.executable)
+
+
 def load(path: Path | None) -> dict[str, list[str]] | None:
     """The kept index, or None (absent, unreadable, not the user's own, not an index)."""
     if path is None:

@@ -94,7 +94,11 @@ def run_seconds(units: int) -> float:
 
 
 class Session:
-    """One live child with `--serve` (see the module's doc). `command` replaces the child (tests' stand-in)."""
+    """One live child with `--serve` (see the module's doc). `command` replaces the child (tests' stand-in).
+
+    While it starts it is sent the reach index (`send_reach`: the real child only, by default): the one kept for
+    its torch build, or, for a build's first session, the one `indexer` (the one-shot child, no units) makes beside
+    the start, then kept. So no run waits ~10 s for the index."""
 
     def __init__(
         self,
@@ -106,9 +110,14 @@ class Session:
         limits: Limits | None = None,
         on_state: Callable[[str], None] | None = None,
         jit: bool | None = None,
+        send_reach: bool | None = None,
+        indexer: list[str] | None = None,
     ) -> None:
         self.python = python or sys.executable
         self.use_jit = (command is None and jit_enabled()) if jit is None else jit  # (a stand-in has none)
+        # the reach index sent while it starts (a stand-in takes no prepare), made by `indexer` when none is kept
+        self.send_reach = command is None if send_reach is None else send_reach
+        self.indexer = indexer or [self.python, "-I", str(CHILD)]
         self.command = command or [self.python, "-I", str(CHILD), "--serve"]
         self.idle_seconds = idle_seconds
         self.rss_bound = rss_bound
@@ -128,6 +137,7 @@ class Session:
         self.folder: str | None = None
         self._process: bounded.Bounded | None = None
         self._guard: subprocess.Popen[Any] | None = None
+        self._indexer: bounded.Bounded | None = None  # a one-shot child making the reach index while it starts
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._run = threading.Lock()  # one run at a time
         self._orders: queue.Queue[str] = queue.Queue()
@@ -293,6 +303,7 @@ class Session:
             self._stop_now()
             self._set("failed")
             return
+        reach_file, index = self._start_indexer(env) if self.send_reach else (None, None)
         assert self._guard.stdin is not None
         try:
             self._guard.stdin.write(f"{self._process.pid}\n")
@@ -329,6 +340,8 @@ class Session:
         self.jit = self._jit_init(process, events, deadline) if self.use_jit else {"ready": False, "reason": "off"}
         if self._process is not process:
             return
+        if self.send_reach:
+            self._send_reach(process, events, deadline, reach_file, index)
         if process.popen.poll() is not None:
             self.error = "the gradcheck session ended while starting"
             self._stop_now()
@@ -370,6 +383,100 @@ class Session:
                 state["seconds"] = round(time.monotonic() - started, 2)
                 return state
 
+    def _start_indexer(self, env: dict[str, str]) -> tuple[Path | None, dict[str, Any] | None]:
+        """Where the reach index is kept and the kept index; when none is kept (a torch build's first session), a
+        one-shot child (no units) starts making it, beside the session's own start (the JIT's parse): ~10 s of every
+        OpInfo's samples that the first run would otherwise wait for. The index is read from it by _send_reach."""
+        from derivls.gradcheck import reach
+
+        path = reach.file_for(self.python)
+        index = reach.load(path)
+        if index is not None or path is None:
+            return path, index
+        try:
+            self._indexer = bounded.spawn(
+                self.indexer,
+                self.limits,
+                cwd=self.folder or bounded.scratch_folder(),
+                scratch=self.folder,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            stdin = self._indexer.popen.stdin
+            assert stdin is not None
+            stdin.write(json.dumps({"units": [], "reach": None}) + "\n")
+            stdin.close()  # (no second line: it ends once the index is sent)
+        except (OSError, ValueError):
+            self._stop_indexer()
+        return path, None
+
+    def _indexer_index(self, deadline: float) -> dict[str, Any] | None:
+        """The index the indexer sends (None: it failed, or not by `deadline`); the indexer is stopped."""
+        indexer = self._indexer
+        if indexer is None:
+            return None
+        found: list[Any] = []
+
+        def read() -> None:
+            stdout = indexer.popen.stdout
+            assert stdout is not None
+            with contextlib.suppress(OSError, ValueError):
+                for line in stdout:
+                    with contextlib.suppress(ValueError):
+                        event = json.loads(line)
+                        if isinstance(event, dict) and event.get("event") == "reach-index":
+                            found.append(event.get("index"))
+                            return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(max(0.0, deadline - time.monotonic()))
+        self._stop_indexer()
+        return found[0] if found and isinstance(found[0], dict) else None
+
+    def _stop_indexer(self) -> None:
+        indexer, self._indexer = self._indexer, None
+        if indexer is not None:
+            indexer.kill()
+
+    def _send_reach(
+        self,
+        process: bounded.Bounded,
+        events: queue.Queue[dict[str, Any] | None],
+        deadline: float,
+        path: Path | None,
+        index: dict[str, Any] | None,
+    ) -> None:
+        """Send the process the reach index (kept, or the indexer's, then kept) before it is ready, so that no run
+        waits for it; without one (the indexer failed), the first run's process makes it, as before."""
+        from derivls.gradcheck import reach
+
+        if index is None:
+            index = self._indexer_index(deadline)
+            if index is None:
+                return
+            reach.save(path, index)
+        stdin = process.popen.stdin
+        try:
+            assert stdin is not None
+            stdin.write(json.dumps({"op": "prepare", "units": [], "reach": index}) + "\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            return
+        while True:
+            try:
+                event = events.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return
+            if event is None:
+                events.put(None)
+                return
+            if event.get("event") == "prepared":
+                self.reach_sent = True
+                return
+
     def _read(self, process: bounded.Bounded, events: queue.Queue[dict[str, Any] | None]) -> None:
         stdout = process.popen.stdout
         assert stdout is not None
@@ -388,6 +495,7 @@ class Session:
 
     def _stop_now(self) -> None:
         self.ready.clear()
+        self._stop_indexer()
         process, self._process = self._process, None
         if process is not None:
             stdin = process.popen.stdin

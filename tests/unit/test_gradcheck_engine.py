@@ -141,7 +141,7 @@ def test_the_reach_index_the_child_made_is_kept_per_torch_build_and_sent_with_th
     torch_folder = tmp_path / "torch"
     torch_folder.mkdir()
     (torch_folder / "version.py").write_text("__version__ = '2.13.0+cpu'\n")
-    monkeypatch.setattr(engine, "torch_folder", lambda python: torch_folder)
+    monkeypatch.setattr(engine.reach, "torch_folder_of", lambda python: torch_folder)
     monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
     cache = tmp_path / "cache"
     engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=cache)

@@ -297,6 +297,116 @@ def test_a_restarted_session_process_is_sent_the_reach_index_again(tmp_path):
         session.close()
 
 
+# a session that says it is ready only once the indexer runs (else after 10 s, noting it), and records each request
+INDEXED = textwrap.dedent(
+    """
+    import json, os, sys, time
+    folder = sys.argv[1]
+    def emit(o):
+        sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
+    emit({"event": "torch", "version": "0.0-stand-in"})
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(folder, "indexing")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not os.path.exists(os.path.join(folder, "indexing")):
+        open(os.path.join(folder, "late"), "w").close()
+    emit({"event": "ready"})
+    for line in sys.stdin:
+        with open(os.path.join(folder, "requests"), "a") as f:
+            f.write(line)
+        r = json.loads(line)
+        if r["op"] == "quit":
+            break
+        if r["op"] == "prepare":
+            emit({"event": "prepared", "units": 0})
+    """
+)
+# the one-shot child asked for the index alone: its request line, then the index (after `seconds`), then its end
+INDEXER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    folder, seconds = sys.argv[1], float(sys.argv[2])
+    request = json.loads(sys.stdin.readline())
+    open(os.path.join(folder, "indexing"), "w").write(json.dumps(request))
+    print(json.dumps({"event": "torch", "version": "0.0-stand-in"}), flush=True)
+    time.sleep(seconds)
+    print(json.dumps({"event": "reach-index", "index": {"aten::_softmax.default": ["softmax"]}}), flush=True)
+    """
+)
+
+
+def indexed(tmp_path: Path, monkeypatch, seconds: float = 0.5) -> tuple[Session, Path]:
+    """A session of INDEXED with INDEXER as its indexer, its reach index kept in tmp_path/cache (none yet)."""
+    from derivls.gradcheck import reach
+
+    (tmp_path / "session.py").write_text(INDEXED)
+    (tmp_path / "indexer.py").write_text(INDEXER)
+    kept = tmp_path / "cache" / "reach.json"
+    monkeypatch.setattr(reach, "file_for", lambda python, cache=None: kept)
+    session = Session(
+        sys.executable,
+        command=[sys.executable, "-I", str(tmp_path / "session.py"), str(tmp_path)],
+        indexer=[sys.executable, "-I", str(tmp_path / "indexer.py"), str(tmp_path), str(seconds)],
+        send_reach=True,
+    )
+    return session, kept
+
+
+def requests(tmp_path: Path) -> list[dict]:
+    return [json.loads(line) for line in (tmp_path / "requests").read_text().splitlines()]
+
+
+def test_a_torch_builds_first_session_has_its_reach_index_made_beside_its_start_and_sent_before_it_is_ready(
+    tmp_path, monkeypatch
+):
+    session, kept = indexed(tmp_path, monkeypatch)
+    try:
+        session.start()
+        assert session.ready.wait(30)
+        assert not (tmp_path / "late").exists()  # the indexer ran while the session started, not after
+        assert json.loads((tmp_path / "indexing").read_text()) == {"units": [], "reach": None}
+        index = {"aten::_softmax.default": ["softmax"]}
+        assert requests(tmp_path) == [{"op": "prepare", "units": [], "reach": index}]
+        assert session.reach_sent is True  # the first run sends no index: its process has it
+        assert json.loads(kept.read_text()) == index  # kept: the next session is sent it without an indexer
+        assert session._indexer is None
+    finally:
+        session.close()
+
+
+def test_a_kept_reach_index_is_sent_while_the_session_starts_and_no_indexer_runs(tmp_path, monkeypatch):
+    session, kept = indexed(tmp_path, monkeypatch)
+    kept.parent.mkdir()
+    kept.write_text(json.dumps({"aten::mul.Tensor": ["cov"]}))
+    (tmp_path / "indexing").write_text("")  # (the stand-in's start waits for it: no indexer makes it here)
+    try:
+        session.start()
+        assert session.ready.wait(30)
+        assert requests(tmp_path) == [{"op": "prepare", "units": [], "reach": {"aten::mul.Tensor": ["cov"]}}]
+        assert session.reach_sent is True
+        assert (tmp_path / "indexing").read_text() == ""
+    finally:
+        session.close()
+
+
+def test_an_indexer_that_ends_without_an_index_leaves_the_first_run_to_make_it(tmp_path, monkeypatch):
+    session, kept = indexed(tmp_path, monkeypatch)
+    session.indexer = [
+        sys.executable,
+        "-I",
+        "-c",
+        "import sys, pathlib; pathlib.Path(sys.argv[1]).touch()",
+        str(tmp_path / "indexing"),
+    ]
+    try:
+        session.start()
+        assert session.ready.wait(30)
+        assert not (tmp_path / "requests").exists() and session.reach_sent is False
+        assert not kept.exists()
+    finally:
+        session.close()
+
+
 RECORDING = textwrap.dedent(
     """
     import json, sys
