@@ -85,7 +85,8 @@ def socket_path() -> str:
 def short_folder(long: str) -> str:
     """A folder of this user's alone for the sockets whose path would be too long: `derivls-daemon-<uid>` (0700,
     checked as the cache folder is, never a link) in $XDG_RUNTIME_DIR, the temporary folder or /tmp, the first
-    where the path fits; Unreachable if none."""
+    where the path fits and the folder is accepted (a link or another user's folder there: the next base is
+    tried); Unreachable if none, with each refusal."""
     import tempfile
     from pathlib import Path
 
@@ -93,17 +94,22 @@ def short_folder(long: str) -> str:
 
     name = f"derivls-daemon-{os.geteuid()}"
     bases = [os.environ.get("XDG_RUNTIME_DIR", ""), tempfile.gettempdir(), "/tmp"]
-    for base in (b for b in bases if b and os.path.isabs(b)):
+    refused: list[str] = []
+    for base in dict.fromkeys(b for b in bases if b and os.path.isabs(b)):
         path = os.path.join(base, name)
         if len(os.fsencode(path)) + 26 > MAX_PATH:  # (+ "/" + 20 hex digits + ".sock")
             continue
         if os.path.islink(path):
-            raise Unreachable(f"{path} is a link: it is not used for the daemon's socket")
+            refused.append(f"{path} is a link: it is not used for the daemon's socket")
+            continue
         try:
             check_folder(Path(path), create=True)
         except CacheFolderRefused as e:
-            raise Unreachable(str(e)) from None
+            refused.append(str(e))
+            continue
         return path
+    if refused:
+        raise Unreachable("; ".join(refused))
     raise Unreachable(f"the daemon's socket path would be too long ({long}): set DERIVLS_CACHE_DIR shorter")
 
 

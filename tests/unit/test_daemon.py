@@ -258,6 +258,32 @@ def test_a_cache_folder_too_deep_for_a_socket_gets_one_in_a_short_private_folder
         os.rmdir(folder)  # (when no daemon of this user uses it)
 
 
+def test_a_link_planted_where_the_short_folder_goes_is_passed_over_for_the_next_base(monkeypatch):
+    import shutil
+    import tempfile
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="dl-", dir="/tmp"))  # (short: a socket path holds 108 bytes)
+    runtime, temp = tmp_path / "run", tmp_path / "tmp"
+    runtime.mkdir()
+    temp.mkdir()
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    name = f"derivls-daemon-{os.geteuid()}"
+    (runtime / name).symlink_to(target)  # (another user's link in a shared folder)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    try:
+        assert address.short_folder("a long path") == str(temp / name)
+        assert os.listdir(target) == []  # nothing made through the link
+        (temp / name).rmdir()
+        (temp / name).symlink_to(target)
+        monkeypatch.setattr(address.os.path, "isabs", lambda b: b != "/tmp")  # (no /tmp to fall back on)
+        with pytest.raises(address.Unreachable, match="is a link.*; .*is a link"):
+            address.short_folder("a long path")
+    finally:
+        shutil.rmtree(tmp_path)
+
+
 def test_a_daemon_whose_code_changed_says_so_and_stops():
     daemon = serve.Daemon("/nonexistent", 100)
     daemon.fingerprint = "older code"
