@@ -505,6 +505,9 @@ def gradcheck_in_session(
     return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, session.torch_version, suggestions)
 
 
+POLL_SECONDS = 0.5  # how often a run waiting for its child's events looks whether its own parent is gone
+
+
 class _EventReader:
     """The child's events, read in a thread from its start: iterate to get them in order. A `setup-error`
     event (torch without numpy / expecttest) kills the build's compilers at once (derivls.bounded: every
@@ -538,7 +541,17 @@ class _EventReader:
             self.build_over.wait(0.05)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._queue.get, None)
+        from derivls.children import exit_if_orphaned
+
+        while True:
+            try:
+                event = self._queue.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                exit_if_orphaned()  # (the gradcheck worker whose server is gone: its SIGTERM lost or late)
+                continue
+            if event is None:
+                return
+            yield event
 
 
 def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timings) -> GradcheckResult:

@@ -36,6 +36,7 @@ from typing import Any
 
 from derivls import bounded
 from derivls.bounded import GB, Limits
+from derivls.children import exit_if_orphaned
 
 IDLE_SECONDS = 600.0
 RSS_BOUND = 2 * GB
@@ -582,6 +583,7 @@ class Connection:
             try:
                 event = events.get(timeout=min(left, 0.2))
             except queue.Empty:
+                exit_if_orphaned()  # (a worker running this whose server is gone: its SIGTERM lost or late)
                 continue
             if event is None:
                 events.put(None)
