@@ -11,7 +11,10 @@ would run code. `loads` here looks globals up through `find_class`, which allows
 - the plain builtins in BUILTINS (containers and scalars), `collections.defaultdict` and
   `collections.OrderedDict`;
 - the few functions in FUNCTIONS (indexrefs._ref: a reference resolved against the live index;
-  codes.model.lookup: a diagnostic code, the registered object of that name, KeyError for another).
+  codes.model.lookup: a diagnostic code, the registered object of that name, KeyError for another);
+- `builtins.getattr`, as `enum_member`: Python 3.12 and later (and 3.11.0-3.11.4, Debian 12's 3.11.2 among
+  them) pickle an Enum member as `getattr(EnumClass, "NAME")`; `enum_member` returns only a member, by
+  name, of an Enum class found as above, and refuses any other attribute of anything.
 
 Anything else raises `pickle.UnpicklingError`, which every caller treats as a miss. `find_class` is
 called once per distinct global in a pickle (the pickler memoizes them), so the check costs a few
@@ -65,6 +68,15 @@ COLLECTIONS = frozenset({"defaultdict", "OrderedDict"})
 FUNCTIONS = frozenset({("derivls.derivatives.indexrefs", "_ref"), ("derivls.codes.model", "lookup")})
 
 
+def enum_member(cls: object, name: object) -> object:
+    """What `getattr` in a pickle may do: a member of an Enum class, by its name (see the module doc)."""
+    import enum
+
+    if isinstance(cls, type) and issubclass(cls, enum.Enum) and isinstance(name, str) and name in cls.__members__:
+        return cls.__members__[name]
+    raise pickle.UnpicklingError(f"getattr({cls!r}, {name!r}) is not an Enum member: refused")
+
+
 _allowed: dict[tuple[str, str], object] = {}  # (module, name) → what find_class returned for it
 
 
@@ -85,6 +97,8 @@ class SafeUnpickler(pickle.Unpickler):
                 return super().find_class(module, name)
             if (module, name) in FUNCTIONS:
                 return super().find_class(module, name)
+            if module in ("builtins", "__builtin__") and name == "getattr":  # (protocol 2 names it __builtin__)
+                return enum_member
             if module in DATA_MODULES:
                 found = super().find_class(module, name)
                 if isinstance(found, type) and found.__module__ == module:
@@ -97,4 +111,4 @@ def loads(data: bytes | bytearray | memoryview) -> object:
     return SafeUnpickler(io.BytesIO(data)).load()
 
 
-__all__ = ["BUILTINS", "DATA_MODULES", "FUNCTIONS", "SafeUnpickler", "loads"]
+__all__ = ["BUILTINS", "DATA_MODULES", "FUNCTIONS", "SafeUnpickler", "enum_member", "loads"]

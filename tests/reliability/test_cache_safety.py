@@ -102,6 +102,35 @@ def test_a_global_refused_after_allowed_ones_were_remembered_is_still_refused() 
     assert ("posix", "system") not in safepickle._allowed
 
 
+class _ByName:
+    """Pickled as Python 3.12+ (and 3.11.0-3.11.4) pickle an Enum member: getattr(cls, name)."""
+
+    def __init__(self, cls: object, name: str) -> None:
+        self.cls, self.name = cls, name
+
+    def __reduce__(self) -> tuple[object, tuple[object, str]]:
+        return (getattr, (self.cls, self.name))
+
+
+def test_an_enum_member_pickled_by_name_as_newer_pythons_do_is_read_back() -> None:
+    from derivls.aten.schema_types import BaseTy
+
+    for protocol in (2, pickle.HIGHEST_PROTOCOL):
+        data = pickle.dumps([_ByName(BaseTy, "Tensor")], protocol)
+        assert b"getattr" in data
+        assert safepickle.loads(data) == [BaseTy.Tensor]
+
+
+@pytest.mark.parametrize("name", ["__init__", "__class__", "_member_map_", "missing"])
+def test_getattr_in_a_pickle_gives_nothing_but_an_enum_member(name: str) -> None:
+    from derivls.aten.schema_types import BaseTy, BaseType
+
+    with pytest.raises(pickle.UnpicklingError, match="not an Enum member"):
+        safepickle.loads(pickle.dumps(_ByName(BaseTy, name), 2))
+    with pytest.raises(pickle.UnpicklingError, match="not an Enum member"):
+        safepickle.loads(pickle.dumps(_ByName(BaseType, "__init__"), 2))  # (an allowed class, not an Enum)
+
+
 @pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero"])
 def test_a_cache_file_that_is_not_a_regular_file_is_a_miss_without_a_hang(filled, kind: str) -> None:
     cache, answer = filled
