@@ -164,6 +164,12 @@ def main() -> int:
                 f"checks run: {data.get('checks')}"
             )
         print("not checkable by reason:", json.dumps(data.get("not_checkable_by_reason"), indent=1))
+        if "checkable_at_most" in data:
+            facts = data["not_checkable_for_facts"]
+            print(
+                f"not checkable for a fact about the op: {facts}; for a limit of the harness: "
+                f"{c.get('not-checkable', 0) - facts}; checkable at most: {data['checkable_at_most']}"
+            )
         times = re.search(r"build ([\d.]+) s \((\w+)[^)]*\), run ([\d.]+) s", output)
         if times:
             print(f"build {times.group(1)} s ({times.group(2)}), run {times.group(3)} s")
@@ -175,13 +181,16 @@ def main() -> int:
                 "about": (
                     "derivls gradcheck of the unmodified 2.13 derivatives.yaml"
                     + (" (these entries)" if args.ops else " (--all, bench/bench_gradcheck.py)")
-                    + ": every unit passes or is listed with its reason (not-checkable reasons are facts about the"
-                    " harness: the list should shrink)"
+                    + ": every unit passes or is listed with its reason; a reason of the kinds 'nothing to check',"
+                    " 'no CPU kernel', 'not implemented' and \"another backend's formula\" is a fact about the op, any"
+                    " other a limit of the harness (the list should shrink)"
                 ),
                 "torch": "2.13",
                 "ops": args.ops or "all",
                 "counts": data.get("counts"),
                 "not_checkable_by_reason": data.get("not_checkable_by_reason"),
+                "not_checkable_for_facts": data.get("not_checkable_for_facts"),
+                "checkable_at_most": data.get("checkable_at_most"),
                 "units": {
                     key: {"function": u["function"], "status": u["status"], "reason": u["reason"]}
                     for key, u in keyed(data.get("units", [])).items()

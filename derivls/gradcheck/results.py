@@ -11,7 +11,7 @@ from typing import Any
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
 from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.exits import ended
-from derivls.gradcheck.source import NOTHING_TO_CHECK
+from derivls.gradcheck.source import is_fact, reason_kind
 
 CODE = GRADCHECK_MISMATCH
 SOURCE = "derivls-gradcheck"  # the diagnostic source a client sees
@@ -68,7 +68,16 @@ class Summary:
         return sum(o.unstable for o in self.outcomes)
 
     def reasons(self) -> dict[str, int]:
-        return dict(Counter(_reason_kind(o.reason) for o in self.outcomes if o.status == "not-checkable"))
+        return dict(Counter(reason_kind(o.reason) for o in self.outcomes if o.status == "not-checkable"))
+
+    def facts(self) -> int:
+        """Not-checkable units whose reason is a fact about the op (no formula, no CPU kernel, not_implemented(),
+        another backend's formula): no harness checks them."""
+        return sum(1 for o in self.outcomes if o.status == "not-checkable" and is_fact(o.reason))
+
+    def checkable_at_most(self) -> int:
+        """The units a harness could check: all but those the facts leave out (issue 35's ceiling)."""
+        return len(self.outcomes) - self.facts()
 
     def text(self) -> str:
         c = self.counts()
@@ -76,6 +85,12 @@ class Summary:
             f"gradcheck: {c['checked']} checked, {c['passed']} passed, {c['failed']} failed, "
             f"{c['not-checkable']} not checkable"
         ]
+        if c["not-checkable"]:
+            lines.append(
+                f"  not checkable: {self.facts()} for a fact about the op (no formula, no CPU kernel, not_implemented(),"
+                f" another backend's formula), {c['not-checkable'] - self.facts()} for a limit of the harness;"
+                f" at most {self.checkable_at_most()} checkable"
+            )
         checks = self.checks()
         if checks:
             lines.append(
@@ -105,10 +120,6 @@ def _function(unit: Any) -> str:
         return str(unit.info.func.func.name)
     except AttributeError:
         return ""
-
-
-def _reason_kind(reason: str) -> str:
-    return reason.split(":", 1)[0].strip() if reason else "unknown"
 
 
 def formula_refs(plan_units: Iterable[Any]) -> dict[tuple[str, str, str], FormulaRef]:
@@ -219,7 +230,7 @@ def interpret(
                 unit.entry_line,
                 unit.name_span,
                 "not-checkable",
-                why if why.startswith(NOTHING_TO_CHECK + ":") else f"not built: {why}",
+                why if is_fact(why) else f"not built: {why}",
                 function=_function(unit),
             )
         )

@@ -139,3 +139,23 @@ def test_schema_made_inputs_are_marked_in_the_summary():
     events = [{"event": "unit", "id": "a", "status": "passed", "failures": [], "inputs": "schema"}]
     _, summary = interpret(events, [_plan("a")])
     assert "on inputs made from the schema" in summary.text()
+
+
+def test_reasons_that_are_facts_about_the_op_are_counted_apart_from_the_harness_s_limits():
+    events = [
+        {"event": "unit", "id": "a", "status": "passed"},
+        {"event": "unit", "id": "b", "status": "not-checkable", "reason": "no CPU kernel: aten::x has no kernel"},
+        {"event": "unit", "id": "c", "status": "not-checkable", "reason": "not implemented: the derivative for 'x'"},
+        {"event": "unit", "id": "d", "status": "not-checkable", "reason": "every check was skipped: OpInfo: ..."},
+    ]
+    left_out = [
+        (_plan("e").unit, "nothing to check: the entry gives no formula"),
+        (_plan("f").unit, "another backend's formula: a formula for AutogradCUDA"),
+        (_plan("g").unit, "a return of type SymInt (not a tensor)"),
+    ]
+    _, summary = interpret(events, [_plan(u) for u in "abcd"], left_out)
+    assert summary.facts() == 4
+    assert summary.checkable_at_most() == 3  # (the passed unit and the two the harness leaves out)
+    assert summary.reasons()["not built"] == 1 and summary.reasons()["another backend's formula"] == 1
+    assert "not checkable: 4 for a fact about the op" in summary.text()
+    assert "2 for a limit of the harness; at most 3 checkable" in summary.text()

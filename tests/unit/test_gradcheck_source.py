@@ -67,6 +67,32 @@ def test_an_entry_without_a_formula_is_reported_as_a_fact_about_the_op_not_the_h
     assert summary.reasons() == {"nothing to check": 2}
 
 
+def test_an_op_dispatched_to_other_backends_only_or_a_cuda_formula_is_a_fact_not_a_harness_limit(real_files):
+    from derivls.gradcheck.results import interpret
+
+    ops = (
+        "_scaled_dot_product_flash_attention",  # (a SymInt return: not built, and CUDA only)
+        "_test_autograd_multiple_dispatch.fullcoverage",  # (a Default, an AutogradCUDA, an AutogradNestedTensor formula)
+        "_scaled_dot_product_fused_attention_overrideable",  # (a SymInt return, a CompositeExplicitAutograd kernel)
+        "acos",
+    )
+    rendered = render(_units(real_files, *ops), "LIB", Templates(real_files.derivatives))
+    _, summary = interpret([], [], rendered.not_buildable)
+    reasons = {o.name: o.reason for o in summary.outcomes}
+    assert reasons["ScaledDotProductFlashAttentionBackward0"] == (
+        "no CPU kernel: native_functions.yaml dispatches aten::_scaled_dot_product_flash_attention to CUDA, "
+        "NestedTensorCUDA, XPU only"
+    )
+    assert reasons["TestAutogradMultipleDispatchBackwardAutogradCUDA0"].startswith(
+        "another backend's formula: a formula for AutogradCUDA, which CPU tensors never reach"
+    )
+    # a nested tensor is a CPU tensor too: its formula is the harness's to check, not a fact
+    assert reasons["TestAutogradMultipleDispatchBackwardAutogradNestedTensor0"].startswith("not built: ")
+    assert reasons["ScaledDotProductFusedAttentionOverrideableBackward0"].startswith("not built: a return of type")
+    assert summary.facts() == 2
+    assert summary.checkable_at_most() == len(summary.outcomes) - 2
+
+
 def test_a_function_writing_a_buffer_it_has_no_formula_for_is_built(real_files):
     # (rrelu_with_noise writes noise, batch norm its running stats: the child passes the formulas what was written)
     rendered = render(

@@ -17,9 +17,11 @@ from .limits import (
 from .lineage import backward_slots, recomputed
 from .protocol import summarize
 from .samples import DROPPED
-from .schema import fitting_schema_samples, formula_without_cpu_kernel, no_cpu_kernel
+from .schema import fitting_schema_samples, formula_without_cpu_kernel, no_cpu_kernel, op_without_cpu_kernel
 from .values import all_finite, describe, leaf_slots, positional, same, written_cloned
 from .variants import UNSTABLE, inplace_fit, nudged, unstable_elements, variants
+
+NOT_IMPLEMENTED_SKIP = "the formula is not_implemented(): "  # (every check skipped so: the unit's reason is a fact)
 
 
 def intermediate_input(torch, overload, unit, values, slots, kernels, request, sample):
@@ -172,7 +174,7 @@ def check_unit(torch, ns, unit, found, request):
                     gauge.add(id(sample))
                     continue
                 except FormulaNotImplemented as e:
-                    skipped.append(f"the formula is not_implemented(): {e}")
+                    skipped.append(f"{NOT_IMPLEMENTED_SKIP}{e}")
                     continue
                 except Exception as e:
                     errors.append(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
@@ -213,9 +215,13 @@ def check_unit(torch, ns, unit, found, request):
     else:
         result["status"] = "not-checkable"
         if errors and result["inputs"] == "schema":
-            result["reason"] = "inputs made from the schema do not fit the op: " + errors[0]
+            result["reason"] = op_without_cpu_kernel(errors[0]) or (
+                "inputs made from the schema do not fit the op: " + errors[0]
+            )
         elif errors:
             result["reason"] = "every check errored: " + errors[0]
+        elif skipped and all(s.startswith(NOT_IMPLEMENTED_SKIP) for s in skipped):  # (a fact about the entry)
+            result["reason"] = "not implemented: " + skipped[0][len(NOT_IMPLEMENTED_SKIP) :]
         elif skipped:
             result["reason"] = "every check was skipped: " + skipped[0]
         else:
