@@ -52,6 +52,7 @@ class UnitPlan:
     fw_outputs: list[str] = field(default_factory=list)  # outputs that have a forward formula
     skipped: list[str] = field(default_factory=list)  # why a part could not be built
     inplace: bool = False  # checked through the in-place op on a clone of `self`
+    layout: str = "strided"  # "nested": a formula for AutogradNestedTensor, checked on nested tensors
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class UnitPlan:
             "backward": self.backward,
             "forward": self.forward,
             "fw_inputs": self.fw_inputs,
+            "layout": self.layout,
             "fw_outputs": self.fw_outputs,
             "inplace": self.inplace,
         }
@@ -369,10 +371,10 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             left_out.append((unit, "; ".join(plan.skipped) or no_formula_fact(info)))
             continue
         key = _dispatch_key(info)
-        if key is not None:  # (compiled all the same: it must compile; its samples are not dense CPU ones)
-            left_out.append(
-                (unit, other_backend_fact(key) or f"a formula for {key} (dense CPU samples reach the Default formula)")
-            )
+        if key in _CPU_REACHABLE_KEYS:  # (checked on nested tensors made from the Default's samples)
+            plan.layout = "nested"
+        elif key is not None:  # (compiled all the same: it must compile; its samples are not dense CPU ones)
+            left_out.append((unit, other_backend_fact(key) or f"a formula for {key}"))
             continue
         plans.append(plan)
     text = (

@@ -429,6 +429,13 @@ MISTAKES: tuple[tuple[str, str, str, str], ...] = (
         "result: self_t.copy_(-elu_backward(original_self_t, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ true, result))",
         DROPPED_SIGN,
     ),
+    # a formula for AutogradNestedTensor, checked on nested tensors made from the Default formula's samples
+    (
+        "sum.dim_IntList(",
+        "self: _nested_sum_backward(grad, self, dim, keepdim)",
+        "self: -_nested_sum_backward(grad, self, dim, keepdim)",
+        DROPPED_SIGN,
+    ),
 )
 
 # the --op names of the entries above

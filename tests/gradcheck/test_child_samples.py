@@ -197,3 +197,41 @@ def test_a_formula_calling_an_op_without_a_cpu_kernel_is_reported_as_that_fact(c
         "no CPU kernel: the formula calls aten::matmul_backward, which has no kernel for dense CPU tensors"
     )
     assert child.formula_without_cpu_kernel("largest mismatch: d output[2] / d input[2]") is None
+
+
+def test_an_op_that_calls_another_backend_s_op_on_schema_inputs_is_reported_as_that_fact(child):
+    message = "NotImplementedError: Could not run 'aten::_nested_get_values' with arguments from the 'CPU' backend."
+    assert child.op_without_cpu_kernel(message) == (
+        "no CPU kernel: the op calls aten::_nested_get_values, which has no kernel for dense CPU tensors"
+    )
+    assert child.op_without_cpu_kernel("RuntimeError: Cannot access accelerator device when none is available.")
+    assert child.op_without_cpu_kernel("RuntimeError: expected scalar type Long but found Double") is None
+
+
+def test_a_nested_tensor_goes_flat_for_gradcheck_and_back_for_the_formula(child, torch):
+    nt = torch.nested.nested_tensor([torch.rand(3, 4, dtype=torch.float64), torch.rand(2, 4, dtype=torch.float64)])
+    flat = child.to_flat(torch, nt)
+    assert flat.shape == (20,) and not flat.is_nested
+    back = child.from_flat(torch, flat, child.structure(torch, nt))
+    assert back.is_nested and all(bool((a == b).all()) for a, b in zip(back.unbind(), nt.unbind()))
+    dense = torch.rand(3)
+    assert child.to_flat(torch, dense) is dense and child.from_flat(torch, dense, None) is dense
+
+
+def test_a_nested_formula_s_samples_are_the_default_s_made_nested_with_dims_past_the_batch_dim(child, torch):
+    overload = torch.ops.aten.sum.dim_IntList
+    unit = {"wrt": [["self", False]], "args": ["self", "dim", "keepdim", "dtype"]}
+    sample = {"dtype": torch.float64, "args": (torch.rand(3, 4, dtype=torch.float64), [1], True), "kwargs": {}}
+    (made,) = child.nested_samples(torch, overload, unit, [dict(sample, origin="sum", skip={}, transforms={})])
+    self, dim, keepdim = made["args"][:3]
+    assert self.is_nested and [tuple(c.shape) for c in self.unbind()] == [(3, 4), (2, 4)]  # (ragged)
+    assert dim == [2] and keepdim is True  # (the components' dim 1 is the nested tensor's dim 2)
+    assert made["nested"] and made["origin"] == "sum, as a nested tensor (ragged)"
+    # keepdim=False: the nested kernel refuses it (a fact of the kernel), so no sample is made of it
+    refused = dict(sample, args=(sample["args"][0], [1], False), origin="sum", skip={}, transforms={})
+    assert child.nested_samples(torch, overload, unit, [refused]) == []
+
+
+def test_an_op_without_a_kernel_for_nested_cpu_tensors_is_reported_so(child, torch):
+    assert child.no_nested_kernel(torch, torch.ops.aten.sum.default).startswith("no CPU kernel: aten::sum has no")
+    assert child.no_nested_kernel(torch, torch.ops.aten.select.int) is None

@@ -44,13 +44,17 @@ def test_the_size_of_a_differentiable_tensor_list_is_set_as_variable_type_sets_i
     assert "grad_fn->tensors_size_ = tensors.size();" in source
 
 
-def test_in_place_functions_are_built_and_nested_tensor_ones_left_out_with_their_reason(real_files):
+def test_in_place_functions_and_nested_tensor_formulas_are_built(real_files):
     ops = ("as_strided_", "elu_", "sum", "rrelu_with_noise_")
     rendered = render(_units(real_files, *ops), "LIB", Templates(real_files.derivatives))
-    reasons = {unit.name: why for unit, why in rendered.not_buildable}
     # through the in-place op on a clone (rrelu_with_noise_ also writes `noise`, a buffer it has no formula for)
     assert {"as_strided_", "elu_", "rrelu_with_noise_"} <= {plan.aten for plan in rendered.plans}
-    assert any("AutogradNestedTensor" in why for why in reasons.values())
+    # sum's formula for AutogradNestedTensor: checked on nested tensors (the child makes them)
+    layouts = {
+        plan.unit.name: plan.layout for plan in rendered.plans if plan.aten == "sum" and plan.overload == "default"
+    }
+    assert layouts == {"SumBackward0": "strided", "SumBackwardAutogradNestedTensor0": "nested"}
+    assert not rendered.not_buildable
 
 
 def test_an_entry_without_a_formula_is_reported_as_a_fact_about_the_op_not_the_harness(real_files):
@@ -86,8 +90,9 @@ def test_an_op_dispatched_to_other_backends_only_or_a_cuda_formula_is_a_fact_not
     assert reasons["TestAutogradMultipleDispatchBackwardAutogradCUDA0"].startswith(
         "another backend's formula: a formula for AutogradCUDA, which CPU tensors never reach"
     )
-    # a nested tensor is a CPU tensor too: its formula is the harness's to check, not a fact
-    assert reasons["TestAutogradMultipleDispatchBackwardAutogradNestedTensor0"].startswith("not built: ")
+    # a nested tensor is a CPU tensor too: its formula is checked on nested tensors, not left out
+    assert "TestAutogradMultipleDispatchBackwardAutogradNestedTensor0" not in reasons
+    assert "TestAutogradMultipleDispatchBackwardAutogradNestedTensor0" in {p.unit.name for p in rendered.plans}
     assert reasons["ScaledDotProductFusedAttentionOverrideableBackward0"].startswith("not built: a return of type")
     assert summary.facts() == 2
     assert summary.checkable_at_most() == len(summary.outcomes) - 2

@@ -15,6 +15,7 @@ from .limits import (
     time_limit,
 )
 from .lineage import backward_slots, recomputed
+from .nested import from_flat, nested_samples, no_nested_kernel, structure, to_flat
 from .protocol import summarize
 from .samples import DROPPED
 from .schema import fitting_schema_samples, formula_without_cpu_kernel, no_cpu_kernel, op_without_cpu_kernel
@@ -71,11 +72,22 @@ def check_unit(torch, ns, unit, found, request):
         }
     if not found and no_cpu_kernel(torch, overload):  # (a fact about the op: nothing to run it on here)
         return {**result, "status": "not-checkable", "reason": no_cpu_kernel(torch, overload)}
+    nested = unit.get("layout") == "nested"  # (an AutogradNestedTensor formula: nested tensors reach it)
+    if nested and no_nested_kernel(torch, overload):
+        return {**result, "status": "not-checkable", "reason": no_nested_kernel(torch, overload)}
     if not found:
         found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
-    elif request.get("variants", True):
+    elif request.get("variants", True) and not nested:
         found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
+    if nested and found:
+        found = nested_samples(torch, overload, unit, found)
+        if not found:
+            return {
+                **result,
+                "status": "not-checkable",
+                "reason": "no sample the op takes as a nested tensor (its dense samples' arguments do not fit one)",
+            }
     if not found:
         return {
             **result,
@@ -150,6 +162,7 @@ def check_unit(torch, ns, unit, found, request):
                         stable_only=bool(sample.get("points")),
                         nudge=sample.get("points") is True,  # (a sample reached inside another op)
                         lineage=sample.get("lineage"),
+                        nested=bool(sample.get("nested")),
                     )
                 except Unstable as e:
                     unstable += e.args[0]
@@ -181,7 +194,8 @@ def check_unit(torch, ns, unit, found, request):
                     continue
                 checked += 1
                 counts[mode] = counts.get(mode, 0) + 1
-                if ok and mode == "backward" and request.get("double_backward"):
+                # (a nested sample: the formula's own derivative is not traced through the flat view of nested.py)
+                if ok and mode == "backward" and request.get("double_backward") and not sample.get("nested"):
                     modes.append("double-backward")  # only after the first derivative passed
                 if not ok:
                     failures[key] = {
@@ -266,11 +280,16 @@ def run_check(
     stable_only=False,
     lineage=None,
     nudge=False,
+    nested=False,
 ):
     """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
     made with special values): Unstable unless finite differences are reliable at every element of the leaf; nudge
-    (a sample reached inside another op): its unreliable elements are moved a little off first (variants.nudged)."""
+    (a sample reached inside another op): its unreliable elements are moved a little off first (variants.nudged);
+    nested (the leaf is a nested tensor, for an AutogradNestedTensor formula): gradcheck varies its components'
+    values as one flat tensor, sees each nested output flat, and the formula gets nested tensors (nested.py)."""
     base = list(values)
+    leaf_shapes = structure(torch, base[leaf["arg"]]) if nested and leaf["item"] is None else None
+    last = {}  # (nested) the op's outputs at the last call, as the op gave them: what the formula gets
     outputs_names = unit["outputs"]
     grads_of = unit["grads"]
 
@@ -285,7 +304,7 @@ def run_check(
     def with_leaf(x):
         args = list(base)
         if leaf["item"] is None:
-            args[leaf["arg"]] = x
+            args[leaf["arg"]] = from_flat(torch, x, leaf_shapes)
         else:
             items = list(args[leaf["arg"]])
             items[leaf["item"]] = x
@@ -315,7 +334,8 @@ def run_check(
         @staticmethod
         def forward(x):
             outs = as_tuple(call(with_leaf(x)))
-            return tuple(o.clone() for o in outs)
+            last["outs"] = outs
+            return tuple(to_flat(torch, o).clone() for o in outs)
 
         @staticmethod
         def setup_context(ctx, inputs, output):
@@ -331,28 +351,35 @@ def run_check(
             ctx.save_for_backward(x, *output)
             ctx.save_for_forward(x, *output)
             ctx.derivls_written = dict(written)  # (the buffers the op wrote at x: what VariableType's node reads)
+            ctx.derivls_outs = last.get("outs") if nested else None
 
         @staticmethod
         def backward(ctx, *gouts):
             x, *outs = ctx.saved_tensors
+            if ctx.derivls_outs is not None:  # (nested: the formula gets the outputs and their grads nested)
+                outs = list(ctx.derivls_outs)
+                gouts = [from_flat(torch, g, structure(torch, o)) for g, o in zip(gouts, outs)]
             grads = list(gouts) if list_return else [gouts[i] for i in grads_of]
             args = with_leaf(x)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]
             res = backward(*args, *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
             g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
-            return g
+            return to_flat(torch, g)
 
         @staticmethod
         def jvp(ctx, x_t):
             x, *outs = ctx.saved_tensors
+            if ctx.derivls_outs is not None:
+                outs = list(ctx.derivls_outs)
             tangents = [None] * len(unit["fw_inputs"])
             tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
+            tangents[leaf["fw_index"]] = from_flat(torch, tangents[leaf["fw_index"]], leaf_shapes)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
             res = forward(*args, *outs, tangents)
-            return tuple(r if i in grads_of else None for i, r in enumerate(res))
+            return tuple(to_flat(torch, r) if i in grads_of else None for i, r in enumerate(res))
 
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
-    x = value.detach().clone().requires_grad_(True)
+    x = to_flat(torch, value).detach().clone().requires_grad_(True)
     # OpInfo's gradcheck_wrapper (a Hermitian or triangular input): the op sees transform(x), as in test_ops
     transforms = transforms or {}
     with torch.no_grad():

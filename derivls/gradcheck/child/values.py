@@ -55,6 +55,9 @@ def largest_tensor(torch, tree):
 
 def describe(torch, args, kwargs):
     def one(x):
+        if isinstance(x, torch.Tensor) and x.is_nested:  # (no single shape: its components')
+            sizes = ", ".join(str(list(c.shape)) for c in x.unbind())
+            return f"NestedTensor({sizes}) {str(x.dtype).replace('torch.', '')}"
         if isinstance(x, torch.Tensor):
             return f"Tensor{list(x.shape)} {str(x.dtype).replace('torch.', '')}"
         if isinstance(x, (list, tuple)):
