@@ -209,7 +209,7 @@ def test_an_op_that_calls_another_backend_s_op_on_schema_inputs_is_reported_as_t
 
 
 def test_a_nested_tensor_goes_flat_for_gradcheck_and_back_for_the_formula(child, torch):
-    nt = torch.nested.nested_tensor([torch.rand(3, 4, dtype=torch.float64), torch.rand(2, 4, dtype=torch.float64)])
+    nt = child.nested_tensor(torch, [torch.rand(3, 4, dtype=torch.float64), torch.rand(2, 4, dtype=torch.float64)])
     flat = child.to_flat(torch, nt)
     assert flat.shape == (20,) and not flat.is_nested
     back = child.from_flat(torch, flat, child.structure(torch, nt))

@@ -5,6 +5,9 @@ check's view of it (gradcheck varies dense tensors: the components' values as on
 from .values import call_overload, positional
 
 NESTED_SAMPLES = 4  # the nested samples a unit keeps
+# what a dim argument becomes, tried in order: moved past the batch dim (the components' dim), as given (the batch
+# dim: unbind's 0), the last (the only dim some nested kernels take: chunk's)
+DIMS = ("moved", "as given", "the last")
 NESTED_KEYS = ("NestedTensorCPU", "CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor")
 
 
@@ -87,7 +90,8 @@ def nested_samples(torch, overload, unit, found):
 def nested_forms(torch, overload, unit, values, generator):
     """(what, values) with the first differentiable tensor argument made a nested tensor: of the sample's tensor
     and one a row shorter (ragged), then of two tensors of its shape (regular); a dim argument >= 0 moved past the
-    nested tensor's batch dim, then as given; a size argument given the batch dim first (regular only)."""
+    nested tensor's batch dim, then as given, then the last (DIMS); a size argument given the batch dim first
+    (regular only)."""
     names = [a.name for a in overload._schema.arguments]
     wrt = [name for name, is_list in unit["wrt"] if not is_list and name in names]
     if not wrt:
@@ -101,21 +105,29 @@ def nested_forms(torch, overload, unit, values, generator):
     if base.shape[0] > 1:
         forms.append(("ragged", [base, other[:-1]]))
     forms.append(("regular", [base, other]))
-    for (what, components), moved in [(form, moved) for form in forms for moved in (True, False)]:
+    for (what, components), dims in [(form, dims) for form in forms for dims in DIMS]:
         made = list(values)
         made[arg] = nested_tensor(torch, components)
         for i, a in enumerate(overload._schema.arguments):
             if i == arg or i >= len(made):
                 continue
-            if moved and a.name in ("dim", "dims", "dim0", "dim1"):
-                made[i] = _moved_dim(made[i])
+            if dims != "as given" and a.name in ("dim", "dims", "dim0", "dim1"):
+                made[i] = _moved_dim(made[i]) if dims == "moved" else _last_dim(made[i])
             elif a.name in ("size", "shape") and isinstance(made[i], (list, tuple)):
                 if what != "regular":
                     made = None
                     break
                 made[i] = [len(components), *made[i]]
         if made is not None:
-            yield (what if moved else f"{what}, dims as given (the batch dim's: unbind)"), made
+            yield (what if dims == "moved" else f"{what}, dims {dims}"), made
+
+
+def _last_dim(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -1
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        return [-1]
+    return value
 
 
 def _moved_dim(value):
