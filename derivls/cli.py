@@ -8,9 +8,10 @@ from the whole-result cache (derivls.resultcache) without importing the loader a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from derivls import __version__
@@ -222,6 +223,23 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+@contextlib.contextmanager
+def _exit_on_term() -> Iterator[None]:
+    """While a command that starts compilers or a torch child runs, a SIGTERM (a CI job cancelled, a hook stopped)
+    ends it as an exit does: what it started is killed and its scratch folder removed (derivls.bounded's atexit).
+    The handler before is put back after (cli.main also runs inside other programs: the tests)."""
+    import signal
+
+    from derivls.children import set_exit_on_term
+
+    previous = signal.getsignal(signal.SIGTERM)
+    set_exit_on_term()
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if getattr(args, "no_cache", False):
         from derivls.project import disable_cache
@@ -234,7 +252,8 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             from derivls.checkcommand import run_check, run_check_compile
 
             if getattr(args, "compile", False):
-                return run_check_compile(args, sys.stdout)
+                with _exit_on_term():
+                    return run_check_compile(args, sys.stdout)
             return run_check(args, sys.stdout)
         if args.command == "dump":
             return run_dump(args, sys.stdout)
@@ -249,7 +268,8 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         if args.command == "gradcheck":
             from derivls.gradcheck.cli import run_gradcheck
 
-            return run_gradcheck(args, sys.stdout)
+            with _exit_on_term():
+                return run_gradcheck(args, sys.stdout)
 
         if args.command == "explain":
             from derivls.codes.explain import run_explain

@@ -121,3 +121,33 @@ def test_a_gradcheck_run_its_compiler_and_its_torch_child_do_not_outlive_the_ser
     assert wait_until(lambda: not any(alive(pid) for pid in compiler_pids(workspace)), 10)
     assert not workspace["marker"].exists()
     assert list(workspace["cache"].rglob("*.gch.*.tmp")) == []
+
+
+def test_a_sigterm_to_check_compile_kills_its_compilers_and_removes_its_temporary_folder(workspace, monkeypatch):
+    # (a CI job cancelled, a pre-commit hook stopped: the runner sends SIGTERM, not a kill -9)
+    import signal
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("STAGE", "units")
+    workspace["path"].write_text(REAL_DERIVATIVES.read_text(encoding="utf-8"), encoding="utf-8")
+    before = work_folders()
+    args = ["--compile", "--cxx", str(workspace["cxx"]), "--torch-include", str(workspace["include"])]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "derivls", "check", str(workspace["path"]), *args],
+        cwd=workspace["root"].parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert wait_until(lambda: compiler_pids(workspace) or proc.poll() is not None, 120)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+        assert work_folders() - before  # (its scratch folder, while the compilers run)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    assert wait_until(lambda: not any(alive(pid) for pid in compiler_pids(workspace)), 10)
+    assert work_folders() - before == set()
+    assert list(workspace["cache"].rglob("*.gch.*.tmp")) == []
