@@ -155,8 +155,8 @@ FACT_KINDS = frozenset({NOTHING_TO_CHECK, NO_CPU_KERNEL, NOT_IMPLEMENTED, OTHER_
 _CPU_DISPATCH = frozenset(
     {"CPU", "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
 )
-# the autograd keys of formulas a dense CPU tensor can reach in another layout: nested tensors are on CPU too, so a
-# formula of theirs is the harness's to check (not built today), not a fact
+# the autograd keys of formulas a CPU tensor of another layout reaches: nested tensors are on CPU too, so a formula
+# of theirs is the harness's to check (on nested tensors: child/nested.py), not a fact
 _CPU_REACHABLE_KEYS = frozenset({"AutogradNestedTensor"})
 
 
@@ -186,7 +186,7 @@ def no_cpu_kernel_fact(f: Any) -> str | None:
 
 def other_backend_fact(key: str) -> str | None:
     """The reason of a formula for the autograd key `key` (AutogradCUDA...) that no dense CPU tensor reaches, as a
-    fact; None for a key CPU tensors of another layout reach (AutogradNestedTensor: the harness's to build)."""
+    fact; None for a key CPU tensors of another layout reach (AutogradNestedTensor: checked on nested tensors)."""
     if key in _CPU_REACHABLE_KEYS:
         return None
     return f"{OTHER_BACKEND}: a formula for {key}, which CPU tensors never reach (they reach the Default formula)"
