@@ -70,11 +70,11 @@ def check_unit(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"every OpInfo sample reaching it is {DROPPED[unit['id']]}",
         }
-    if not found and no_cpu_kernel(torch, overload):  # (a fact about the op: nothing to run it on here)
-        return {**result, "status": "not-checkable", "reason": no_cpu_kernel(torch, overload)}
+    if not found and (fact := no_cpu_kernel(torch, overload)):  # (a fact about the op: nothing to run it on here)
+        return {**result, "status": "not-checkable", "reason": fact}
     nested = unit.get("layout") == "nested"  # (an AutogradNestedTensor formula: nested tensors reach it)
-    if nested and no_nested_kernel(torch, overload):
-        return {**result, "status": "not-checkable", "reason": no_nested_kernel(torch, overload)}
+    if nested and (fact := no_nested_kernel(torch, overload)):
+        return {**result, "status": "not-checkable", "reason": fact}
     if not found:
         found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"

@@ -2,7 +2,7 @@
 the Default unit's samples with their differentiable tensor made a strided nested tensor of two components, and the
 check's view of it (gradcheck varies dense tensors: the components' values as one flat tensor)."""
 
-from .values import call_overload, positional
+from .values import call_overload, positional, without_kernel
 
 NESTED_SAMPLES = 4  # the nested samples a unit keeps
 # what a dim argument becomes, tried in order: moved past the batch dim (the components' dim), as given (the batch
@@ -14,15 +14,12 @@ NESTED_KEYS = ("NestedTensorCPU", "CompositeImplicitAutograd", "CompositeImplici
 def no_nested_kernel(torch, overload):
     """'no CPU kernel: ...' when the op runs on no nested CPU tensor (aten::sum has kernels for dense and jagged ones
     only): then its AutogradNestedTensor formula is not reached on CPU, a fact about the op; None otherwise."""
-    name = str(overload._schema.name)
-    if overload._overloadname != "default":
-        name += "." + overload._overloadname
-    try:
-        if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, key) for key in NESTED_KEYS):
-            return None
-    except Exception:
-        return None
-    return f"no CPU kernel: {name} has no kernel for nested CPU tensors (the layout its formula is for)"
+    name = without_kernel(torch, overload, NESTED_KEYS)
+    return (
+        None
+        if name is None
+        else f"no CPU kernel: {name} has no kernel for nested CPU tensors (the layout its formula is for)"
+    )
 
 
 def to_flat(torch, value):

@@ -70,6 +70,20 @@ def describe(torch, args, kwargs):
     return text
 
 
+def without_kernel(torch, overload, keys):
+    """The overload's qualified name (`aten::sum`, `aten::select.int`) when the dispatcher has a kernel for none of
+    `keys`; None when it has one, or cannot say."""
+    name = str(overload._schema.name)
+    if overload._overloadname != "default":
+        name += "." + overload._overloadname
+    try:
+        if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, key) for key in keys):
+            return None
+    except Exception:
+        return None
+    return name
+
+
 def values_dtype(torch, values):
     return next((v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_complex()), torch.float64)
 
