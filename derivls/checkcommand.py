@@ -1,5 +1,5 @@
-"""`derivls check [PATH ... | @FILE] [--format text|json|github|lintrunner] [--since REF] [--torch-include DIR]
-[--compile ...]`: which files, checked (from the whole-result cache when the inputs are unchanged), filtered to
+"""`derivls check [PATH ... | @FILE] [--format text|json|github|lintrunner] [--since REF] [--op NAME]
+[--torch-include DIR] [--compile ...]`: which files, checked (from the whole-result cache when the inputs are unchanged), filtered to
 the changed entries, written in the format asked, and the exit status.
 
 Heavy imports (the ATen model and the loader) happen only when a file is analysed: a check of unchanged
@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from derivls.diagnostics import Severity
-from derivls.exits import EXIT_ERRORS, EXIT_OK, UsageError
+from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
 from derivls.report import CheckedFile, write_diagnostics
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
@@ -104,6 +104,39 @@ def since_filtered(ref: str, checked: CheckedFile) -> CheckedFile:
     return replace(checked, diagnostics=changed.filter(checked.diagnostics))
 
 
+def op_filtered(args: argparse.Namespace, checked: CheckedFile) -> CheckedFile:
+    """`check --op NAME`: `checked` with only the diagnostics of the entries named (a node, a function with its
+    overload or without, as `codegen`, `check --compile` and `gradcheck` take it), and those about the set-up or
+    outside every entry. An entry whose schema is not found is known by its `name:`. Raises UsageError."""
+    from dataclasses import replace
+
+    from derivls.codegen.command import op_names
+    from derivls.project import read_text
+    from derivls.report import analyse_path
+    from derivls.since import Changed, changed_entries
+
+    analysis, _ = analyse_path(checked.path, args.native, args.tags, args.profile, args.torch_version)
+    wanted = set(args.op)
+    first_lines = set()
+    found: set[str] = set()
+    for placed in analysis.entries if analysis is not None else ():
+        names = {n for _, info in placed.infos() for n in op_names(info)}
+        names |= {node for _, node in placed.ops if node}
+        name = placed.entry.name
+        if name is not None and isinstance(name.value, str):  # `mul.Tensor(Tensor self, ...)`
+            function = name.value.split("(")[0].strip()
+            names |= {function, function.split(".")[0]}
+        if names & wanted:
+            first_lines.add(placed.line)
+            found |= names & wanted
+    missing = [name for name in args.op if name not in found]
+    if missing:
+        raise UsageError(f"{checked.path} has no autograd node or function named {', '.join(missing)}")
+    every = changed_entries(read_text(checked.path, "derivatives.yaml"), None).entries
+    kept = Changed(tuple(lines for lines in every if lines[0] in first_lines), every)
+    return replace(checked, diagnostics=kept.filter(checked.diagnostics))
+
+
 def exit_status(args: argparse.Namespace, results: list[CheckedFile]) -> int:
     """1 if any error, else 0; always 0 for lintrunner (its protocol: it judges the messages)."""
     if args.format == "lintrunner":
@@ -120,6 +153,8 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
         results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
         if args.since is not None:
             results = [since_filtered(args.since, r) for r in results]
+        if args.op:
+            results = [op_filtered(args, r) for r in results]
         write_results(args, results, out)
         out.flush()
         writebehind.finish()
@@ -158,9 +193,15 @@ def run_check_compile(args: argparse.Namespace, out: TextIO) -> int:
     """`check --compile`: derivls.compile.cli's run, written in `--format` (lintrunner's included)."""
     from derivls.compile.cli import run_compile
 
+    shown: list[CheckedFile] = []
+
+    def write(results: list[CheckedFile]) -> None:  # with --op, check's own diagnostics too are the op's
+        shown.extend([op_filtered(args, r) for r in results] if args.op else results)
+        write_results(args, shown, out)
+
     with torch_include(args.torch_include):
-        code = run_compile(args, out, write=lambda results: write_results(args, results, out))
-    return EXIT_OK if args.format == "lintrunner" else code
+        code = run_compile(args, out, write=write)
+    return exit_status(args, shown) if shown and code != EXIT_USAGE else code
 
 
 __all__ = ["check_paths", "check_targets", "run_check", "run_check_compile", "torch_include", "write_results"]

@@ -28,6 +28,95 @@ if TYPE_CHECKING:
     from typing import NoReturn, TextIO
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser saying every refusal in derivls's one voice: `derivls CMD: error: MESSAGE.`, one line on
+    stderr, exit status 2 (no usage block; the message names `derivls CMD --help`). An unknown option is the
+    subcommand's error, not the top level's; options that conflict are refused (`conflict`); a paths file
+    (`check @FILE`) that cannot be read is said so (not a traceback, not an errno)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.refuse(self._command(), message)
+
+    def _command(self) -> str | None:
+        words = self.prog.split()
+        return words[1] if len(words) > 1 else None
+
+    def refuse(self, command: str | None, message: str) -> NoReturn:
+        hint = f"derivls {command} --help" if command else "derivls --help"
+        self.exit(EXIT_USAGE, error_line(command, f"{message} (see `{hint}`)") + "\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed, extra = self.parse_known_args(args, namespace)
+        command = getattr(parsed, "command", None)
+        if extra:
+            self.refuse(command, f"unrecognized arguments: {' '.join(extra)}")
+        problem = conflict(parsed)
+        if problem is not None:
+            self.refuse(command, problem)
+        return parsed
+
+    def _read_args_from_files(self, arg_strings: list[str]) -> list[str]:
+        """`@FILE`: the paths in FILE, one a line (blank lines skipped); a FILE that is missing, a folder,
+        not UTF-8 text or names no path is refused."""
+        expanded: list[str] = []
+        for arg in arg_strings:
+            if arg[:1] and self.fromfile_prefix_chars and arg[0] in self.fromfile_prefix_chars:
+                expanded.extend(self._paths_in(arg[1:]))
+            else:
+                expanded.append(arg)
+        return expanded
+
+    def _paths_in(self, name: str) -> list[str]:
+        from derivls.limits import FileRefused, read_regular_file
+
+        command = self._command()
+        try:
+            text = read_regular_file(name, "the paths file")
+        except FileRefused as e:
+            self.refuse(command, f"@{name}: {e}")
+        except FileNotFoundError:
+            self.refuse(command, f"@{name}: the paths file {name} does not exist")
+        except UnicodeDecodeError:
+            self.refuse(command, f"@{name}: the paths file {name} is not UTF-8 text (one path a line)")
+        except OSError as e:
+            self.refuse(command, f"@{name}: cannot read the paths file {name}: {e.strerror or e}")
+        paths = [line for line in text.splitlines() if line.strip()]
+        if not paths:
+            self.refuse(command, f"@{name}: the paths file {name} names no path")
+        return paths
+
+
+def conflict(args: argparse.Namespace) -> str | None:
+    """Why the options of `args` cannot go together (None: they can); fills the defaults left None to tell
+    whether an option was given."""
+    if args.command == "serve":
+        if args.stdio and args.tcp:
+            return "--stdio and --tcp are two transports: pass one"
+        for option, value in (("--host", args.host), ("--port", args.port)):
+            if value is not None and not args.tcp:
+                return f"{option} is for --tcp (over stdio there is no {option[2:]})"
+        args.host = args.host if args.host is not None else "127.0.0.1"
+        args.port = args.port if args.port is not None else 2087
+    elif args.command == "check":
+        if not args.compile:
+            for option, value in (("--cxx", args.cxx), ("--jobs", args.jobs)):
+                if value is not None:
+                    return f"{option} is for --compile (it chooses how the generated C++ is compiled)"
+        if args.jobs is None:
+            args.jobs = 2
+    return None
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1 to 65535)")
+    return port
+
+
 def _add_native_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--native", type=Path, metavar="FILE", help="native_functions.yaml (default: found next to PATH)"
@@ -52,12 +141,12 @@ def _add_native_options(parser: argparse.ArgumentParser) -> None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `command` (the one on the command line) the other commands' own options are
     left out when building them would import heavy modules (codegen's)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="derivls",
         description="Language server and checker for PyTorch's derivatives.yaml. With no command, serves LSP over stdio.",
     )
     parser.add_argument("--version", action="version", version=f"derivls {__version__}")
-    commands = parser.add_subparsers(dest="command")
+    commands: argparse._SubParsersAction = parser.add_subparsers(dest="command")  # (of Parser: every refusal one line)
 
     serve = commands.add_parser("serve", help="serve the Language Server Protocol (default)")
     add_serve_arguments(serve)
@@ -95,6 +184,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from derivls.compile.cli import add_compile_arguments
 
     add_compile_arguments(check)
+    check.set_defaults(jobs=None)  # (None: not given; `conflict` refuses it without --compile, then makes it 2)
 
     dump = commands.add_parser("dump", help="print what the loader computes, as JSON")
     dump.add_argument("path", type=Path, metavar="PATH")
@@ -137,9 +227,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
     parser.add_argument("--tcp", action="store_true", help="serve over TCP, for debugging")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=2087)
-    parser.add_argument("--log-file", type=Path, help="write the server log here (default: stderr)")
+    parser.add_argument("--host", help="with --tcp: the address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=_port, help="with --tcp: the port to listen on (default: 2087)")
+    parser.add_argument("--log-file", type=Path, metavar="FILE", help="append the server log to FILE (default: stderr)")
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
 
@@ -172,11 +262,43 @@ TERMINAL_HINT = (
 def run_serve(args: argparse.Namespace) -> int:
     from derivls.server.runtime.main import serve
 
+    if getattr(args, "log_file", None) is not None:
+        writable_log(args.log_file)
+    if getattr(args, "tcp", False):
+        free_port(args.host, args.port)
     if not getattr(args, "tcp", False) and _stdin_is_terminal():
         sys.stderr.write(TERMINAL_HINT)  # someone typed `derivls`: say what it is, then serve
         sys.stderr.flush()
 
     return serve(args)
+
+
+def writable_log(path: Path) -> None:
+    """`serve --log-file FILE`: FILE can be appended to, before anything is served. Raises UsageError."""
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except IsADirectoryError:
+        raise UsageError(f"--log-file {path} is a folder; give a file in it") from None
+    except FileNotFoundError:
+        raise UsageError(f"--log-file {path}: the folder {path.parent} does not exist") from None
+    except OSError as e:
+        raise UsageError(f"--log-file {path} cannot be written: {e.strerror or e}") from None
+
+
+def free_port(host: str, port: int) -> None:
+    """`serve --tcp`: host:port can be listened on (as asyncio's server binds it: SO_REUSEADDR on POSIX), checked
+    before anything is served. Raises UsageError."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            if os.name == "posix":
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as e:  # (socket.gaierror is one: a host that does not resolve)
+        raise UsageError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
 def _stdin_is_terminal() -> bool:

@@ -260,8 +260,8 @@ def open_project(
     if torch_version and torch_version != AUTO and parse_version(torch_version) is None:
         raise UsageError(f"'{torch_version}' is not a torch version (expected e.g. 2.4 or 2.4.1)")
     for given, what in ((native, "native_functions.yaml"), (tags, "tags.yaml")):
-        if given is not None and native_text is None and not given.is_file():
-            raise UsageError(f"{what} not found: {given}")
+        if native_text is None:
+            given_file(given, what)
     files = locate(derivatives, native, tags)
     preset = preset_profile(profile, derivatives)
     load = None
@@ -278,6 +278,15 @@ def open_project(
     return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup, release)
 
 
+def given_file(given: Path | None, what: str) -> None:
+    """A file named by an option (--native, --tags) exists and is a file. Raises UsageError."""
+    if given is None or given.is_file():
+        return
+    if given.is_dir():
+        raise UsageError(f"{what} {given} is a folder, not a file")
+    raise UsageError(f"{what} not found: {given}")
+
+
 def read_text(path: Path, what: str) -> str:
     """A file the user named, or UsageError saying why it cannot be read."""
     try:
@@ -288,8 +297,10 @@ def read_text(path: Path, what: str) -> str:
         raise UsageError(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise UsageError(f"{what} is a directory, not a file: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read {what} {path}: {e}") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{what} {path} is not UTF-8 text (byte {e.start + 1} is {e.object[e.start]:#04x})") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {what} {path}: {e.strerror or e}") from None
 
 
 __all__ = [
@@ -301,6 +312,7 @@ __all__ = [
     "Project",
     "UsageError",
     "entry_cache",
+    "given_file",
     "index_native",
     "left_out_warning",
     "locate",

@@ -1,6 +1,6 @@
 """``derivls codegen``: print the C++ autograd nodes torchgen would generate.
 
-    derivls codegen PATH [--op NAME]... [--native FILE] [--tags FILE] [--format text|json]
+    derivls codegen PATH [--op NAME]... [--native FILE] [--tags FILE] [--format text|json] [--torch-version X.Y]
 
 Text output is, per node, a ``// ===== OP =====`` line, the node's Functions.h
 declaration and its Functions.cpp definition, exactly as torchgen renders them.
@@ -33,7 +33,7 @@ def add_codegen_arguments(parser: argparse.ArgumentParser) -> None:
         "--op",
         metavar="NAME",
         action="append",
-        help="only this node (its class name, e.g. MulBackward0); may be repeated",
+        help="only this node or function (MulBackward0, mul.Tensor, mul), as check and gradcheck take it; repeatable",
     )
     parser.add_argument("--native", metavar="FILE", help="native_functions.yaml (default: found next to PATH)")
     parser.add_argument("--tags", metavar="FILE", help="tags.yaml (default: beside native_functions.yaml)")
@@ -54,15 +54,15 @@ def run_codegen(
     err = sys.stderr if err is None else err
 
     derivatives = Path(args.path)
-    if not derivatives.is_file():
-        print(error_line("codegen", f"derivatives.yaml not found: {derivatives}"), file=err)
-        return EXIT_USAGE
-    from derivls.project import locate
+    from derivls.project import UsageError, given_file, locate, read_text
 
-    for given, what in ((args.native, "native_functions.yaml"), (args.tags, "tags.yaml")):
-        if given is not None and not Path(given).is_file():
-            print(error_line("codegen", f"{what} not found: {given}"), file=err)
-            return EXIT_USAGE
+    try:  # a folder, a binary file: said before the loader runs
+        read_text(derivatives, "derivatives.yaml")
+        for given, what in ((args.native, "native_functions.yaml"), (args.tags, "tags.yaml")):
+            given_file(_path(given), what)
+    except UsageError as e:
+        print(error_line("codegen", str(e)), file=err)
+        return EXIT_USAGE
     files = locate(derivatives, _path(args.native), _path(args.tags))
     if files.native is None:
         print(error_line("codegen", files.missing_message()), file=err)
@@ -81,16 +81,13 @@ def run_codegen(
 
     flat = infos_with_derivatives_list(infos)
     if args.op:
-        by_op: dict[str, Any] = {}
-        for info in flat:
-            by_op.setdefault(info.op, info)
-        unknown = [name for name in args.op if name not in by_op]
+        unknown = [name for name in args.op if not any(name in op_names(info) for info in flat)]
         if unknown:
             for name in unknown:
                 print(error_line("codegen", _unknown_op_message(name, flat)), file=err)
             return EXIT_USAGE
         wanted = set(args.op)
-        flat = [info for info in flat if info.op in wanted]
+        flat = [info for info in flat if op_names(info) & wanted]
 
     from derivls.derivatives.releases import detect
 
@@ -112,6 +109,12 @@ def run_codegen(
             out.write("\n")
             out.write(n.definition)
     return EXIT_OK
+
+
+def op_names(info: Any) -> set[str]:
+    """The names `--op NAME` knows an info by, in every command (codegen, check, check --compile, gradcheck):
+    its node (MulBackward0), its function with its overload (mul.Tensor) and without (mul)."""
+    return {name for name in (info.op, info.name, str(info.func.func.name)) if name}
 
 
 def close_matches(name: str, infos: Sequence[Any], limit: int = 8) -> list[str]:
@@ -137,10 +140,10 @@ def close_matches(name: str, infos: Sequence[Any], limit: int = 8) -> list[str]:
 
 def _unknown_op_message(name: str, infos: Sequence[Any]) -> str:
     matches = close_matches(name, infos)
-    message = f"no autograd node named {name!r}"
+    message = f"no autograd node or function named {name!r}"
     if matches:
         return message + "; close matches: " + ", ".join(matches)
-    return message + " (node names look like MulBackward0)"
+    return message + " (names look like MulBackward0, mul.Tensor or mul)"
 
 
 def _path(given: str | None) -> Path | None:

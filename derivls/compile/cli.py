@@ -35,7 +35,8 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
         "--op",
         metavar="NAME",
         action="append",
-        help="only this node or function (MulBackward0, mul.Tensor); repeatable",
+        help="only this entry: a node or function (MulBackward0, mul.Tensor, mul), as codegen and gradcheck take it; "
+        "what is compiled with --compile, the diagnostics shown without it; repeatable",
     )
     group.add_argument("--jobs", "-j", type=int, default=2, help="compilers run at once (default: 2)")
 

@@ -360,3 +360,24 @@ def test_a_cached_check_without_torch_include_is_not_the_answer_with_it(tmp_path
     wait_for_writer(Path(os.environ["DERIVLS_CACHE_DIR"]))
     assert derivls("check", str(path)).stdout.count("slef") == 0
     assert "'slef' is not declared" in derivls("check", str(path), "--torch-include", str(include)).stdout
+
+
+def test_check_op_keeps_the_diagnostics_of_the_entries_it_names(checkout):
+    """`check --op NAME` without --compile shows the named entries' diagnostics (a node, a function with its
+    overload or without, as codegen and gradcheck take it; an entry whose schema is not found by its name)."""
+    text = BAD + "- name: nothere(Tensor self) -> Tensor\n  self: grad\n"
+    (checkout / "tools" / "autograd" / "derivatives.yaml").write_text(text)
+
+    def codes(*op: str) -> list[tuple[int, str]]:
+        run = derivls("check", "--format", "json", *op, cwd=checkout)
+        assert run.returncode == 1, run.stderr
+        return [(d["line"], d["code"]) for d in json.loads(run.stdout)]
+
+    every = codes()
+    setup = [(1, "formula-sources-missing")]  # about the set-up, not an entry: kept, as with --since
+    mul = [(4, "sizes-not-supported"), (5, "unknown-name")]
+    assert every == setup + mul + [(6, "schema-not-found")]
+    for name in ("MulBackward0", "mul", "mul.Tensor"):
+        assert codes("--op", name) == setup + mul, name
+    assert codes("--op", "nothere") == [*setup, (6, "schema-not-found")]
+    assert codes("--op", "abs", "--op", "nothere") == [*setup, (6, "schema-not-found")]

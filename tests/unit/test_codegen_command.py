@@ -78,9 +78,9 @@ def test_all_nodes(real_files, loader):
 
 
 def test_unknown_op_lists_close_matches(real_files, loader):
-    code, out, err = run([str(real_files.derivatives), "--op", "mul"], loader)
+    code, out, err = run([str(real_files.derivatives), "--op", "Mul"], loader)
     assert code == 2 and out == ""
-    assert "no autograd node named 'mul'" in err
+    assert "no autograd node or function named 'Mul'" in err
     assert "MulBackward0" in err and "MulBackward1" in err
 
     code, _, err = run([str(real_files.derivatives), "--op", "TopkBackwards0"], loader)
@@ -88,7 +88,15 @@ def test_unknown_op_lists_close_matches(real_files, loader):
     assert "close matches: TopkBackward0" in err
 
     code, _, err = run([str(real_files.derivatives), "--op", "zzzzqqq"], loader)
-    assert code == 2 and "no autograd node named 'zzzzqqq'" in err
+    assert code == 2 and "no autograd node or function named 'zzzzqqq'" in err
+
+
+def test_op_takes_function_names_as_check_and_gradcheck_do(real_files, loader):
+    """`--op` means the same in every command: a node, a function with its overload, or without it."""
+    for name, nodes in (("mul", ["MulBackward0", "MulBackward1"]), ("mul.Tensor", ["MulBackward0"])):
+        code, out, err = run([str(real_files.derivatives), "--op", name, "--format", "json"], loader)
+        assert (code, err) == (0, ""), name
+        assert [n["op"] for n in json.loads(out)["nodes"]] == nodes, name
 
 
 def test_missing_files(tmp_path, real_files, loader):
