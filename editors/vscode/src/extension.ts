@@ -21,12 +21,12 @@ import { chooseServer } from './probe';
 import { onDidChangeInterpreter, selectedInterpreter } from './python';
 import {
   LaunchContext,
-  RawServerSettings,
   SERVER_SETTING_KEYS,
   ServerCandidate,
   entryLineAt,
   isDerivlsFile,
   noServerMessage,
+  readServerSettings,
   serverCandidates,
   serverSettings,
   versionMismatchMessage,
@@ -88,18 +88,7 @@ function bundledLauncher(): string | undefined {
 
 function currentServerSettings(scope?: vscode.Uri) {
   const cfg = vscode.workspace.getConfiguration(SECTION, scope ?? null);
-  const raw: RawServerSettings = {
-    nativeFunctions: cfg.get<string>('nativeFunctions', ''),
-    tags: cfg.get<string>('tags', ''),
-    profile: cfg.get<string>('profile', 'auto'),
-    torchVersion: cfg.get<string>('torchVersion', 'auto'),
-    compileOnSave: cfg.get<boolean>('compileOnSave', false),
-    compileCxx: cfg.get<string>('compileCxx', ''),
-    compileTorchInclude: cfg.get<string>('compileTorchInclude', ''),
-    gradcheckOnSave: cfg.get<boolean>('gradcheckOnSave', false),
-    gradcheckPython: cfg.get<string>('gradcheckPython', ''),
-  };
-  return serverSettings(raw, launchContext(scope));
+  return serverSettings(readServerSettings((key, fallback) => cfg.get(key, fallback)), launchContext(scope));
 }
 
 /** Answers the server's workspace/configuration requests for `derivls` with expanded paths. */

@@ -254,7 +254,8 @@ export function noServerMessage(failures: CandidateFailure[]): string {
     : bundled
       ? 'Fix: the server comes with the extension and needs only a Python 3.10 or newer: install one, ' +
         'or set "derivls.server.python" to one (or select it in the Python extension).'
-      : 'Fix: install derivls into that Python (`python3 -m pip install derivls`), set "derivls.server.python" ' +
+      : 'Fix: install derivls into that Python from a clone of its repository (`python3 -m pip install /path/to/derivls`; ' +
+        'it is not on the package index yet), set "derivls.server.python" ' +
         'to a Python that has it or "derivls.server.path" to a derivls executable, ' +
         'or set "derivls.importStrategy" to "useBundled" to run the server that comes with the extension.';
   return `derivls: cannot start the language server. Tried ${tried}. ${fix}`;
@@ -273,6 +274,26 @@ export const SERVER_SETTING_KEYS = [
   'gradcheckOnSave',
   'gradcheckPython',
 ] as const;
+
+/**
+ * The server's settings as `get` (VS Code's `WorkspaceConfiguration.get`) has them: every key of
+ * SERVER_SETTING_KEYS is read here, so each one is sent (initializationOptions, workspace/configuration,
+ * didChangeConfiguration). Kept out of extension.ts so that a unit test can hold the two lists together.
+ */
+export function readServerSettings(get: <T>(key: string, fallback: T) => T): RawServerSettings {
+  return {
+    nativeFunctions: get('nativeFunctions', ''),
+    tags: get('tags', ''),
+    profile: get('profile', 'auto'),
+    torchVersion: get('torchVersion', 'auto'),
+    torchInclude: get('torchInclude', ''),
+    compileOnSave: get('compileOnSave', false),
+    compileCxx: get('compileCxx', ''),
+    compileTorchInclude: get('compileTorchInclude', ''),
+    gradcheckOnSave: get('gradcheckOnSave', false),
+    gradcheckPython: get('gradcheckPython', ''),
+  };
+}
 
 /** The `derivls.*` settings the server reads, as VS Code has them. */
 export interface RawServerSettings {

@@ -18,6 +18,7 @@ import {
   findExecutable,
   isDerivlsFile,
   noServerMessage,
+  readServerSettings,
   serverCandidates,
   serverSettings,
   versionMismatchMessage,
@@ -229,6 +230,19 @@ describe('serverSettings', () => {
     assert.deepEqual(serverSettings({}, linux), unset);
   });
 
+  it('reads every setting the server reads from the configuration, so each is sent (torchInclude was not)', () => {
+    const asked: string[] = [];
+    const configuration: Record<string, unknown> = { torchInclude: '${workspaceFolder}/torch/include', gradcheckOnSave: true };
+    const get = <T>(key: string, fallback: T): T => {
+      asked.push(key);
+      return (key in configuration ? configuration[key] : fallback) as T;
+    };
+    const sent = serverSettings(readServerSettings(get), linux);
+    assert.deepEqual([...asked].sort(), [...SERVER_SETTING_KEYS].sort());
+    assert.deepEqual(Object.keys(sent).sort(), [...SERVER_SETTING_KEYS].sort());
+    assert.deepEqual(sent, { ...unset, torchInclude: '/src/pytorch/torch/include', gradcheckOnSave: true });
+  });
+
   it('expands torchInclude like the other paths', () => {
     assert.equal(serverSettings({ torchInclude: '${workspaceFolder}/torch/include' }, linux).torchInclude, '/src/pytorch/torch/include');
   });
@@ -296,7 +310,8 @@ describe('noServerMessage', () => {
     assert.match(msg, /python3 -m derivls serve/);
     assert.match(msg, /No module named 'derivls'/);
     assert.match(msg, /derivls\.server\.python/);
-    assert.match(msg, /pip install/);
+    assert.match(msg, /pip install \/path\/to\/derivls/);
+    assert.doesNotMatch(msg, /pip install derivls/); // not on the package index yet
   });
 
   it('points at derivls.server.path when that was set', () => {
