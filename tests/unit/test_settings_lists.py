@@ -117,3 +117,19 @@ def test_the_settings_that_change_live_are_the_ones_the_extension_sends():
         ROOT / "editors" / "README.md", "Changing any of the server's settings", "is sent to the running server"
     )
     assert named(said) == server_reads() - INIT_ONLY
+
+
+def test_every_clients_section_says_how_to_tell_the_server_the_workspace_is_trusted():
+    """`gradcheckOnSave` set in Helix or Emacs without `trustedWorkspace` does nothing: each client says how."""
+    text = (ROOT / "editors" / "README.md").read_text(encoding="utf-8")
+    sections = re.split(r"\n(?=## )", text)
+    for heading in ("## VS Code", "## Neovim", "## Helix (untested)", "## Emacs eglot (untested)"):
+        section = next(s for s in sections if s.startswith(heading + "\n"))
+        assert "trustedWorkspace" in section, heading
+    assert "trustedWorkspace = true" in (ROOT / "editors" / "nvim" / "lsp" / "derivls.lua").read_text(encoding="utf-8")
+
+
+def test_no_client_tells_to_install_derivls_from_the_package_index():
+    """derivls is not on the package index yet: `pip install derivls` finds nothing (or someone else's)."""
+    for path in (VSCODE / "src" / "serverCommand.ts", ROOT / "editors" / "nvim" / "lsp" / "derivls.lua"):
+        assert not re.search(r"pip install derivls\b", path.read_text(encoding="utf-8")), path

@@ -5,10 +5,10 @@
 --- `derivls`, a language server and checker for PyTorch's `tools/autograd/derivatives.yaml` (and
 --- `native_functions.yaml`): the checks torchgen makes at build time, while you type; hover with the
 --- generated `XyzBackward0` node, inlay hints, go to definition, references, completion, code actions.
---- It can be installed via `pip` (Python 3.10+):
+--- Install it with `pip` (Python 3.10+) from a clone of its repository (it is not on the package index yet):
 ---
 --- ```sh
---- pip install derivls
+--- python3 -m pip install /path/to/derivls
 --- ```
 ---
 --- The filetype stays `yaml` (YAML highlighting and other YAML servers keep working); `root_dir` only
@@ -24,7 +24,8 @@
 ---
 --- Gradcheck (the "Run gradcheck" lenses, `gradcheckOnSave`) compiles and runs an entry's C++: the server
 --- offers it only in a trusted workspace. Neovim has no trust prompt of its own: for the checkouts you trust,
---- pass `trustedWorkspace = true` in `settings.derivls` (it goes to the server as initializationOptions).
+--- pass `trustedWorkspace = true` in `settings.derivls` (it goes to the server as initializationOptions);
+--- without it, `gradcheckOnSave` and the lenses only say that they need a trusted workspace.
 ---
 --- Found on 'runtimepath' as lsp/derivls.lua (Neovim 0.11+, `:help lsp-config`); enable it with
 --- `vim.lsp.enable('derivls')` (this repository's plugin/derivls.lua does that unless
