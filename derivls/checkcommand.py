@@ -104,10 +104,23 @@ def since_filtered(ref: str, checked: CheckedFile) -> CheckedFile:
     return replace(checked, diagnostics=changed.filter(checked.diagnostics))
 
 
-def op_filtered(args: argparse.Namespace, checked: CheckedFile) -> CheckedFile:
-    """`check --op NAME`: `checked` with only the diagnostics of the entries named (a node, a function with its
+def op_filtered(args: argparse.Namespace, results: list[CheckedFile]) -> list[CheckedFile]:
+    """`check --op NAME`: the results with only the diagnostics of the entries named (a node, a function with its
     overload or without, as `codegen`, `check --compile` and `gradcheck` take it), and those about the set-up or
-    outside every entry. An entry whose schema is not found is known by its `name:`. Raises UsageError."""
+    outside every entry. An entry whose schema is not found is known by its `name:`. Raises UsageError when a
+    NAME is no entry of any file."""
+    found: set[str] = set()
+    kept = [_op_filtered(args, checked, found) for checked in results]
+    missing = [name for name in args.op if name not in found]
+    if missing:
+        names = ", ".join(missing)
+        if len(results) == 1:
+            raise UsageError(f"{results[0].path} has no autograd node or function named {names}")
+        raise UsageError(f"none of the files has an autograd node or function named {names}")
+    return kept
+
+
+def _op_filtered(args: argparse.Namespace, checked: CheckedFile, found: set[str]) -> CheckedFile:
     from dataclasses import replace
 
     from derivls.codegen.command import op_names
@@ -118,7 +131,6 @@ def op_filtered(args: argparse.Namespace, checked: CheckedFile) -> CheckedFile:
     analysis, _ = analyse_path(checked.path, args.native, args.tags, args.profile, args.torch_version)
     wanted = set(args.op)
     first_lines = set()
-    found: set[str] = set()
     for placed in analysis.entries if analysis is not None else ():
         names = {n for _, info in placed.infos() for n in op_names(info)}
         names |= {node for _, node in placed.ops if node}
@@ -129,9 +141,6 @@ def op_filtered(args: argparse.Namespace, checked: CheckedFile) -> CheckedFile:
         if names & wanted:
             first_lines.add(placed.line)
             found |= names & wanted
-    missing = [name for name in args.op if name not in found]
-    if missing:
-        raise UsageError(f"{checked.path} has no autograd node or function named {', '.join(missing)}")
     every = changed_entries(read_text(checked.path, "derivatives.yaml"), None).entries
     kept = Changed(tuple(lines for lines in every if lines[0] in first_lines), every)
     return replace(checked, diagnostics=kept.filter(checked.diagnostics))
@@ -154,7 +163,7 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
         if args.since is not None:
             results = [since_filtered(args.since, r) for r in results]
         if args.op:
-            results = [op_filtered(args, r) for r in results]
+            results = op_filtered(args, results)
         write_results(args, results, out)
         out.flush()
         writebehind.finish()
@@ -196,7 +205,7 @@ def run_check_compile(args: argparse.Namespace, out: TextIO) -> int:
     shown: list[CheckedFile] = []
 
     def write(results: list[CheckedFile]) -> None:  # with --op, check's own diagnostics too are the op's
-        shown.extend([op_filtered(args, r) for r in results] if args.op else results)
+        shown.extend(op_filtered(args, results) if args.op else results)
         write_results(args, shown, out)
 
     with torch_include(args.torch_include):

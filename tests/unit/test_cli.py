@@ -381,3 +381,15 @@ def test_check_op_keeps_the_diagnostics_of_the_entries_it_names(checkout):
         assert codes("--op", name) == setup + mul, name
     assert codes("--op", "nothere") == [*setup, (6, "schema-not-found")]
     assert codes("--op", "abs", "--op", "nothere") == [*setup, (6, "schema-not-found")]
+
+
+def test_check_op_over_several_files_needs_the_name_in_one_of_them(checkout, tmp_path):
+    other = checkout / "tools" / "autograd" / "other" / "derivatives.yaml"
+    other.parent.mkdir()
+    other.write_text(GOOD)
+    both = ["check", "tools/autograd/derivatives.yaml", "tools/autograd/other/derivatives.yaml", "--format", "json"]
+    run = derivls(*both, "--op", "mul", cwd=checkout)
+    assert run.returncode == 1 and {d["code"] for d in json.loads(run.stdout)} >= {"unknown-name"}, run.stderr
+    run = derivls(*both, "--op", "acos", cwd=checkout)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == "derivls check: error: none of the files has an autograd node or function named acos.\n"
