@@ -148,7 +148,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"derivls {__version__}")
     commands: argparse._SubParsersAction = parser.add_subparsers(dest="command")  # (of Parser: every refusal one line)
 
-    serve = commands.add_parser("serve", help="serve the Language Server Protocol (default)")
+    serve = commands.add_parser(
+        "serve",
+        help="serve the Language Server Protocol (default)",
+        description="Serve the Language Server Protocol for an editor: over stdio (the default; `derivls` alone "
+        "does the same), or to one TCP client with --tcp, for debugging. The log file and the port are checked "
+        "before anything is served (docs/editors.md).",
+    )
     add_serve_arguments(serve)
 
     check = commands.add_parser(
@@ -226,11 +232,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
-    parser.add_argument("--tcp", action="store_true", help="serve over TCP, for debugging")
-    parser.add_argument("--host", help="with --tcp: the address to listen on (default: 127.0.0.1)")
-    parser.add_argument("--port", type=_port, help="with --tcp: the port to listen on (default: 2087)")
+    parser.add_argument("--tcp", action="store_true", help="serve one TCP client, for debugging")
+    parser.add_argument("--host", metavar="H", help="with --tcp: the address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", metavar="P", type=_port, help="with --tcp: the port to listen on (default: 2087)")
     parser.add_argument("--log-file", type=Path, metavar="FILE", help="append the server log to FILE (default: stderr)")
-    parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    parser.add_argument(
+        "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(default: WARNING)"
+    )
 
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
