@@ -184,9 +184,13 @@ class Daemon:
                         if writing[conn].send(conn):
                             drop(conn)
                     elif conn in reading:
+                        began = time.monotonic()
                         reply = self._read(conn, reading[conn])
                         if reply is None:
                             continue
+                        busy = time.monotonic() - began  # (a check ran: the others' time to send is not theirs)
+                        for other in reading.values():
+                            other.deadline += busy
                         if isinstance(reply, str):
                             drop(conn, reply)
                             continue

@@ -451,3 +451,44 @@ def test_a_daemon_whose_folder_is_removed_stops_by_itself(env):
     pid = daemon_pid(env)
     shutil.rmtree(Path(env["DERIVLS_CACHE_DIR"]) / "daemon")  # (what an older `cache --clear` or a user does)
     assert gone(pid)
+
+
+def test_a_request_sent_in_time_while_a_check_runs_is_answered(monkeypatch, tmp_path):
+    # B sends its whole request during A's check, which outlasts the request bound: B's time is not spent
+    monkeypatch.setattr(serve, "request_seconds", lambda: 0.3)
+    daemon = serve.Daemon("/nonexistent", 100)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = str(tmp_path / "d.sock")
+    listener.bind(path)
+    listener.listen(4)
+    a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    a.connect(path)
+    b.connect(path)
+
+    def respond(request):
+        if request.get("argv") == ["a"]:
+            address.send(b, {"argv": ["b"], "cwd": "/"})
+            time.sleep(1.0)  # (a check longer than the request bound)
+        if request.get("stop"):
+            daemon.stopping = True
+        return {"code": 0, "stdout": request.get("argv", ["stop"])[0], "stderr": ""}
+
+    monkeypatch.setattr(daemon, "respond", respond)
+    address.send(a, {"argv": ["a"], "cwd": "/"})
+    server = threading.Thread(target=daemon.serve, args=(listener,))
+    server.start()
+    try:
+        with a, b:
+            a.settimeout(30)
+            b.settimeout(30)
+            assert address.receive(a, address.MAX_REPLY)["stdout"] == "a"  # type: ignore[index]
+            assert address.receive(b, address.MAX_REPLY)["stdout"] == "b"  # type: ignore[index]
+    finally:
+        with socket.socket(socket.AF_UNIX) as stop:
+            stop.connect(path)
+            address.send(stop, {"stop": True})
+            stop.settimeout(30)
+            address.receive(stop, address.MAX_REPLY)
+        server.join(30)
+        listener.close()
+    assert not server.is_alive()
