@@ -492,3 +492,19 @@ def test_a_request_sent_in_time_while_a_check_runs_is_answered(monkeypatch, tmp_
         server.join(30)
         listener.close()
     assert not server.is_alive()
+
+
+def test_a_daemon_too_busy_to_answer_is_said_running_and_stop_stops_it(env):
+    env = {**env, "DERIVLS_DAEMON_ASK_SECONDS": "0.5"}
+    derivls("daemon", "start", env=env)
+    pid = daemon_pid(env)
+    os.kill(pid, signal.SIGSTOP)  # (it answers nothing, as in a long check)
+    try:
+        assert derivls("daemon", "status", env=env).stdout == (
+            f"derivls daemon: running (pid {pid}) but busy: no answer within 0.5 s\n"
+        )
+        assert derivls("daemon", "stop", env=env).stdout == f"derivls daemon: stopped (pid {pid}, which was busy)\n"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert gone(pid)
+    assert derivls("daemon", "status", env=env).stdout == "derivls daemon: not running\n"
