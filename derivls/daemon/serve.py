@@ -329,10 +329,11 @@ class Daemon:
 
 
 def argument_file_refusal(argv: list[str], depth: int = 0) -> str | None:
-    """Why an `@FILE` of `argv` (or of the files it names, as the parser reads them) is refused: it is not a
-    regular file (a FIFO would block the daemon in open(), a device never ends), so the parser never opens it;
-    None when every one is a regular file or missing (the parser then says so, as `check` does)."""
-    from derivls.limits import read_regular_file
+    """Why an `@FILE` of `argv` (or of a file it names, should the parser read those too) is refused: it is not
+    a regular file (a FIFO would block the daemon in open(), a device may never end), so the parser never opens
+    it; worded as derivls.limits.read_regular_file words it for `check`. None when every one is a regular file
+    or missing (the parser then says so, as `check` does)."""
+    from derivls.limits import _kind, read_regular_file
 
     for arg in argv:
         if not arg.startswith("@"):
@@ -343,7 +344,7 @@ def argument_file_refusal(argv: list[str], depth: int = 0) -> str | None:
         except OSError:
             continue
         if not stat.S_ISREG(mode):
-            return f"the paths file {name} is not a regular file (a FIFO, a device or a folder); refused"
+            return f"@{name}: the paths file {name} is {_kind(mode)}, not a regular file; refused"
         if depth < 8:
             try:
                 nested = argument_file_refusal(read_regular_file(name, "the paths file").splitlines(), depth + 1)

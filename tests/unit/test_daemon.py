@@ -379,13 +379,13 @@ def test_an_at_file_that_is_not_a_regular_file_is_refused_unopened(checkout, env
     derivls("daemon", "start", env=env)
     if kind == "fifo":
         os.mkfifo(checkout / "paths")
-        name = "paths"
+        name, what = "paths", "a FIFO (named pipe)"
     else:
-        name = "/dev/zero"
+        name, what = "/dev/zero", "a character device"
     run = derivls("check", f"@{name}", "--daemon", env=env, cwd=checkout)
     assert (run.returncode, run.stdout) == (2, "")
-    assert run.stderr == (
-        f"derivls check: error: the paths file {name} is not a regular file (a FIFO, a device or a folder); refused.\n"
+    assert (
+        run.stderr == f"derivls check: error: @{name}: the paths file {name} is {what}, not a regular file; refused.\n"
     )
     assert status(env)["served"] == 1  # type: ignore[index]
 
@@ -508,3 +508,14 @@ def test_a_daemon_too_busy_to_answer_is_said_running_and_stop_stops_it(env):
         os.kill(pid, signal.SIGCONT)
     assert gone(pid)
     assert derivls("daemon", "status", env=env).stdout == "derivls daemon: not running\n"
+
+
+def test_an_at_file_named_inside_an_at_file_is_vetted_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe")
+    Path("list").write_text("tools/autograd/derivatives.yaml\n@pipe\n")
+    Path("fine").write_text("tools/autograd/derivatives.yaml\n")
+    assert serve.argument_file_refusal(["check", "@list"]) == (
+        "@pipe: the paths file pipe is a FIFO (named pipe), not a regular file; refused"
+    )
+    assert serve.argument_file_refusal(["check", "@fine", "@missing", "--format", "json"]) is None
