@@ -16,7 +16,9 @@ missing object is fetched from its promisor remote), an fsmonitor hook. So every
   /dev/null; bounded as derivls's other children (derivls.bounded: its own process group, killed whole at
   SECONDS, RLIMIT_CPU, RLIMIT_AS MEMORY, dies with derivls).
 
-Only plumbing is asked for (rev-parse, ls-tree, cat-file without --textconv or --filters): no diff, filter,
+The system's and the user's own git configuration are read as usual (they are the machine's and the user's,
+not a repository's; `GIT_CONFIG_NOSYSTEM` is left alone); what a repository's configuration could add
+(an `include.path` of a FIFO or /dev/zero) is cut by the bounds. Only plumbing is asked for (rev-parse, ls-tree, cat-file without --textconv or --filters): no diff, filter,
 textconv or hook is in their path. A missing git, a timeout or a failure to start is a UsageError.
 """
 

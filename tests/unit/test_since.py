@@ -263,3 +263,15 @@ def test_commands_the_repository_s_config_names_never_run(repo: Path, capsys):
         [(4, "formula-unknown-name")],
     )
     assert not marker.exists()
+
+
+def test_a_repository_config_that_stalls_git_is_cut_at_the_bound(repo: Path, capsys, monkeypatch):
+    from derivls import since
+
+    os.mkfifo(repo.parent / "stall")
+    git(repo, "config", "include.path", str(repo.parent / "stall"))  # (git blocks opening it: no writer)
+    monkeypatch.setattr(since, "GIT_TIMEOUT", 1.0)
+    assert cli.main(["check", DERIVATIVES, "--since", "HEAD"]) == 2
+    assert capsys.readouterr().err == (
+        f"derivls check: error: git did not answer within 1 s in {repo / 'tools' / 'autograd'}.\n"
+    )
