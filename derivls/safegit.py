@@ -68,9 +68,12 @@ def git_environment() -> dict[str, str]:
 
 def run_git(folder: str, *args: str, seconds: float | None = None) -> GitResult:
     """`git <args>` in the repository of `folder`, hardened and bounded (module doc). Raises UsageError."""
+    seconds = SECONDS if seconds is None else seconds
+    if os.name != "posix":  # (no process groups or rlimits there: the time bound alone)
+        return _run_plain(folder, args, seconds)
     from derivls import bounded
 
-    limits = bounded.Limits(seconds=SECONDS if seconds is None else seconds, memory=MEMORY)
+    limits = bounded.Limits(seconds=seconds, memory=MEMORY)
     try:
         process = bounded.spawn(
             git_command(folder, *args),
@@ -96,6 +99,26 @@ def run_git(folder: str, *args: str, seconds: float | None = None) -> GitResult:
         raise
     process.wait()  # (its group: anything it left)
     return GitResult(process.popen.returncode, out or b"", err or b"")
+
+
+def _run_plain(folder: str, args: tuple[str, ...], seconds: float) -> GitResult:
+    try:
+        done = subprocess.run(
+            git_command(folder, *args),
+            cwd=os.path.abspath(os.sep),
+            env=git_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=seconds,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise UsageError("--since needs git, and git is not on PATH.") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"git did not answer within {seconds:g} s in {folder}.") from None
+    except OSError as e:
+        raise UsageError(f"git cannot run: {e}.") from None
+    return GitResult(done.returncode, done.stdout, done.stderr)
 
 
 __all__ = ["CONFIG", "ENVIRONMENT", "MEMORY", "SECONDS", "GitResult", "git_command", "git_environment", "run_git"]

@@ -275,3 +275,10 @@ def test_a_repository_config_that_stalls_git_is_cut_at_the_bound(repo: Path, cap
     assert capsys.readouterr().err == (
         f"derivls check: error: git did not answer within 1 s in {repo / 'tools' / 'autograd'}.\n"
     )
+
+
+def test_without_process_groups_git_runs_hardened_with_the_time_bound_alone(repo: Path):
+    from derivls import safegit
+
+    done = safegit._run_plain(str(repo / "tools" / "autograd"), ("ls-tree", "HEAD", "--", "derivatives.yaml"), 30)
+    assert done.returncode == 0 and done.stdout.endswith(b"\tderivatives.yaml\n")
