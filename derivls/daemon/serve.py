@@ -86,14 +86,17 @@ class Outgoing:
         data = json.dumps(value).encode("utf-8", "surrogatepass")
         self.left = memoryview(_HEADER.pack(len(data)) + data)
         self.deadline = deadline
+        self.failed: str | None = None
 
     def send(self, conn: socket.socket) -> bool:
-        """Send what the socket takes now; whether all is sent."""
+        """Send what the socket takes now; whether it is done (all sent, or the peer is gone: `failed` says why)."""
         try:
             while self.left:
                 self.left = self.left[conn.send(self.left) :]
         except (BlockingIOError, InterruptedError):
             pass
+        except OSError as e:  # (the client went away before reading: EPIPE, ECONNRESET)
+            self.failed, self.left = str(e), memoryview(b"")
         return not self.left
 
 
@@ -148,6 +151,33 @@ class Daemon:
             if why is not None:
                 _log(f"a request was dropped: {why}")
 
+        def handle(conn: socket.socket) -> None:
+            """A connection ready: its reply sent on, or its request read on (and answered, once whole)."""
+            if conn in writing:
+                if writing[conn].send(conn):
+                    drop(conn, writing[conn].failed)
+                return
+            if self.stopping:  # (a stop came first in this round: no more checks)
+                drop(conn)
+                return
+            began = time.monotonic()
+            reply = self._read(conn, reading[conn])
+            if reply is None:
+                return
+            busy = time.monotonic() - began  # (a check ran: the others' time to send is not theirs)
+            for other in reading.values():
+                other.deadline += busy
+            if isinstance(reply, str):
+                drop(conn, reply)
+                return
+            del reading[conn]
+            outgoing = Outgoing(reply, time.monotonic() + REPLY_SECONDS)
+            if outgoing.send(conn):
+                drop(conn, outgoing.failed)
+            else:
+                writing[conn] = outgoing
+                selector.modify(conn, selectors.EVENT_WRITE)
+
         last = watched = time.monotonic()
         try:
             while not self.stopping or writing:
@@ -180,27 +210,11 @@ class Daemon:
                         for accepted in self._accept(listener):
                             reading[accepted] = Incoming(last + request_seconds())
                             selector.register(accepted, selectors.EVENT_READ)
-                    elif conn in writing:
-                        if writing[conn].send(conn):
-                            drop(conn)
-                    elif conn in reading:
-                        began = time.monotonic()
-                        reply = self._read(conn, reading[conn])
-                        if reply is None:
-                            continue
-                        busy = time.monotonic() - began  # (a check ran: the others' time to send is not theirs)
-                        for other in reading.values():
-                            other.deadline += busy
-                        if isinstance(reply, str):
-                            drop(conn, reply)
-                            continue
-                        del reading[conn]
-                        outgoing = Outgoing(reply, time.monotonic() + REPLY_SECONDS)
-                        if outgoing.send(conn):
-                            drop(conn)
-                        else:
-                            writing[conn] = outgoing
-                            selector.modify(conn, selectors.EVENT_WRITE)
+                    elif conn in writing or conn in reading:
+                        try:
+                            handle(conn)
+                        except OSError as e:  # (a connection's trouble is that connection's alone)
+                            drop(conn, str(e))
         finally:
             for conn in [*reading, *writing]:
                 conn.close()

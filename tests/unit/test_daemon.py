@@ -519,3 +519,16 @@ def test_an_at_file_named_inside_an_at_file_is_vetted_too(tmp_path, monkeypatch)
         "@pipe: the paths file pipe is a FIFO (named pipe), not a regular file; refused"
     )
     assert serve.argument_file_refusal(["check", "@fine", "@missing", "--format", "json"]) is None
+
+
+def test_a_client_gone_before_its_reply_leaves_the_daemon_serving(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    pid = daemon_pid(env)
+    for _ in range(3):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(socket_of(env))
+            address.send(sock, {"argv": ["check", DERIVATIVES], "cwd": str(checkout)})
+        # (closed at once: the reply finds no reader)
+    run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    assert run.returncode == 1 and "started a check daemon" not in run.stderr
+    assert daemon_pid(env) == pid
