@@ -532,3 +532,39 @@ def test_a_client_gone_before_its_reply_leaves_the_daemon_serving(checkout, env)
     run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
     assert run.returncode == 1 and "started a check daemon" not in run.stderr
     assert daemon_pid(env) == pid
+
+
+def test_a_client_slow_to_read_a_long_reply_holds_up_no_other(monkeypatch, tmp_path):
+    daemon = serve.Daemon("/nonexistent", 100)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = str(tmp_path / "d.sock")
+    listener.bind(path)
+    listener.listen(4)
+
+    def run(argv, cwd):
+        return {"code": 0, "stdout": argv[0] * (8 << 20), "stderr": ""}
+
+    monkeypatch.setattr(daemon, "run", run)
+    server = threading.Thread(target=daemon.serve, args=(listener,))
+    server.start()
+    a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    try:
+        with a, b:
+            a.connect(path)
+            address.send(a, {"argv": ["a"], "cwd": "/"})  # an 8 MB reply, which A does not read yet
+            time.sleep(0.3)
+            b.connect(path)
+            b.settimeout(30)
+            address.send(b, {"argv": ["b"], "cwd": "/"})
+            assert address.receive(b, address.MAX_REPLY)["stdout"] == "b" * (8 << 20)  # type: ignore[index]
+            a.settimeout(30)
+            assert address.receive(a, address.MAX_REPLY)["stdout"] == "a" * (8 << 20)  # type: ignore[index]
+    finally:
+        with socket.socket(socket.AF_UNIX) as stop:
+            stop.connect(path)
+            address.send(stop, {"stop": True})
+            stop.settimeout(30)
+            address.receive(stop, address.MAX_REPLY)
+        server.join(30)
+        listener.close()
+    assert not server.is_alive()
