@@ -1,4 +1,5 @@
-"""`derivls cache`: where the cache folder is and how big; `derivls cache --clear` empties it."""
+"""`derivls cache`: where the cache folder is and how big; `derivls cache --clear` empties it (stopping the check
+daemons that listen in it first: each would otherwise live on unreachable, its socket removed)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ def run_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.clear:
         import shutil  # (here: `derivls check` builds this command's parser, and imports this module, too)
 
+        stopped = stop_daemons(folder / "daemon")
+        if stopped:
+            out.write(f"{folder}: stopped {_count(stopped, 'check daemon')}\n")
         for entry in os.scandir(folder):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
@@ -50,6 +54,18 @@ def run_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for name, (part_size, part_files) in parts(folder):
         out.write(f"  {name:<24} {_mb(part_size):>10} in {_count(part_files, 'file')}\n")
     return 0
+
+
+def stop_daemons(folder: Path) -> int:
+    """Ask each daemon listening in `folder` (the cache folder's `daemon/`) to stop; how many said they do. (One
+    that does not answer in time, busy, stops by itself once it sees its folder gone: derivls.daemon.serve.)"""
+    from derivls.daemon.client import ask
+
+    try:
+        sockets = sorted(entry.path for entry in os.scandir(folder) if entry.name.endswith(".sock"))
+    except OSError:
+        return 0
+    return sum(ask(path, {"stop": True}, timeout=5.0) is not None for path in sockets)
 
 
 _HASHED = re.compile(r"-[0-9a-f]{8,}(\.[a-z]+)?$")  # `check-result-<sha1>.pickle`: the part is `check-result`
@@ -85,4 +101,4 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
 
 
-__all__ = ["add_cache_command", "parts", "run_cache"]
+__all__ = ["add_cache_command", "parts", "run_cache", "stop_daemons"]

@@ -2,16 +2,16 @@
 
 What a pre-push hook or a pull request's CI job checks: `check --since origin/main` reports the
 diagnostics of the changed entries only, `gradcheck --since origin/main` checks their formulas. git is
-asked for the ref's blob only (`git rev-parse`, `git cat-file`: no filter, hook or pager runs, and
-core.fsmonitor is off), from the file's own folder, with stdin closed and a time limit, the blob's size
-capped as the file's is; a missing git, a folder outside a repository or a bad ref is a
-UsageError. A file the ref does not have is new: every entry changed.
+asked for the ref's blob only (`git rev-parse`, `git ls-tree`, `git cat-file`), in the file's repository,
+through derivls.safegit: no fetch, no transport, no hook, filter, pager or fsmonitor, bounded in time and
+memory; the blob's size is capped as the file's is. A missing git, a folder outside a repository, a bad
+ref, or a blob the repository does not hold (a partial clone's: it is never fetched) is a UsageError. A
+file the ref does not have is new: every entry changed.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,8 +22,9 @@ from derivls.exits import UsageError
 from derivls.frozen import frozen_dataclass
 from derivls.limits import MAX_FILE_BYTES
 from derivls.linebreaks import count_line_breaks
+from derivls.safegit import GitResult, run_git
 
-GIT_TIMEOUT = 30.0  # seconds for one git command
+GIT_TIMEOUT = 30.0  # seconds for one git command (derivls.safegit.SECONDS)
 
 
 @frozen_dataclass
@@ -48,28 +49,22 @@ class Changed:
         return tuple(d for d in diagnostics if self.keeps(d))
 
 
-def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        return subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(folder), *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise UsageError("--since needs git, and git is not on PATH.") from None
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"git did not answer within {GIT_TIMEOUT:.0f} s in {folder}.") from None
-    except OSError as e:
-        raise UsageError(f"git cannot run: {e}.") from None
+def _git(folder: Path, *args: str) -> GitResult:
+    return run_git(str(folder), *args, seconds=GIT_TIMEOUT)
 
 
 def _first_line(output: bytes) -> str:
-    text = output.decode("utf-8", "replace").strip()
-    return text.splitlines()[0] if text else "(no message)"
+    """git's message: its first `fatal:` or `error:` line, else its first line."""
+    lines = output.decode("utf-8", "replace").strip().splitlines()
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (fatal or lines or ["(no message)"])[0]
+
+
+def _unreadable(path: Path, ref: str, failed: GitResult) -> UsageError:
+    why = _first_line(failed.stderr)
+    if b"promisor remote" in failed.stderr or b"lazy fetching disabled" in failed.stderr:
+        why += " (a partial clone lacks it, and derivls never fetches: fetch it with git first)"
+    return UsageError(f"--since: git cannot read {path} at {ref}: {why}.")
 
 
 def text_at(ref: str, path: Path) -> str | None:
@@ -84,16 +79,34 @@ def text_at(ref: str, path: Path) -> str | None:
             raise UsageError(f"--since: {path} is not in a git repository ({_first_line(inside.stderr)}).")
         raise UsageError(f"--since: {ref!r} is not a commit of the repository of {path}.")
     commit = verified.stdout.decode().strip()
-    blob = f"{commit}:./{os.path.basename(path)}"
+    name = os.path.basename(path)
+    # the tree's entry (trees only: a partial clone has them), then the blob, which may be missing there
+    listed = _git(folder, "ls-tree", "-z", commit, "--", name)
+    if listed.returncode != 0:
+        raise _unreadable(path, ref, listed)
+    blob = _blob_of(listed.stdout, name)
+    if blob is None:
+        return None
     size = _git(folder, "cat-file", "-s", blob)
     if size.returncode != 0:
-        return None
+        raise _unreadable(path, ref, size)
     if int(size.stdout.decode().strip() or 0) > MAX_FILE_BYTES:  # read as the file itself would be: capped
         raise UsageError(f"--since: {path} at {ref} is over derivls's limit of {MAX_FILE_BYTES / 1e6:.0f} MB.")
     shown = _git(folder, "cat-file", "blob", blob)
     if shown.returncode != 0:
-        raise UsageError(f"--since: git cannot read {path} at {ref}: {_first_line(shown.stderr)}.")
+        raise _unreadable(path, ref, shown)
     return shown.stdout.decode("utf-8", "replace")
+
+
+def _blob_of(listing: bytes, name: str) -> str | None:
+    """The object id of the blob `name` in `git ls-tree -z` output (None: no such file there)."""
+    wanted = os.fsencode(name)
+    for record in listing.split(b"\0"):
+        info, tab, listed = record.partition(b"\t")
+        fields = info.split()
+        if tab and listed == wanted and len(fields) == 3 and fields[1] == b"blob":
+            return fields[2].decode("ascii")
+    return None
 
 
 def _normal(text: str) -> str:

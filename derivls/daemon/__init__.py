@@ -12,9 +12,11 @@ loops that check the same tree many times.
 - `client.py`: `derivls check --daemon ...`: sends the command line and working folder, writes what comes
   back; starts a daemon when none answers (the flag is the user's request); runs the check in its own
   process when a daemon cannot be used (its answer is the same).
-- `serve.py`: the daemon: one request at a time, `derivls check` itself run against projects it keeps
-  (re-opened when any input but the derivatives.yaml text changed); stops after an idle time, when its own
-  code changes on disk, on `derivls daemon stop`, or on SIGTERM.
+- `serve.py`: the daemon: one check at a time (requests are read and replies written without blocking, so
+  a slow client holds no other up), `derivls check` itself run against projects it keeps (re-opened when
+  any input but the derivatives.yaml text changed); stops after an idle time, when its own code changes on
+  disk, on `derivls daemon stop`, on the first SIGTERM, or when its socket or folder is gone (`derivls
+  cache --clear`, which also asks it to stop).
 - `command.py`: `derivls daemon start | stop | status`.
 
 Trust: the socket is in a folder only the user may enter (0700, owned: cachedir.check_folder), and the
@@ -22,5 +24,5 @@ daemon answers only peers of its own user id (SO_PEERCRED). It starts in a neutr
 working folder off sys.path, runs nothing a workspace supplies (a check runs no compiler; `--compile`, `--since` (git)
 and `--no-cache` are run by the client itself), and never writes in the workspace. Unlike derivls's other
 children it outlives the command that started it, by design: bounded by its idle time, an address-space
-limit, and a request size limit (docs/security.md).
+limit, and a request size and time limit (docs/security.md).
 """

@@ -11,6 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
+ASK_SECONDS = 10.0  # for the daemon's answer to `status` or `stop` (DERIVLS_DAEMON_ASK_SECONDS)
+STOP_SECONDS = 10.0  # for a daemon sent SIGTERM to be gone
+
 
 def add_daemon_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = commands.add_parser(
@@ -25,7 +28,7 @@ def add_daemon_command(commands: argparse._SubParsersAction) -> None:  # type: i
 
 
 def run_daemon(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from derivls.daemon.address import Unreachable, socket_path
+    from derivls.daemon.address import Unreachable, env_number, socket_path
     from derivls.daemon.client import ask, ask_started, start
 
     out = sys.stdout if out is None else out
@@ -34,18 +37,25 @@ def run_daemon(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except Unreachable as e:
         sys.stderr.write(error_line("daemon", f"no daemon can be used: {e}") + "\n")
         return EXIT_USAGE
-    status = ask(path, {"status": True}, timeout=10.0)
+    seconds = env_number("DERIVLS_DAEMON_ASK_SECONDS", ASK_SECONDS)
+    status = ask(path, {"status": True}, timeout=seconds)
+    busy = lock_holder(path) if status is None else None  # alive, but no answer in time (a long check)
     if args.action == "status":
+        if busy is not None:
+            out.write(f"derivls daemon: running (pid {busy}) but busy: no answer within {seconds:g} s\n")
+            return EXIT_OK
         if status is None:
             out.write("derivls daemon: not running\n")
             return EXIT_ERRORS
         out.write(_describe(status) + "\n")
         return EXIT_OK
     if args.action == "stop":
+        if busy is not None:
+            return _terminate(path, busy, out)
         if status is None:
             out.write("derivls daemon: not running\n")
             return EXIT_OK
-        stopped = ask(path, {"stop": True}, timeout=10.0)
+        stopped = ask(path, {"stop": True}, timeout=seconds)
         out.write(f"derivls daemon: stopped (pid {stopped.get('stopped')})\n" if stopped else "derivls daemon: gone\n")
         return EXIT_OK
     if status is not None:
@@ -60,6 +70,53 @@ def run_daemon(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return EXIT_OK
     sys.stderr.write(error_line("daemon", f"the daemon did not start (see {path}.log)") + "\n")
     return EXIT_ERRORS
+
+
+def lock_holder(path: str) -> int | None:
+    """The pid of the daemon holding the lock of the address `path` (alive: the lock is its life), else None."""
+    import fcntl
+    import os
+
+    try:
+        fd = os.open(path + ".lock", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.read(fd, 32).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else None
+        except OSError:
+            return None
+        return None  # (no daemon holds it: a lock file left behind)
+    finally:
+        os.close(fd)
+
+
+def _terminate(path: str, pid: int, out: TextIO) -> int:
+    """Stop the daemon `pid` that does not answer: SIGTERM (its first one stops it), SIGCONT should it be stopped
+    itself; then wait for its lock to be released."""
+    import os
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            break
+        except OSError as e:
+            sys.stderr.write(error_line("daemon", f"cannot stop the daemon (pid {pid}): {e.strerror}") + "\n")
+            return EXIT_ERRORS
+    deadline = time.monotonic() + STOP_SECONDS
+    while lock_holder(path) == pid and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if lock_holder(path) == pid:
+        sys.stderr.write(error_line("daemon", f"the daemon (pid {pid}) did not stop within {STOP_SECONDS:g} s") + "\n")
+        return EXIT_ERRORS
+    out.write(f"derivls daemon: stopped (pid {pid}, which was busy)\n")
+    return EXIT_OK
 
 
 def _describe(status: dict[str, object]) -> str:

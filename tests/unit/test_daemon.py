@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -322,3 +323,248 @@ def test_the_address_depends_on_the_derivls_environment_but_not_the_parent_pid()
     base = {"HOME": "/h"}
     assert address.identity(base) == address.identity({**base, "DERIVLS_PARENT_PID": "12"})
     assert address.identity(base) != address.identity({**base, "DERIVLS_TORCH_INCLUDE": "/t"})
+
+
+def trickle(path: str, stop: threading.Event, seconds: float) -> str:
+    """A slow sender: a request's header announcing 1000 bytes, then one byte every 0.1 s. Returns why it ended:
+    "stopped" (told to), "dropped" (the daemon closed the connection) or "cap" (`seconds` passed)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        deadline = time.monotonic() + seconds
+        try:
+            sock.sendall((1000).to_bytes(4, "big"))
+            while time.monotonic() < deadline:
+                if stop.is_set():
+                    return "stopped"
+                sock.sendall(b" ")
+                time.sleep(0.1)
+        except OSError:
+            return "dropped"
+    return "cap"
+
+
+def socket_of(env: dict[str, str]) -> str:
+    (sock,) = (Path(env["DERIVLS_CACHE_DIR"]) / "daemon").glob("*.sock")
+    return str(sock)
+
+
+def test_a_slow_sender_holds_up_no_other_client(checkout, env):
+    env = {**env, "DERIVLS_DAEMON_REQUEST_SECONDS": "600"}  # (so that only the daemon's design can answer first)
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    stop, ended = threading.Event(), []  # type: ignore[var-annotated]
+    sender = threading.Thread(target=lambda: ended.append(trickle(socket_of(env), stop, 40)))
+    sender.start()
+    try:
+        time.sleep(0.3)  # (the slow request is under way)
+        run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    finally:
+        stop.set()
+        sender.join()
+    assert run.returncode == 1 and "othr" in run.stdout and "checking in this process" not in run.stderr
+    assert ended == ["stopped"]  # answered while the slow sender was still sending
+    assert status(env)["served"] == 2  # type: ignore[index]
+
+
+def test_a_request_not_complete_within_its_bound_is_dropped_whole(checkout, env):
+    env = {**env, "DERIVLS_DAEMON_REQUEST_SECONDS": "0.5"}  # (a byte every 0.1 s: a per-receive bound never ends it)
+    derivls("daemon", "start", env=env)
+    assert trickle(socket_of(env), threading.Event(), 30) == "dropped"
+    log = Path(socket_of(env) + ".log").read_text()
+    assert "a request was dropped: not complete within 0.5 s" in log
+    assert status(env) is not None
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_an_at_file_that_is_not_a_regular_file_is_refused_unopened(checkout, env, kind):
+    derivls("daemon", "start", env=env)
+    if kind == "fifo":
+        os.mkfifo(checkout / "paths")
+        name, what = "paths", "a FIFO (named pipe)"
+    else:
+        name, what = "/dev/zero", "a character device"
+    run = derivls("check", f"@{name}", "--daemon", env=env, cwd=checkout)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert (
+        run.stderr == f"derivls check: error: @{name}: the paths file {name} is {what}, not a regular file; refused.\n"
+    )
+    assert status(env)["served"] == 1  # type: ignore[index]
+
+
+_TERM_IN_THE_PARSER = """
+import os, signal, sys, time
+import derivls.cli as cli
+
+real = cli.build_parser
+
+def build_parser(command=None):
+    parser = real(command)
+
+    def parse_args(argv):  # a SIGTERM that arrives while the parser works (as in open() of an @FILE)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+        return real(command).parse_args(argv)
+
+    parser.parse_args = parse_args
+    return parser
+
+cli.build_parser = build_parser
+from derivls.daemon import serve
+sys.exit(serve.main([sys.argv[1]]))
+"""
+
+
+def test_the_first_sigterm_stops_the_daemon_even_inside_the_parser(checkout, env):
+    from derivls.daemon.client import ask
+
+    folder = Path(env["DERIVLS_CACHE_DIR"]) / "daemon"
+    folder.mkdir(parents=True, mode=0o700)
+    path = str(folder / "t.sock")
+    daemon = subprocess.Popen([sys.executable, "-c", _TERM_IN_THE_PARSER, path], env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path) and daemon.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        reply = ask(path, {"argv": ["check", DERIVATIVES], "cwd": str(checkout)}, timeout=60)
+        assert reply is None  # (not a reply with exit status 143: the signal was not taken for a usage error)
+        assert daemon.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        daemon.kill()
+        daemon.wait()
+    assert not os.path.exists(path)
+
+
+def test_cache_clear_stops_the_daemon(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    pid = daemon_pid(env)
+    cleared = derivls("cache", "--clear", env=env)
+    assert f"{env['DERIVLS_CACHE_DIR']}: stopped 1 check daemon\n" in cleared.stdout
+    assert gone(pid)
+    assert derivls("daemon", "status", env=env).stdout == "derivls daemon: not running\n"
+    run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    assert run.returncode == 1 and "started a check daemon" in run.stderr
+
+
+def test_a_daemon_whose_folder_is_removed_stops_by_itself(env):
+    import shutil
+
+    derivls("daemon", "start", env=env)
+    pid = daemon_pid(env)
+    shutil.rmtree(Path(env["DERIVLS_CACHE_DIR"]) / "daemon")  # (what an older `cache --clear` or a user does)
+    assert gone(pid)
+
+
+def test_a_request_sent_in_time_while_a_check_runs_is_answered(monkeypatch, tmp_path):
+    # B sends its whole request during A's check, which outlasts the request bound: B's time is not spent
+    monkeypatch.setattr(serve, "request_seconds", lambda: 0.3)
+    daemon = serve.Daemon("/nonexistent", 100)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = str(tmp_path / "d.sock")
+    listener.bind(path)
+    listener.listen(4)
+    a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    a.connect(path)
+    b.connect(path)
+
+    def respond(request):
+        if request.get("argv") == ["a"]:
+            address.send(b, {"argv": ["b"], "cwd": "/"})
+            time.sleep(1.0)  # (a check longer than the request bound)
+        if request.get("stop"):
+            daemon.stopping = True
+        return {"code": 0, "stdout": request.get("argv", ["stop"])[0], "stderr": ""}
+
+    monkeypatch.setattr(daemon, "respond", respond)
+    address.send(a, {"argv": ["a"], "cwd": "/"})
+    server = threading.Thread(target=daemon.serve, args=(listener,))
+    server.start()
+    try:
+        with a, b:
+            a.settimeout(30)
+            b.settimeout(30)
+            assert address.receive(a, address.MAX_REPLY)["stdout"] == "a"  # type: ignore[index]
+            assert address.receive(b, address.MAX_REPLY)["stdout"] == "b"  # type: ignore[index]
+    finally:
+        with socket.socket(socket.AF_UNIX) as stop:
+            stop.connect(path)
+            address.send(stop, {"stop": True})
+            stop.settimeout(30)
+            address.receive(stop, address.MAX_REPLY)
+        server.join(30)
+        listener.close()
+    assert not server.is_alive()
+
+
+def test_a_daemon_too_busy_to_answer_is_said_running_and_stop_stops_it(env):
+    env = {**env, "DERIVLS_DAEMON_ASK_SECONDS": "0.5"}
+    derivls("daemon", "start", env=env)
+    pid = daemon_pid(env)
+    os.kill(pid, signal.SIGSTOP)  # (it answers nothing, as in a long check)
+    try:
+        assert derivls("daemon", "status", env=env).stdout == (
+            f"derivls daemon: running (pid {pid}) but busy: no answer within 0.5 s\n"
+        )
+        assert derivls("daemon", "stop", env=env).stdout == f"derivls daemon: stopped (pid {pid}, which was busy)\n"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert gone(pid)
+    assert derivls("daemon", "status", env=env).stdout == "derivls daemon: not running\n"
+
+
+def test_an_at_file_named_inside_an_at_file_is_vetted_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe")
+    Path("list").write_text("tools/autograd/derivatives.yaml\n@pipe\n")
+    Path("fine").write_text("tools/autograd/derivatives.yaml\n")
+    assert serve.argument_file_refusal(["check", "@list"]) == (
+        "@pipe: the paths file pipe is a FIFO (named pipe), not a regular file; refused"
+    )
+    assert serve.argument_file_refusal(["check", "@fine", "@missing", "--format", "json"]) is None
+
+
+def test_a_client_gone_before_its_reply_leaves_the_daemon_serving(checkout, env):
+    derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    pid = daemon_pid(env)
+    for _ in range(3):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(socket_of(env))
+            address.send(sock, {"argv": ["check", DERIVATIVES], "cwd": str(checkout)})
+        # (closed at once: the reply finds no reader)
+    run = derivls("check", DERIVATIVES, "--daemon", env=env, cwd=checkout)
+    assert run.returncode == 1 and "started a check daemon" not in run.stderr
+    assert daemon_pid(env) == pid
+
+
+def test_a_client_slow_to_read_a_long_reply_holds_up_no_other(monkeypatch, tmp_path):
+    daemon = serve.Daemon("/nonexistent", 100)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = str(tmp_path / "d.sock")
+    listener.bind(path)
+    listener.listen(4)
+
+    def run(argv, cwd):
+        return {"code": 0, "stdout": argv[0] * (8 << 20), "stderr": ""}
+
+    monkeypatch.setattr(daemon, "run", run)
+    server = threading.Thread(target=daemon.serve, args=(listener,))
+    server.start()
+    a, b = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    try:
+        with a, b:
+            a.connect(path)
+            address.send(a, {"argv": ["a"], "cwd": "/"})  # an 8 MB reply, which A does not read yet
+            time.sleep(0.3)
+            b.connect(path)
+            b.settimeout(30)
+            address.send(b, {"argv": ["b"], "cwd": "/"})
+            assert address.receive(b, address.MAX_REPLY)["stdout"] == "b" * (8 << 20)  # type: ignore[index]
+            a.settimeout(30)
+            assert address.receive(a, address.MAX_REPLY)["stdout"] == "a" * (8 << 20)  # type: ignore[index]
+    finally:
+        with socket.socket(socket.AF_UNIX) as stop:
+            stop.connect(path)
+            address.send(stop, {"stop": True})
+            stop.settimeout(30)
+            address.receive(stop, address.MAX_REPLY)
+        server.join(30)
+        listener.close()
+    assert not server.is_alive()
