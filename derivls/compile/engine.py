@@ -25,9 +25,9 @@ from derivls.compile import messages
 from derivls.compile.backward import backward_source
 from derivls.compile.file_templates import Templates
 from derivls.compile.forward import forward_source
-from derivls.compile.safety import foreign_directives
+from derivls.compile.safety import checked_source
 from derivls.compile.sourcemap import SourceMap
-from derivls.compile.toolchain import Pch, SetupError, Toolchain, ensure_pch
+from derivls.compile.toolchain import Pch, Toolchain, ensure_pch
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic, Related, Severity
 
@@ -117,7 +117,7 @@ def compile_units(
                     batch = queue.pop(0)
                     count += 1
                     path = Path(work) / f"{batch.kind}-{count}.cpp"
-                    path.write_text(checked_source(batch.source.render()), encoding="utf-8")
+                    path.write_text(checked_source(batch.source.render(), toolchain.include_dirs), encoding="utf-8")
                     command = [
                         toolchain.cxx,
                         *toolchain.flags,
@@ -202,18 +202,6 @@ def read_errors(errors: IO[bytes]) -> str:
     with errors:
         errors.seek(0)
         return errors.read().decode("utf-8", "replace")
-
-
-def checked_source(text: str) -> str:
-    """`text` when it holds only directives derivls's templates write (compile/safety.py), else RefusedSource."""
-    foreign = foreign_directives(text)
-    if foreign:
-        raise RefusedSource(f"the generated code holds a directive derivls does not write: {foreign[0][:80]}")
-    return text
-
-
-class RefusedSource(SetupError):
-    """Generated code derivls will not compile (compile/safety.py): one line."""
 
 
 def limit_diagnostic(unit: Unit, which: str, limits: Limits, kind: str) -> Diagnostic:

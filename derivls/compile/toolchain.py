@@ -227,6 +227,9 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
     """The precompiled header for `header` (the includes of both generated files): reused, or built."""
     import fcntl
 
+    from derivls.compile.safety import HEADER, checked_source
+
+    checked_source(header, toolchain.include_dirs, HEADER, own=())  # (RefusedSource: not built)
     root = root or cache_root()
     pch_root = root / "pch"
     key = toolchain.key(header)

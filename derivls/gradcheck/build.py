@@ -115,7 +115,7 @@ def build_limits(units: int) -> Limits:
 def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None, units: int = 1) -> Built:
     """The extension for `source` (whose library name is LIBRARY_PLACEHOLDER, `units` units): reused, or built.
     Raises SetupError (BuildLimit when a bound was reached, RefusedSource for a foreign directive)."""
-    from derivls.compile.engine import checked_source
+    from derivls.compile.safety import checked_source
 
     started = time.monotonic()
     root = (cache or cache_root()) / "gradcheck"
@@ -135,7 +135,7 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     # this process's exit, or, after a SIGKILL, by the next derivls process that makes one
     with tempfile.TemporaryDirectory(prefix="gradcheck-", dir=bounded.scratch_folder()) as work_dir:
         work = Path(work_dir)
-        text = checked_source(source.replace(LIBRARY_PLACEHOLDER, namespace))
+        text = checked_source(source.replace(LIBRARY_PLACEHOLDER, namespace), toolchain.include_dirs)
         (work / "unit.cpp").write_text(text, encoding="utf-8")
         _run(
             [toolchain.cxx, *toolchain.flags, "-Winvalid-pch", *toolchain.include_flags(pch.folder), "-c", "unit.cpp"],
