@@ -34,6 +34,11 @@ from derivls.diagnostics import Diagnostic, Related, Severity
 CODE = COMPILE_ERROR
 SOURCE = "derivls-compile"  # the diagnostic source a client sees
 MAX_NOTES = 6
+# what of a compiler's stderr is read (a formula whose compile takes 4 s wrote 103 MB, 785,268 lines, of errors):
+# the first 8 MB and 50,000 lines; then at most 50 diagnostics an entry, the rest counted in one more
+MAX_STDERR_BYTES = 8 * 2**20
+MAX_STDERR_LINES = 50_000
+MAX_PER_ENTRY = 50
 BACKWARD_BATCH = 48
 FORWARD_BATCH = 48
 
@@ -102,7 +107,6 @@ def compile_units(
     stats.pch = ensure_pch(toolchain, templates.pch_header(), cache, nice=nice)
     batches = make_batches(units, templates, batch_size)
     stats.batches, stats.units = len(batches), len(units)
-    diagnostics: list[Diagnostic] = []
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
     with tempfile.TemporaryDirectory(prefix="compile-", dir=scratch_folder()) as work:
         running: list[tuple[Bounded, IO[bytes], Batch, Path]] = []
@@ -163,7 +167,6 @@ def compile_units(
                         if process.popen.returncode != 0 and not found:
                             found = [_unmapped(stderr, batch, str(path))]
                     for unit_line, diagnostic in found:
-                        diagnostics.append(diagnostic)
                         by_entry.setdefault(unit_line, []).append(diagnostic)
                     done += 1
                     if progress:
@@ -173,6 +176,8 @@ def compile_units(
                 process.kill()
                 errors.close()
     stats.seconds = time.monotonic() - started
+    by_entry = capped(by_entry, units)
+    diagnostics = [d for found in by_entry.values() for d in found]
     diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return CompileResult(_dedup(diagnostics), stats, by_entry)
 
@@ -198,10 +203,38 @@ def start(command: list[str], errors_path: Path, limits: Limits) -> tuple[Bounde
 
 
 def read_errors(errors: IO[bytes]) -> str:
-    """What a finished compiler wrote to its stderr file (see start); closes it."""
+    """What a finished compiler wrote to its stderr file (see start), at most MAX_STDERR_BYTES and
+    MAX_STDERR_LINES whole lines of it (nothing more is read); closes it."""
     with errors:
         errors.seek(0)
-        return errors.read().decode("utf-8", "replace")
+        data = errors.read(MAX_STDERR_BYTES + 1)
+    if len(data) > MAX_STDERR_BYTES:  # (cut at the last whole line)
+        data = data[: data.rfind(b"\n", 0, MAX_STDERR_BYTES) + 1]
+    text = data.decode("utf-8", "replace")
+    cut = -1
+    for _ in range(MAX_STDERR_LINES):
+        cut = text.find("\n", cut + 1)
+        if cut < 0:
+            return text
+    return text[: cut + 1]
+
+
+def capped(by_entry: dict[int, list[Diagnostic]], units: Sequence[Unit]) -> dict[int, list[Diagnostic]]:
+    """Each entry's diagnostics without repeats, at most MAX_PER_ENTRY of them and one "… and N more" on the
+    entry's name for the rest."""
+    names = {u.entry_line: u.name_span for u in units}
+    out: dict[int, list[Diagnostic]] = {}
+    for line, found in by_entry.items():
+        kept = list(dict.fromkeys(found))
+        if len(kept) > MAX_PER_ENTRY:
+            more = len(kept) - MAX_PER_ENTRY
+            span = names.get(line, kept[0].span)
+            kept = kept[:MAX_PER_ENTRY]
+            kept.append(
+                Diagnostic(span, Severity.ERROR, CODE, f"… and {more} more compiler errors on this entry (not shown)")
+            )
+        out[line] = kept
+    return out
 
 
 def limit_diagnostic(unit: Unit, which: str, limits: Limits, kind: str) -> Diagnostic:
@@ -226,17 +259,16 @@ def map_errors(
     """(entry line, diagnostic) for each error of the compiler output, placed on its formula when
     the error (or its innermost context in this file) falls inside one, else on the entry's name.
 
-    What it quotes comes from the generated file and from the headers it compiles against (`headers`:
-    the toolchain's include folders, symlinks resolved): an error or note the compiler places in any other
-    file (one a workspace's header pulled in) is named by its file and line only, never quoted."""
+    What it quotes is the compiler's text about the generated file (`tu_path`, the whole path: a `#line` naming
+    its base name is another file): an error or note the compiler places in torch's headers (`headers`, symlinks
+    resolved) is named by its path inside them and its line, never quoted; one in any other file is not shown."""
     result: list[tuple[int, Diagnostic]] = []
-    tu_name = os.path.basename(tu_path)
-    quotable = Quotable(tu_path, headers)
+    where_is = Quotable(tu_path, headers)
     for error in messages.parse(stderr):
         located = None
         fallback = None
         for place in error.places():
-            if os.path.basename(place.path) != tu_name:
+            if place.path != tu_path:
                 continue
             where = source.locate(place.line, place.column)
             if where is None:
@@ -248,51 +280,57 @@ def map_errors(
         where = located or fallback
         if where is None:
             continue
-        shown = [p for p in error.notes[:MAX_NOTES] if quotable(p.path)]
-        notes = [
-            f"note: {_short(p.path)}:{p.line}: {p.text}" if os.path.basename(p.path) != tu_name else f"note: {p.text}"
-            for p in shown
+        own = [p for p in error.notes[:MAX_NOTES] if p.path == tu_path]
+        torch = [p for p in error.notes[:MAX_NOTES] if p.path != tu_path and where_is(p.path) == HEADER]
+        notes = [f"note: {p.text}" for p in own] + [
+            f"note: at {_short(p.path)}:{p.line} (torch's headers; not quoted)" for p in torch
         ]
-        if len(error.notes) > len(shown):
-            notes.append(f"note: ... {len(error.notes) - len(shown)} more")
+        if len(error.notes) > len(own) + len(torch):
+            notes.append(f"note: ... {len(error.notes) - len(own) - len(torch)} more")
         unit = where.unit
         prefix = f"{unit}: " if unit else ""
         if not where.in_formula:
             prefix += "in the generated code (not a formula's text): "
-        text = error.message if quotable(error.place.path) else _unquoted(error.place)
+        text = error.message if error.place.path == tu_path else _unquoted(error.place, where_is(error.place.path))
         message = prefix + text + ("\n" + "\n".join(notes) if notes else "")
-        related = tuple(Related(p.path, p.line - 1, p.text) for p in shown if os.path.basename(p.path) != tu_name)
+        related = tuple(Related(p.path, p.line - 1, "a note of the compiler (not quoted)") for p in torch)
         entry_line = source.entry_lines.get(unit, where.span.line)
         result.append((entry_line, Diagnostic(where.span, Severity.ERROR, CODE, message, related)))
     return result
 
 
+OWN, HEADER, OTHER = "own", "header", "other"
+
+
 class Quotable:
-    """Whether the compiler's text about a place may be quoted: the generated file, or a header under the
-    toolchain's include folders (symlinks resolved, so a header that is a link to /etc/passwd is not)."""
+    """Where a place of the compiler's output is: OWN (the generated file, by its whole path), HEADER (a file
+    under the toolchain's include folders, symlinks resolved, so a header that is a link to /etc/passwd is not),
+    or OTHER."""
 
     def __init__(self, tu_path: str, headers: Sequence[Path]) -> None:
-        self.tu_name = os.path.basename(tu_path)
+        self.tu_path = tu_path
         self.roots = tuple(os.path.realpath(h) + os.sep for h in headers)
-        self._seen: dict[str, bool] = {}
+        self._seen: dict[str, str] = {}
 
-    def __call__(self, path: str) -> bool:
-        if os.path.basename(path) == self.tu_name:
-            return True
+    def __call__(self, path: str) -> str:
+        if path == self.tu_path:
+            return OWN
         found = self._seen.get(path)
         if found is None:
             real = os.path.realpath(path)
-            found = self._seen[path] = any(real.startswith(root) for root in self.roots)
+            found = self._seen[path] = HEADER if any(real.startswith(root) for root in self.roots) else OTHER
         return found
 
 
-def _unquoted(place: messages.Place) -> str:
-    return f"error in {os.path.basename(place.path)}:{place.line}, a file outside the generated code and torch's headers (not quoted)"
+def _unquoted(place: messages.Place, where: str) -> str:
+    if where == HEADER:
+        return f"error at {_short(place.path)}:{place.line} in torch's headers (the compiler's text is not quoted)"
+    return "error in a file outside the generated code and torch's headers (not named, not quoted)"
 
 
 def _short(path: str) -> str:
     marker = "/include/"
-    return path.split(marker, 1)[1] if marker in path else path
+    return path.split(marker, 1)[1] if marker in path else os.path.basename(path)
 
 
 def _unmapped(stderr: str, batch: Batch, tu_path: str) -> tuple[int, Diagnostic]:

@@ -267,8 +267,9 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
                     f"with {toolchain.cxx} (DERIVLS_PCH_SECONDS, DERIVLS_PCH_MEMORY_MB raise the bounds)"
                 )
             if result.returncode != 0:
-                first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
-                raise SetupError(f"the torch headers do not compile with {toolchain.cxx}: {first[:300]}")
+                raise SetupError(
+                    f"the torch headers do not compile with {toolchain.cxx}: {_first_error(result.stderr, toolchain)}"
+                )
             os.replace(tmp, gch)
         finally:
             tmp.unlink(missing_ok=True)
@@ -277,6 +278,23 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
             if other != folder and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
         return Pch(folder, True, time.monotonic() - started, gch.stat().st_size)
+
+
+def _first_error(stderr: str, toolchain: Toolchain) -> str:
+    """Where the precompiled header's build failed, never the compiler's text (it may quote any file a header
+    pulled in): a place in torch's headers by its path inside them and its line, any other place not named."""
+    from derivls.compile import messages
+
+    errors = messages.parse(stderr[: 1 << 20])
+    if not errors:
+        return "it failed (its output is not quoted)"
+    place = errors[0].place
+    real = os.path.realpath(place.path)
+    for folder in toolchain.include_dirs:
+        root = os.path.realpath(folder) + os.sep
+        if real.startswith(root):
+            return f"the first error is at {real[len(root) :]}:{place.line} (the compiler's text is not quoted)"
+    return "the first error is in a file outside torch's headers (not named, not quoted)"
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -87,7 +87,9 @@ def _run(command: list[str], cwd: Path, what: str, limits: Limits) -> None:
             f"{what}: the compiler ran out of {limits.describe(result.limit)} and was stopped", result.limit
         )
     if result.returncode != 0:
-        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        from derivls.compile.engine import MAX_STDERR_BYTES, MAX_STDERR_LINES
+
+        lines = [line for line in result.stderr[:MAX_STDERR_BYTES].splitlines()[:MAX_STDERR_LINES] if line.strip()]
         own = [line for line in lines if line.startswith(OWN_FILES) and "error" in line]
         shown = " | ".join(own[:3])[:800] if own else "(the compiler's output is about other files; not quoted)"
         raise CompileFailed(f"{what} failed: {shown}", [line for line in lines if line.startswith(OWN_FILES)])
