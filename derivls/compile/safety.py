@@ -142,6 +142,85 @@ def _inside(header: str, roots: Sequence[Path]) -> bool:
     return False
 
 
+# in a header: a directive that reads a file or renames one (at a line's start, or after a comment ends)
+_HEADER_DIRECTIVE = re.compile(
+    r"(?:^|\*/)[ \t\f\v]*(?:/\*.*?\*/[ \t\f\v]*)*(?:#|%:|\?\?=)[ \t\f\v]*(?:/\*.*?\*/[ \t\f\v]*)*"
+    r"(include_next|include|import|embed|line)\b([^\n]*)",
+    re.M | re.S,
+)
+_OPERAND = re.compile(r'[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>)')
+MAX_HEADERS = 20_000  # the wheel's 2.13 headers reached from the precompiled header: 4,612 files, 14 MB
+MAX_HEADER_BYTES = 256 * 2**20
+
+
+def header_refusals(header: str, roots: Sequence[Path]) -> list[str]:
+    """The headers `header` reaches inside torch's include folders (`roots`: a checkout's `torch/include` beside
+    the file is the workspace's), each read once: an `#include` in them must name a plain relative path that is
+    a file inside those folders, symlinks resolved, or a header they do not hold (the compiler's own); and none
+    may hold `#import`, `#include_next`, `#embed` or `#line`. Each refusal as `PATH line N: what` (PATH inside
+    the folders; never the line's text). A directive-like line in a comment or literal counts too."""
+    bases = [os.path.realpath(r) + os.sep for r in roots]
+    found: list[str] = []
+    seen: set[str] = set()
+    resolved: dict[tuple[str, str], str | None] = {}  # (the includer's folder or "", name) -> its real path
+    budget = MAX_HEADER_BYTES
+    todo: list[tuple[str, str, str, int, str]] = [(*m, "") for m in _directives(header)]
+    while todo:
+        kind, operand, text, at, includer = todo.pop()
+        o = _OPERAND.match(operand)
+        name = (o.group(1) if o.group(1) is not None else o.group(2)) if o is not None else None
+        if kind != "include" or name is None or _NAME.fullmatch(name) is None or ".." in name.split("/"):
+            found.append(
+                f"{_where(includer, bases, text, at)}: '#{kind}' of something other than a plain name inside torch's include folder"
+            )
+            continue
+        here = os.path.dirname(includer) if includer and o is not None and o.group(1) is not None else ""
+        key = (here, name)
+        if key not in resolved:
+            folders = ([here] if here else []) + [str(r) for r in roots]
+            candidate = next((c for d in folders if os.path.lexists(c := os.path.join(d, name))), None)
+            resolved[key] = os.path.realpath(candidate) if candidate is not None else None
+        real = resolved[key]
+        if real is None or real in seen:
+            continue  # (not in torch's folders: a header of the compiler's own, `<vector>`; or read already)
+        if not any(real.startswith(b) for b in bases) or not os.path.isfile(real):
+            found.append(
+                f"{_where(includer, bases, text, at)}: an '#include' of a file outside torch's include folder (a link out of it)"
+            )
+            continue
+        seen.add(real)
+        if len(seen) > MAX_HEADERS or budget <= 0:
+            found.append(f"more than {MAX_HEADERS} headers or {MAX_HEADER_BYTES >> 20} MB reached: not read further")
+            break
+        try:
+            with open(real, "rb") as f:
+                content = f.read(budget).decode("utf-8", "replace")
+        except OSError:
+            continue  # (the compiler will say it cannot read it)
+        budget -= len(content)
+        todo.extend((*m, real) for m in _directives(content))
+    return found
+
+
+def _directives(text: str) -> list[tuple[str, str, str, int]]:
+    """(kind, rest of its line, the text read, offset) of each include-like directive of a header's text, line
+    splices joined and CR / CRLF read as line breaks (as the compiler reads them)."""
+    if "#" not in text and "%:" not in text and "??=" not in text:
+        return []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\\" in text:
+        text = re.sub(r"\\[ \t]*\n", "", text)  # (line numbers then count joined lines as one: close enough)
+    return [(m.group(1), m.group(2), text, m.start(1)) for m in _HEADER_DIRECTIVE.finditer(text)]
+
+
+def _where(path: str, bases: list[str], text: str, at: int) -> str:
+    """`PATH line N` of a header (PATH inside torch's folders), `line N` of the precompiled header."""
+    line = text.count("\n", 0, at) + 1
+    if not path:
+        return f"line {line}"
+    return f"{next((path[len(b) :] for b in bases if path.startswith(b)), os.path.basename(path))} line {line}"
+
+
 GENERATED = "the generated code (torchgen's templates/Functions.cpp beside the file is pasted in it)"
 HEADER = "the precompiled header (the includes of templates/Functions.cpp and VariableType.cpp beside the file)"
 

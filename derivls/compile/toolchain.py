@@ -227,7 +227,7 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
     """The precompiled header for `header` (the includes of both generated files): reused, or built."""
     import fcntl
 
-    from derivls.compile.safety import HEADER, checked_source
+    from derivls.compile.safety import HEADER, RefusedSource, checked_source, header_refusals
 
     checked_source(header, toolchain.include_dirs, HEADER, own=())  # (RefusedSource: not built)
     root = root or cache_root()
@@ -242,6 +242,10 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
         if stamp.is_file() and gch.is_file() and stamp.read_text() == key:
             return Pch(folder, False, 0.0, gch.stat().st_size)
         started = time.monotonic()
+        refused = header_refusals(header, toolchain.include_dirs)  # (what the build reads: before it is built)
+        if refused:
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            raise RefusedSource(f"derivls will not compile torch's headers: {refused[0]}{more}")
         for stale in folder.glob(f".{PCH_NAME}.gch.*.tmp"):  # under the lock: left by a builder that was killed
             stale.unlink(missing_ok=True)
         _write_atomic(folder / PCH_NAME, header)

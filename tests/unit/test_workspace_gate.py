@@ -153,3 +153,65 @@ def test_a_jit_source_of_torchs_own_templates_passes(acos_units, real_files):
     source = jit.jit_source(rendered, jit.namespace(rendered), jit.includes(building.pch_header(templates)), [include])
     assert "AcosBackward0" in source
     assert os.path.isdir(include)
+
+
+HEADER_ATTACKS = {
+    "an absolute include": '#include "/etc/hostname"\n',
+    "an include out by '..'": '#include "../../secret.env"\n',
+    "#include_next": "#include_next <secret.env>\n",
+    "#import": '#import "b.h"\n',
+    "#embed": '#embed "/etc/hostname"\n',
+    "#line": '#line 1 "backward-1.cpp"\n',
+    "a directive after a comment": '/* a\n comment */ #include "/etc/hostname"\n',
+    "a digraph": '%:include "/etc/hostname"\n',
+    "a line splice": '#inc\\\nlude "/etc/hostname"\n',
+    "a CR line break": 'int x; // a comment\r#include "/etc/hostname"\n',
+    "a computed include": '#define F "/etc/hostname"\n#include F\n',
+    "a link out of the folder": '#include "leak.h"\n',
+}
+
+
+@pytest.mark.parametrize("attack", list(HEADER_ATTACKS))
+def test_a_header_of_the_include_folder_that_reaches_outside_it_refuses_the_precompiled_header(
+    tmp_path, fake_cxx, attack
+):
+    # issue 54: the template's #include of a header (beside the file: a checkout's torch/include) that includes
+    # secret.env made the precompiled header's build fail, quoting it
+    from derivls.compile.toolchain import ensure_pch
+
+    root = tmp_path / "torch-include"
+    (root / "torch").mkdir(parents=True)
+    (tmp_path / "secret.env").write_text(f"API_KEY={MARK}\n")
+    (root / "torch" / "leak.h").symlink_to(tmp_path / "secret.env")
+    (root / "torch" / "a.h").write_text('#pragma once\n#include <vector>\n#include "b.h"\n')
+    (root / "torch" / "b.h").write_text("// b\n" + HEADER_ATTACKS[attack])
+    cxx, log = fake_cxx
+    toolchain = Toolchain(str(cxx), "fake 1.0", (root,), ("-std=c++20",))
+    with pytest.raises(RefusedSource) as refused:
+        ensure_pch(toolchain, '#pragma once\n#include "torch/a.h"\n', tmp_path / "cache", nice=False)
+    assert not log.exists()
+    assert str(refused.value).startswith("derivls will not compile torch's headers: torch/b.h line ")
+    assert MARK not in str(refused.value)
+
+
+def test_headers_that_stay_inside_the_include_folder_are_built(tmp_path, fake_cxx):
+    from derivls.compile.toolchain import ensure_pch
+
+    root = tmp_path / "torch-include"
+    (root / "torch").mkdir(parents=True)
+    (root / "torch" / "a.h").write_text(
+        '#pragma once\n#include <vector>\n#include "b.h"\n// see #include "/etc/x" in a comment mid-line\n'
+    )
+    (root / "torch" / "b.h").write_text('#include "torch/a.h"\n#if __has_include(<x>)\n#endif\n')
+    cxx, log = fake_cxx
+    toolchain = Toolchain(str(cxx), "fake 1.0", (root,), ("-std=c++20",))
+    pch = ensure_pch(toolchain, '#pragma once\n#include "torch/a.h"\n', tmp_path / "cache", nice=False)
+    assert pch.built and '#include "torch/a.h"' in log.read_text()
+
+
+def test_the_wheels_own_headers_pass_the_header_gate(real_files):
+    from derivls.compile.safety import header_refusals
+
+    include = real_files.packaged.parent.parent / "torch" / "include"
+    header = building.pch_header(Templates(real_files.derivatives))
+    assert header_refusals(header, [include, include / "torch" / "csrc" / "api" / "include"]) == []
