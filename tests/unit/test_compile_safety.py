@@ -107,6 +107,7 @@ def test_digraphs_are_one_token_each_and_brackets_to_the_bracket_matcher():
         ('grad * [](){ %:include "/dev/zero"\n return 1; }()', 13),  # inside a lambda's body
         ('grad * [](){ asm(".include \\"x\\""); return 1; }()', 13),
         ('grad\n#include "/etc/passwd"\n', 5),
+        ('grad * R"x(")x" _Pragma("GCC error \\"m\\"") R"x(")x"', 16),  # issue 54: `check` said nothing
     ],
 )
 def test_formula_context_reports_a_directive_on_its_token_even_in_a_lambdas_body(formula: str, at: int):
