@@ -63,8 +63,9 @@ def refusals(text: str, roots: Sequence[Path], own: Iterable[str] = ()) -> list[
 
     `text` is anything a compiler or Cling gets that holds workspace text: a generated unit (torchgen's
     Functions.cpp template pasted in it), the precompiled header (the templates' includes), a JIT source.
-    Allowed: `#include` of a plain relative name that is one of `own` (derivls's precompiled header) or a
-    regular file inside one of `roots` (torch's include folders, symlinks resolved), `#pragma once`, and the
+    Allowed: `#include` of a plain relative name that is one of `own` (derivls's precompiled header), a regular
+    file inside one of `roots` (torch's include folders, symlinks resolved) or a name they do not hold (the
+    compiler's own headers; header_refusals has the same rule), `#pragma once`, and the
     conditionals derivls's codegen writes (`#ifdef NAME`, `#ifndef NAME`, `#else`, `#endif`: they choose text,
     all of it checked). Refused: every other directive (`#import`, `#include_next`, `#embed`, `#line`,
     `#define`, `#if` (`__has_include` probes files), ...), a
@@ -128,18 +129,19 @@ def _directive_refusal(text: str, words: list[Token], roots: Sequence[Path], own
         return "an '#include' of a name outside torch's include folder (absolute, '..' or unusual characters)"
     if header in own or _inside(header, roots):
         return None
-    return "an '#include' of a name that is no file of torch's include folder"
+    return "an '#include' of a file outside torch's include folder (a link out of it)"
 
 
 def _inside(header: str, roots: Sequence[Path]) -> bool:
     """The first root that has `header` (the compiler's search order) holds it as a regular file, symlinks
-    resolved inside that root."""
+    resolved inside that root; or no root has it (a header of the compiler's own, `<vector>`, or none: the
+    compiler says so. A plain relative name then finds only the system's headers or derivls's own folder's)."""
     for root in roots:
         candidate = os.path.join(root, header)
         if os.path.lexists(candidate):
             real, base = os.path.realpath(candidate), os.path.realpath(root)
             return real.startswith(base + os.sep) and os.path.isfile(real)
-    return False
+    return True
 
 
 # in a header: a directive that reads a file or renames one (at a line's start, or after a comment ends)

@@ -34,7 +34,6 @@ HOSTILE = {
     "absolute include": f'#include "/etc/hostname"\nint {MARK};\n',
     "include outside by '..'": f'#include "../../{MARK}.h"\n',
     "include through a link out of the folder": f'#include "torch/{MARK}.h"\n',
-    "include of no torch header": f'#include "{MARK}.h"\n',
     "digraph include": f'%:include "/etc/hostname"\nint {MARK};\n',
     "trigraph include": f'??=include "/etc/hostname"\nint {MARK};\n',
     "line splice in a directive": f'#inc\\\nlude "/etc/hostname"\nint {MARK};\n',
