@@ -114,3 +114,16 @@ def test_formula_context_reports_a_directive_on_its_token_even_in_a_lambdas_body
     tokens, _ = tokenize(formula)
     slips = context_slips(formula, tokens, matching_brackets(tokens), ("auto grad_result = <formula>;",))
     assert [(s.severity, s.start) for s in slips if s.start == at] == [(1, at)]
+
+
+def test_a_formula_with_an_unterminated_literal_is_never_compiled(real_files):
+    # what the literal swallows would be read by the compiler with the generated text after it
+    from derivls.compile.units import collect_units
+    from derivls.project import open_project
+
+    acos = "  self: grad * -((-self * self + 1).rsqrt()).conj()\n"
+    text = real_files.derivatives.read_text(encoding="utf-8")
+    edited = text.replace(acos, '  self: grad * R"x( _Pragma("GCC error \\"m\\"")\n', 1)
+    analysis = open_project(real_files.derivatives, real_files.native, real_files.tags, "auto").analyzer.analyse(edited)
+    (unit,) = [u for u in collect_units(analysis, ["acos"]) if u.has_backward]
+    assert unit.refused is not None and "unterminated" in unit.refused
