@@ -268,7 +268,7 @@ def map_errors(
         located = None
         fallback = None
         for place in error.places():
-            if place.path != tu_path:
+            if not where_is.own(place.path):
                 continue
             where = source.locate(place.line, place.column)
             if where is None:
@@ -280,10 +280,10 @@ def map_errors(
         where = located or fallback
         if where is None:
             continue
-        own = [p for p in error.notes[:MAX_NOTES] if p.path == tu_path]
-        torch = [p for p in error.notes[:MAX_NOTES] if p.path != tu_path and where_is(p.path) == HEADER]
+        own = [p for p in error.notes[:MAX_NOTES] if where_is.own(p.path)]
+        torch = [(p, inside) for p in error.notes[:MAX_NOTES] if (inside := where_is.inside(p.path)) is not None]
         notes = [f"note: {p.text}" for p in own] + [
-            f"note: at {_short(p.path)}:{p.line} (torch's headers; not quoted)" for p in torch
+            f"note: at {inside}:{p.line} (torch's headers; not quoted)" for p, inside in torch
         ]
         if len(error.notes) > len(own) + len(torch):
             notes.append(f"note: ... {len(error.notes) - len(own) - len(torch)} more")
@@ -291,46 +291,43 @@ def map_errors(
         prefix = f"{unit}: " if unit else ""
         if not where.in_formula:
             prefix += "in the generated code (not a formula's text): "
-        text = error.message if error.place.path == tu_path else _unquoted(error.place, where_is(error.place.path))
+        text = (
+            error.message
+            if where_is.own(error.place.path)
+            else _unquoted(error.place, where_is.inside(error.place.path))
+        )
         message = prefix + text + ("\n" + "\n".join(notes) if notes else "")
-        related = tuple(Related(p.path, p.line - 1, "a note of the compiler (not quoted)") for p in torch)
+        related = tuple(Related(p.path, p.line - 1, "a note of the compiler (not quoted)") for p, _ in torch)
         entry_line = source.entry_lines.get(unit, where.span.line)
         result.append((entry_line, Diagnostic(where.span, Severity.ERROR, CODE, message, related)))
     return result
 
 
-OWN, HEADER, OTHER = "own", "header", "other"
-
-
 class Quotable:
-    """Where a place of the compiler's output is: OWN (the generated file, by its whole path), HEADER (a file
-    under the toolchain's include folders, symlinks resolved, so a header that is a link to /etc/passwd is not),
-    or OTHER."""
+    """Where a place of the compiler's output is: the generated file (by its whole path), or a file under the
+    toolchain's include folders (symlinks resolved, so a header that is a link to /etc/passwd is not), or
+    another file."""
 
     def __init__(self, tu_path: str, headers: Sequence[Path]) -> None:
         self.tu_path = tu_path
         self.roots = tuple(os.path.realpath(h) + os.sep for h in headers)
-        self._seen: dict[str, str] = {}
+        self._seen: dict[str, str | None] = {}
 
-    def __call__(self, path: str) -> str:
-        if path == self.tu_path:
-            return OWN
-        found = self._seen.get(path)
-        if found is None:
+    def own(self, path: str) -> bool:
+        return path == self.tu_path
+
+    def inside(self, path: str) -> str | None:
+        """The path inside torch's include folders of a file there, None for any other file."""
+        if path not in self._seen:
             real = os.path.realpath(path)
-            found = self._seen[path] = HEADER if any(real.startswith(root) for root in self.roots) else OTHER
-        return found
+            self._seen[path] = next((real[len(r) :] for r in self.roots if real.startswith(r)), None)
+        return self._seen[path]
 
 
-def _unquoted(place: messages.Place, where: str) -> str:
-    if where == HEADER:
-        return f"error at {_short(place.path)}:{place.line} in torch's headers (the compiler's text is not quoted)"
+def _unquoted(place: messages.Place, inside: str | None) -> str:
+    if inside is not None:
+        return f"error at {inside}:{place.line} in torch's headers (the compiler's text is not quoted)"
     return "error in a file outside the generated code and torch's headers (not named, not quoted)"
-
-
-def _short(path: str) -> str:
-    marker = "/include/"
-    return path.split(marker, 1)[1] if marker in path else os.path.basename(path)
 
 
 def _unmapped(stderr: str, batch: Batch, tu_path: str) -> tuple[int, Diagnostic]:

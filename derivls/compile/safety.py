@@ -134,14 +134,24 @@ def _directive_refusal(text: str, words: list[Token], roots: Sequence[Path], own
 
 def _inside(header: str, roots: Sequence[Path]) -> bool:
     """The first root that has `header` (the compiler's search order) holds it as a regular file, symlinks
-    resolved inside that root; or no root has it (a header of the compiler's own, `<vector>`, or none: the
+    resolved inside the roots; or no root has it (a header of the compiler's own, `<vector>`, or none: the
     compiler says so. A plain relative name then finds only the system's headers or derivls's own folder's)."""
-    for root in roots:
-        candidate = os.path.join(root, header)
-        if os.path.lexists(candidate):
-            real, base = os.path.realpath(candidate), os.path.realpath(root)
-            return real.startswith(base + os.sep) and os.path.isfile(real)
-    return True
+    real = _resolve(header, [str(r) for r in roots])
+    return real is None or _within(real, _bases(roots))
+
+
+def _resolve(name: str, folders: Sequence[str]) -> str | None:
+    """The real path of `name` in the first of `folders` that has it (as the compiler searches), None: none."""
+    candidate = next((c for d in folders if os.path.lexists(c := os.path.join(d, name))), None)
+    return os.path.realpath(candidate) if candidate is not None else None
+
+
+def _bases(roots: Sequence[Path]) -> list[str]:
+    return [os.path.realpath(r) + os.sep for r in roots]
+
+
+def _within(real: str, bases: Sequence[str]) -> bool:
+    return any(real.startswith(b) for b in bases) and os.path.isfile(real)
 
 
 # in a header: a directive that reads a file or renames one (at a line's start, or after a comment ends)
@@ -161,7 +171,7 @@ def header_refusals(header: str, roots: Sequence[Path]) -> list[str]:
     a file inside those folders, symlinks resolved, or a header they do not hold (the compiler's own); and none
     may hold `#import`, `#include_next`, `#embed` or `#line`. Each refusal as `PATH line N: what` (PATH inside
     the folders; never the line's text). A directive-like line in a comment or literal counts too."""
-    bases = [os.path.realpath(r) + os.sep for r in roots]
+    bases = _bases(roots)
     found: list[str] = []
     seen: set[str] = set()
     resolved: dict[tuple[str, str], str | None] = {}  # (the includer's folder or "", name) -> its real path
@@ -172,23 +182,18 @@ def header_refusals(header: str, roots: Sequence[Path]) -> list[str]:
         o = _OPERAND.match(operand)
         name = (o.group(1) if o.group(1) is not None else o.group(2)) if o is not None else None
         if kind != "include" or name is None or _NAME.fullmatch(name) is None or ".." in name.split("/"):
-            found.append(
-                f"{_where(includer, bases, text, at)}: '#{kind}' of something other than a plain name inside torch's include folder"
-            )
+            why = f"'#{kind}' of something other than a plain name inside torch's include folder"
+            found.append(f"{_where(includer, bases, text, at)}: {why}")
             continue
         here = os.path.dirname(includer) if includer and o is not None and o.group(1) is not None else ""
-        key = (here, name)
-        if key not in resolved:
-            folders = ([here] if here else []) + [str(r) for r in roots]
-            candidate = next((c for d in folders if os.path.lexists(c := os.path.join(d, name))), None)
-            resolved[key] = os.path.realpath(candidate) if candidate is not None else None
-        real = resolved[key]
+        if (here, name) not in resolved:
+            resolved[here, name] = _resolve(name, ([here] if here else []) + [str(r) for r in roots])
+        real = resolved[here, name]
         if real is None or real in seen:
             continue  # (not in torch's folders: a header of the compiler's own, `<vector>`; or read already)
-        if not any(real.startswith(b) for b in bases) or not os.path.isfile(real):
-            found.append(
-                f"{_where(includer, bases, text, at)}: an '#include' of a file outside torch's include folder (a link out of it)"
-            )
+        if not _within(real, bases):
+            why = "an '#include' of a file outside torch's include folder (a link out of it)"
+            found.append(f"{_where(includer, bases, text, at)}: {why}")
             continue
         seen.add(real)
         if len(seen) > MAX_HEADERS or budget <= 0:
@@ -229,19 +234,29 @@ HEADER = "the precompiled header (the includes of templates/Functions.cpp and Va
 
 def checked_source(text: str, roots: Sequence[Path], what: str = GENERATED, own: Iterable[str] = (PCH_NAME,)) -> str:
     """`text` when refusals finds nothing in it, else RefusedSource naming `what` and the first refusal."""
-    refused = refusals(text, roots, own)
+    _refuse(what, refusals(text, roots, own))
+    return text
+
+
+def checked_headers(header: str, roots: Sequence[Path]) -> None:
+    """RefusedSource when header_refusals finds something in what the precompiled header `header` reaches."""
+    _refuse("torch's headers", header_refusals(header, roots))
+
+
+def _refuse(what: str, refused: list[str]) -> None:
     if refused:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         raise RefusedSource(f"derivls will not compile {what}: {refused[0]}{more}")
-    return text
 
 
 __all__ = [
     "DIRECTIVE_WORDS",
     "Hazard",
     "RefusedSource",
+    "checked_headers",
     "checked_source",
     "flatten",
+    "header_refusals",
     "hazards",
     "hazards_in",
     "refusals",

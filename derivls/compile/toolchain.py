@@ -227,7 +227,7 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
     """The precompiled header for `header` (the includes of both generated files): reused, or built."""
     import fcntl
 
-    from derivls.compile.safety import HEADER, RefusedSource, checked_source, header_refusals
+    from derivls.compile.safety import HEADER, checked_headers, checked_source
 
     checked_source(header, toolchain.include_dirs, HEADER, own=())  # (RefusedSource: not built)
     root = root or cache_root()
@@ -242,10 +242,7 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
         if stamp.is_file() and gch.is_file() and stamp.read_text() == key:
             return Pch(folder, False, 0.0, gch.stat().st_size)
         started = time.monotonic()
-        refused = header_refusals(header, toolchain.include_dirs)  # (what the build reads: before it is built)
-        if refused:
-            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-            raise RefusedSource(f"derivls will not compile torch's headers: {refused[0]}{more}")
+        checked_headers(header, toolchain.include_dirs)  # (what the build reads, before it is built)
         for stale in folder.glob(f".{PCH_NAME}.gch.*.tmp"):  # under the lock: left by a builder that was killed
             stale.unlink(missing_ok=True)
         _write_atomic(folder / PCH_NAME, header)
@@ -288,16 +285,15 @@ def _first_error(stderr: str, toolchain: Toolchain) -> str:
     """Where the precompiled header's build failed, never the compiler's text (it may quote any file a header
     pulled in): a place in torch's headers by its path inside them and its line, any other place not named."""
     from derivls.compile import messages
+    from derivls.compile.engine import Quotable
 
     errors = messages.parse(stderr[: 1 << 20])
     if not errors:
         return "it failed (its output is not quoted)"
     place = errors[0].place
-    real = os.path.realpath(place.path)
-    for folder in toolchain.include_dirs:
-        root = os.path.realpath(folder) + os.sep
-        if real.startswith(root):
-            return f"the first error is at {real[len(root) :]}:{place.line} (the compiler's text is not quoted)"
+    inside = Quotable("", toolchain.include_dirs).inside(place.path)
+    if inside is not None:
+        return f"the first error is at {inside}:{place.line} (the compiler's text is not quoted)"
     return "the first error is in a file outside torch's headers (not named, not quoted)"
 
 
