@@ -116,7 +116,8 @@ def build_limits(units: int) -> Limits:
 
 def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None, units: int = 1) -> Built:
     """The extension for `source` (whose library name is LIBRARY_PLACEHOLDER, `units` units): reused, or built.
-    Raises SetupError (BuildLimit when a bound was reached, RefusedSource when compile/safety.py refuses the source or the headers)."""
+    Raises SetupError (BuildLimit when a bound was reached, RefusedSource when compile/safety.py refuses the
+    source or the headers)."""
     from derivls.compile.safety import checked_source
 
     started = time.monotonic()
