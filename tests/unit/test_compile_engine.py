@@ -143,3 +143,58 @@ def test_800k_lines_of_errors_on_one_formula_map_to_at_most_the_cap_of_diagnosti
     assert len(found) == engine.MAX_PER_ENTRY + 1 == len(result.diagnostics)
     assert found[-1].message.startswith("… and ") and found[-1].span == Span(4, 8, 4, 12)
     assert all(d.span.line == 7 for d in found[:-1])
+
+
+LOUD_CXX = """#!{python}
+import sys
+args = sys.argv[1:]
+if "--version" in args:
+    print("g++ (fake) 12.2.0")
+    sys.exit(0)
+if "-o" in args:
+    open(args[args.index("-o") + 1], "w").close()
+    sys.exit(0)
+tu = args[-1]
+line = next(i for i, text in enumerate(open(tu), 1) if "struct TORCH_API AcosBackward0" in text)
+out = sys.stderr
+for i in range(800_000):
+    out.write(f"{{tu}}:{{line}}:8: error: a different error {{i}}\\n")
+sys.exit(1)
+"""
+
+
+def test_compile_on_saves_worker_sends_at_most_the_cap_of_diagnostics_for_an_entry(real_files, tmp_path: Path):
+    # issue 54: untrusted compileOnSave published 785,252 diagnostics for one entry (the server's 10,000 cap does
+    # not apply to the compiler's); the worker (what compileOnSave runs) sends each entry's, capped
+    import io
+    import json
+
+    from derivls.compile import engine
+    from derivls.compile.toolchain import REQUIRED_HEADERS
+    from derivls.compile.worker import run
+
+    cxx = tmp_path / "g++"
+    cxx.write_text(LOUD_CXX.format(python=sys.executable))
+    cxx.chmod(0o755)
+    include = tmp_path / "include"
+    for header in REQUIRED_HEADERS:
+        (include / header).parent.mkdir(parents=True, exist_ok=True)
+        (include / header).write_text("")
+    text = real_files.derivatives.read_text(encoding="utf-8")
+    acos = text.splitlines().index("- name: acos(Tensor self) -> Tensor")
+    request = {
+        "path": str(real_files.derivatives),
+        "text": text,
+        "native": str(real_files.native),
+        "tags": str(real_files.tags),
+        "lines": [acos],
+        "cxx": str(cxx),
+        "torch_include": str(include),
+        "jobs": 1,
+    }
+    out = io.StringIO()
+    assert run(request, out) == 0, out.getvalue()[-2000:]
+    (entry,) = json.loads(out.getvalue().splitlines()[-1])["entries"]
+    assert entry["line"] == acos
+    assert len(entry["diagnostics"]) == engine.MAX_PER_ENTRY + 1
+    assert entry["diagnostics"][-1]["message"].startswith("… and ")
