@@ -76,3 +76,28 @@ def test_a_template_header_that_reads_a_secret_is_refused_and_quotes_none_of_it(
         assert code == 2, out[-3000:]
         assert "derivls check: error: derivls will not compile the precompiled header" in out
         assert MARK not in out and "API_KEY" not in out
+
+
+def test_compile_on_saves_worker_says_a_template_header_reads_a_secret_without_quoting_it(real_files, tmp_path):
+    # what the worker sends as {"error": ...} is the server's showMessage
+    from derivls.compile.worker import run
+
+    secret = tmp_path / "secret.env"
+    secret.write_text(f"API_KEY={MARK}\n")
+    evil = tmp_path / "evil.h"
+    evil.write_text(f'#include "{secret}"\n')
+    path = _workspace(real_files, tmp_path, head=f'#include "{evil}"\n')
+    text = path.read_text(encoding="utf-8")
+    request = {
+        "path": str(path),
+        "text": text,
+        "native": str(real_files.native),
+        "tags": str(real_files.tags),
+        "lines": [text.splitlines().index("- name: acos(Tensor self) -> Tensor")],
+        "torch_include": str(real_files.packaged.parent.parent / "torch" / "include"),
+    }
+    out = io.StringIO()
+    assert run(request, out) == 2
+    error = json.loads(out.getvalue().splitlines()[-1])["error"]
+    assert error.startswith("derivls will not compile the precompiled header")
+    assert MARK not in out.getvalue() and "API_KEY" not in out.getvalue()
