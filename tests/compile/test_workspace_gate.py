@@ -10,7 +10,6 @@ import io
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -44,33 +43,45 @@ def test_a_pragma_hidden_between_raw_strings_is_reported_and_never_compiled(real
     assert "compile-error" not in out
 
 
-def test_compile_on_saves_worker_never_compiles_a_hidden_pragma(real_files, tmp_path):
+def _worker(real_files, path: Path, line: str) -> tuple[int, str]:
+    """compileOnSave's worker on `path`'s entry whose text holds `line`: its exit status and what it wrote."""
     from derivls.compile.worker import run
 
-    path = _workspace(real_files, tmp_path, HIDDEN)
-    out = io.StringIO()
-    include = real_files.packaged.parent.parent / "torch" / "include"
-    request: dict[str, Any] = {
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    entry = max(i for i in range(lines.index(line) + 1) if lines[i].startswith("- name:"))
+    request = {
         "path": str(path),
-        "text": path.read_text(encoding="utf-8"),
+        "text": text,
         "native": str(real_files.native),
         "tags": str(real_files.tags),
-        "torch_include": str(include),
+        "lines": [entry],
+        "torch_include": str(real_files.packaged.parent.parent / "torch" / "include"),
     }
-    request["lines"] = [request["text"].splitlines().index(HIDDEN.rstrip("\n")) - 1]  # (acos's `- name:`)
-    assert run(request, out) == 0, out.getvalue()[-2000:]
-    result = json.loads(out.getvalue().splitlines()[-1])
+    out = io.StringIO()
+    return run(request, out), out.getvalue()
+
+
+def _reads_a_secret(real_files, tmp_path: Path) -> Path:
+    """A workspace whose template includes a header (outside torch's folder) that includes secret.env."""
+    secret = tmp_path / "secret.env"
+    secret.write_text(f"API_KEY={MARK}\n")
+    evil = tmp_path / "evil.h"
+    evil.write_text(f'#include "{secret}"\n')
+    return _workspace(real_files, tmp_path, head=f'#include "{evil}"\n')
+
+
+def test_compile_on_saves_worker_never_compiles_a_hidden_pragma(real_files, tmp_path):
+    code, out = _worker(real_files, _workspace(real_files, tmp_path, HIDDEN), HIDDEN.rstrip("\n"))
+    assert code == 0, out[-2000:]
+    result = json.loads(out.splitlines()[-1])
     diagnostics = [d for e in result["entries"] for d in e["diagnostics"]]  # (an entry's key is its own text)
     assert MARK not in json.dumps(diagnostics) and not any("GCC error" in d["message"] for d in diagnostics)
 
 
 def test_a_template_header_that_reads_a_secret_is_refused_and_quotes_none_of_it(real_files, tmp_path):
     # issue 54: the template's #include of a header that includes secret.env made the PCH build fail, quoting it
-    secret = tmp_path / "secret.env"
-    secret.write_text(f"API_KEY={MARK}\n")
-    evil = tmp_path / "evil.h"
-    evil.write_text(f'#include "{secret}"\n')
-    path = _workspace(real_files, tmp_path, head=f'#include "{evil}"\n')
+    path = _reads_a_secret(real_files, tmp_path)
     for form in ("text", "github"):
         code, out, _ = _derivls([*_args(path, real_files), "--format", form])
         assert code == 2, out[-3000:]
@@ -80,24 +91,7 @@ def test_a_template_header_that_reads_a_secret_is_refused_and_quotes_none_of_it(
 
 def test_compile_on_saves_worker_says_a_template_header_reads_a_secret_without_quoting_it(real_files, tmp_path):
     # what the worker sends as {"error": ...} is the server's showMessage
-    from derivls.compile.worker import run
-
-    secret = tmp_path / "secret.env"
-    secret.write_text(f"API_KEY={MARK}\n")
-    evil = tmp_path / "evil.h"
-    evil.write_text(f'#include "{secret}"\n')
-    path = _workspace(real_files, tmp_path, head=f'#include "{evil}"\n')
-    text = path.read_text(encoding="utf-8")
-    request = {
-        "path": str(path),
-        "text": text,
-        "native": str(real_files.native),
-        "tags": str(real_files.tags),
-        "lines": [text.splitlines().index("- name: acos(Tensor self) -> Tensor")],
-        "torch_include": str(real_files.packaged.parent.parent / "torch" / "include"),
-    }
-    out = io.StringIO()
-    assert run(request, out) == 2
-    error = json.loads(out.getvalue().splitlines()[-1])["error"]
-    assert error.startswith("derivls will not compile the precompiled header")
-    assert MARK not in out.getvalue() and "API_KEY" not in out.getvalue()
+    code, out = _worker(real_files, _reads_a_secret(real_files, tmp_path), ACOS.rstrip("\n"))
+    assert code == 2
+    assert json.loads(out.splitlines()[-1])["error"].startswith("derivls will not compile the precompiled header")
+    assert MARK not in out and "API_KEY" not in out
