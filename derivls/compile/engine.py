@@ -25,15 +25,20 @@ from derivls.compile import messages
 from derivls.compile.backward import backward_source
 from derivls.compile.file_templates import Templates
 from derivls.compile.forward import forward_source
-from derivls.compile.safety import foreign_directives
+from derivls.compile.safety import checked_source
 from derivls.compile.sourcemap import SourceMap
-from derivls.compile.toolchain import Pch, SetupError, Toolchain, ensure_pch
+from derivls.compile.toolchain import Pch, Toolchain, ensure_pch
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic, Related, Severity
 
 CODE = COMPILE_ERROR
 SOURCE = "derivls-compile"  # the diagnostic source a client sees
 MAX_NOTES = 6
+# what of a compiler's stderr is read (a formula whose compile takes 4 s wrote 103 MB, 785,268 lines, of errors):
+# the first 8 MB and 50,000 lines; then at most 50 diagnostics an entry, the rest counted in one more
+MAX_STDERR_BYTES = 8 * 2**20
+MAX_STDERR_LINES = 50_000
+MAX_PER_ENTRY = 50
 BACKWARD_BATCH = 48
 FORWARD_BATCH = 48
 
@@ -102,7 +107,6 @@ def compile_units(
     stats.pch = ensure_pch(toolchain, templates.pch_header(), cache, nice=nice)
     batches = make_batches(units, templates, batch_size)
     stats.batches, stats.units = len(batches), len(units)
-    diagnostics: list[Diagnostic] = []
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
     with tempfile.TemporaryDirectory(prefix="compile-", dir=scratch_folder()) as work:
         running: list[tuple[Bounded, IO[bytes], Batch, Path]] = []
@@ -117,7 +121,7 @@ def compile_units(
                     batch = queue.pop(0)
                     count += 1
                     path = Path(work) / f"{batch.kind}-{count}.cpp"
-                    path.write_text(checked_source(batch.source.render()), encoding="utf-8")
+                    path.write_text(checked_source(batch.source.render(), toolchain.include_dirs), encoding="utf-8")
                     command = [
                         toolchain.cxx,
                         *toolchain.flags,
@@ -163,7 +167,6 @@ def compile_units(
                         if process.popen.returncode != 0 and not found:
                             found = [_unmapped(stderr, batch, str(path))]
                     for unit_line, diagnostic in found:
-                        diagnostics.append(diagnostic)
                         by_entry.setdefault(unit_line, []).append(diagnostic)
                     done += 1
                     if progress:
@@ -173,6 +176,8 @@ def compile_units(
                 process.kill()
                 errors.close()
     stats.seconds = time.monotonic() - started
+    by_entry = capped(by_entry, units)
+    diagnostics = [d for found in by_entry.values() for d in found]
     diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return CompileResult(_dedup(diagnostics), stats, by_entry)
 
@@ -198,22 +203,38 @@ def start(command: list[str], errors_path: Path, limits: Limits) -> tuple[Bounde
 
 
 def read_errors(errors: IO[bytes]) -> str:
-    """What a finished compiler wrote to its stderr file (see start); closes it."""
+    """What a finished compiler wrote to its stderr file (see start), at most MAX_STDERR_BYTES and
+    MAX_STDERR_LINES whole lines of it (nothing more is read); closes it."""
     with errors:
         errors.seek(0)
-        return errors.read().decode("utf-8", "replace")
+        data = errors.read(MAX_STDERR_BYTES + 1)
+    if len(data) > MAX_STDERR_BYTES:  # (cut at the last whole line)
+        data = data[: data.rfind(b"\n", 0, MAX_STDERR_BYTES) + 1]
+    text = data.decode("utf-8", "replace")
+    cut = -1
+    for _ in range(MAX_STDERR_LINES):
+        cut = text.find("\n", cut + 1)
+        if cut < 0:
+            return text
+    return text[: cut + 1]
 
 
-def checked_source(text: str) -> str:
-    """`text` when it holds only directives derivls's templates write (compile/safety.py), else RefusedSource."""
-    foreign = foreign_directives(text)
-    if foreign:
-        raise RefusedSource(f"the generated code holds a directive derivls does not write: {foreign[0][:80]}")
-    return text
-
-
-class RefusedSource(SetupError):
-    """Generated code derivls will not compile (compile/safety.py): one line."""
+def capped(by_entry: dict[int, list[Diagnostic]], units: Sequence[Unit]) -> dict[int, list[Diagnostic]]:
+    """Each entry's diagnostics without repeats, at most MAX_PER_ENTRY of them and one "… and N more" on the
+    entry's name for the rest."""
+    names = {u.entry_line: u.name_span for u in units}
+    out: dict[int, list[Diagnostic]] = {}
+    for line, found in by_entry.items():
+        kept = list(dict.fromkeys(found))
+        if len(kept) > MAX_PER_ENTRY:
+            more = len(kept) - MAX_PER_ENTRY
+            span = names.get(line, kept[0].span)
+            kept = kept[:MAX_PER_ENTRY]
+            kept.append(
+                Diagnostic(span, Severity.ERROR, CODE, f"… and {more} more compiler errors on this entry (not shown)")
+            )
+        out[line] = kept
+    return out
 
 
 def limit_diagnostic(unit: Unit, which: str, limits: Limits, kind: str) -> Diagnostic:
@@ -238,17 +259,16 @@ def map_errors(
     """(entry line, diagnostic) for each error of the compiler output, placed on its formula when
     the error (or its innermost context in this file) falls inside one, else on the entry's name.
 
-    What it quotes comes from the generated file and from the headers it compiles against (`headers`:
-    the toolchain's include folders, symlinks resolved): an error or note the compiler places in any other
-    file (one a workspace's header pulled in) is named by its file and line only, never quoted."""
+    What it quotes is the compiler's text about the generated file (`tu_path`, the whole path: a `#line` naming
+    its base name is another file): an error or note the compiler places in torch's headers (`headers`, symlinks
+    resolved) is named by its path inside them and its line, never quoted; one in any other file is not shown."""
     result: list[tuple[int, Diagnostic]] = []
-    tu_name = os.path.basename(tu_path)
-    quotable = Quotable(tu_path, headers)
+    where_is = Quotable(tu_path, headers)
     for error in messages.parse(stderr):
         located = None
         fallback = None
         for place in error.places():
-            if os.path.basename(place.path) != tu_name:
+            if not where_is.own(place.path):
                 continue
             where = source.locate(place.line, place.column)
             if where is None:
@@ -260,51 +280,54 @@ def map_errors(
         where = located or fallback
         if where is None:
             continue
-        shown = [p for p in error.notes[:MAX_NOTES] if quotable(p.path)]
-        notes = [
-            f"note: {_short(p.path)}:{p.line}: {p.text}" if os.path.basename(p.path) != tu_name else f"note: {p.text}"
-            for p in shown
+        own = [p for p in error.notes[:MAX_NOTES] if where_is.own(p.path)]
+        torch = [(p, inside) for p in error.notes[:MAX_NOTES] if (inside := where_is.inside(p.path)) is not None]
+        notes = [f"note: {p.text}" for p in own] + [
+            f"note: at {inside}:{p.line} (torch's headers; not quoted)" for p, inside in torch
         ]
-        if len(error.notes) > len(shown):
-            notes.append(f"note: ... {len(error.notes) - len(shown)} more")
+        if len(error.notes) > len(own) + len(torch):
+            notes.append(f"note: ... {len(error.notes) - len(own) - len(torch)} more")
         unit = where.unit
         prefix = f"{unit}: " if unit else ""
         if not where.in_formula:
             prefix += "in the generated code (not a formula's text): "
-        text = error.message if quotable(error.place.path) else _unquoted(error.place)
+        text = (
+            error.message
+            if where_is.own(error.place.path)
+            else _unquoted(error.place, where_is.inside(error.place.path))
+        )
         message = prefix + text + ("\n" + "\n".join(notes) if notes else "")
-        related = tuple(Related(p.path, p.line - 1, p.text) for p in shown if os.path.basename(p.path) != tu_name)
+        related = tuple(Related(p.path, p.line - 1, "a note of the compiler (not quoted)") for p, _ in torch)
         entry_line = source.entry_lines.get(unit, where.span.line)
         result.append((entry_line, Diagnostic(where.span, Severity.ERROR, CODE, message, related)))
     return result
 
 
 class Quotable:
-    """Whether the compiler's text about a place may be quoted: the generated file, or a header under the
-    toolchain's include folders (symlinks resolved, so a header that is a link to /etc/passwd is not)."""
+    """Where a place of the compiler's output is: the generated file (by its whole path), or a file under the
+    toolchain's include folders (symlinks resolved, so a header that is a link to /etc/passwd is not), or
+    another file."""
 
     def __init__(self, tu_path: str, headers: Sequence[Path]) -> None:
-        self.tu_name = os.path.basename(tu_path)
+        self.tu_path = tu_path
         self.roots = tuple(os.path.realpath(h) + os.sep for h in headers)
-        self._seen: dict[str, bool] = {}
+        self._seen: dict[str, str | None] = {}
 
-    def __call__(self, path: str) -> bool:
-        if os.path.basename(path) == self.tu_name:
-            return True
-        found = self._seen.get(path)
-        if found is None:
+    def own(self, path: str) -> bool:
+        return path == self.tu_path
+
+    def inside(self, path: str) -> str | None:
+        """The path inside torch's include folders of a file there, None for any other file."""
+        if path not in self._seen:
             real = os.path.realpath(path)
-            found = self._seen[path] = any(real.startswith(root) for root in self.roots)
-        return found
+            self._seen[path] = next((real[len(r) :] for r in self.roots if real.startswith(r)), None)
+        return self._seen[path]
 
 
-def _unquoted(place: messages.Place) -> str:
-    return f"error in {os.path.basename(place.path)}:{place.line}, a file outside the generated code and torch's headers (not quoted)"
-
-
-def _short(path: str) -> str:
-    marker = "/include/"
-    return path.split(marker, 1)[1] if marker in path else path
+def _unquoted(place: messages.Place, inside: str | None) -> str:
+    if inside is not None:
+        return f"error at {inside}:{place.line} in torch's headers (the compiler's text is not quoted)"
+    return "error in a file outside the generated code and torch's headers (not named, not quoted)"
 
 
 def _unmapped(stderr: str, batch: Batch, tu_path: str) -> tuple[int, Diagnostic]:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from derivls.derivatives.document import offset_span
 from derivls.diagnostics import Span
@@ -118,6 +120,17 @@ def token_at(text: str, at: int) -> tuple[int, int]:
     return at, end
 
 
+@functools.lru_cache(maxsize=256)
+def _alignment(rewritten: str, original: str) -> FormulaAlignment:
+    """One alignment per formula, however many compiler errors point into it (difflib is quadratic)."""
+    return FormulaAlignment(rewritten, original)
+
+
+@functools.lru_cache(maxsize=256)
+def _folded(value: str, source: str) -> list[int]:
+    return fold_offsets(value, source)
+
+
 @dataclass(frozen=True)
 class FormulaOrigin:
     """Where one formula came from: the scalar in the YAML (absolute span) and its texts."""
@@ -129,8 +142,8 @@ class FormulaOrigin:
 
     def to_span(self, begin: int, end: int) -> Span:
         """The YAML span of rewritten-formula characters [begin, end)."""
-        lo, hi = FormulaAlignment(self.rewritten, self.original).range(begin, end)
-        folded = fold_offsets(self.original, self.source)
+        lo, hi = _alignment(self.rewritten, self.original).range(begin, end)
+        folded = _folded(self.original, self.source)
         if not folded:
             return self.span
         source_lo = folded[min(lo, len(folded) - 1)]
@@ -169,6 +182,8 @@ class SourceMap:
     _formulas: list[tuple[int, int, FormulaOrigin | OriginSlice]] = field(default_factory=list)
     _units: list[tuple[int, int, str, Span]] = field(default_factory=list)
     entry_lines: dict[str, int] = field(default_factory=dict)  # unit name -> its entry's `- name:` line
+    _line_starts: list[int] | None = None
+    _sorted: tuple[list[Any], list[int], list[Any], list[int]] | None = None
 
     def append(self, chunk: str) -> int:
         """Append generated text; return the offset it starts at."""
@@ -180,15 +195,18 @@ class SourceMap:
     def add_formula(self, start: int, origin: FormulaOrigin) -> None:
         """Record that `origin.rewritten` stands at generated offset `start`."""
         self._formulas.append((start, start + len(origin.rewritten), origin))
+        self._sorted = None
 
     def add_slice(self, start: int, origin: FormulaOrigin, begin: int, length: int) -> None:
         """Record that `origin.original[begin:begin + length]` stands at generated offset `start`."""
         self._formulas.append((start, start + length, OriginSlice(origin, begin)))
+        self._sorted = None
 
     def add_unit(self, start: int, end: int, name: str, span: Span, entry_line: int | None = None) -> None:
         """Record that generated [start, end) is the code of `name` (a node or kernel) of the entry at `span`."""
         self._units.append((start, end, name, span))
         self.entry_lines[name] = span.line if entry_line is None else entry_line
+        self._sorted = None
 
     def render(self) -> str:
         return "".join(self.text)
@@ -204,32 +222,42 @@ class SourceMap:
 
     def offset(self, line: int, column: int) -> int:
         """Offset of a 1-based line and 1-based byte column of the rendered text (ASCII)."""
-        text = self.render() if len(self.text) != 1 else self.text[0]
+        text = self._rendered()
+        if self._line_starts is None:
+            self._line_starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+        if line - 1 >= len(self._line_starts):
+            return len(text)
+        return self._line_starts[max(line, 1) - 1] + max(column - 1, 0)
+
+    def _rendered(self) -> str:
         if len(self.text) != 1:
-            self.text = [text]
-        at = 0
-        for _ in range(line - 1):
-            at = text.find("\n", at)
-            if at < 0:
-                return len(text)
-            at += 1
-        return at + max(column - 1, 0)
+            self.text = [self.render()]
+            self._line_starts = None
+        return self.text[0]
 
     def locate(self, line: int, column: int) -> Located | None:
-        """Where generated 1-based (line, column) comes from, or None outside every unit."""
+        """Where generated 1-based (line, column) comes from, or None outside every unit. Constant work per call
+        (but the first: the line starts and the ranges sorted once), so mapping n errors is linear in n."""
         at = self.offset(line, column)
         text = self.text[0]
-        for start, end, origin in self._formulas:
-            if start <= at < end:
-                begin, stop = token_at(text, at)
-                return Located(origin.to_span(begin - start, min(stop, end) - start), True, self._unit_name(at) or "")
-        for start, end, name, span in self._units:
-            if start <= at < end:
-                return Located(span, False, name)
+        if self._sorted is None:
+            formulas = sorted(self._formulas, key=lambda f: f[0])
+            units = sorted(self._units, key=lambda u: u[0])
+            self._sorted = (formulas, [f[0] for f in formulas], units, [u[0] for u in units])
+        formulas, formula_starts, units, unit_starts = self._sorted
+        unit = _containing(units, unit_starts, at)
+        found = _containing(formulas, formula_starts, at)
+        if found is not None:
+            start, end, origin = found
+            begin, stop = token_at(text, at)
+            name = unit[2] if unit is not None else ""
+            return Located(origin.to_span(begin - start, min(stop, end) - start), True, name)
+        if unit is not None:
+            return Located(unit[3], False, unit[2])
         return None
 
-    def _unit_name(self, at: int) -> str | None:
-        for start, end, name, _ in self._units:
-            if start <= at < end:
-                return name
-        return None
+
+def _containing(ranges: list[Any], starts: list[int], at: int) -> Any:
+    """The range (start, end, ...) of `ranges` (sorted by start, not overlapping) that holds `at`, or None."""
+    k = bisect.bisect_right(starts, at) - 1
+    return ranges[k] if k >= 0 and ranges[k][0] <= at < ranges[k][1] else None

@@ -227,6 +227,9 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
     """The precompiled header for `header` (the includes of both generated files): reused, or built."""
     import fcntl
 
+    from derivls.compile.safety import HEADER, checked_headers, checked_source
+
+    checked_source(header, toolchain.include_dirs, HEADER, own=())  # (RefusedSource: not built)
     root = root or cache_root()
     pch_root = root / "pch"
     key = toolchain.key(header)
@@ -239,6 +242,7 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
         if stamp.is_file() and gch.is_file() and stamp.read_text() == key:
             return Pch(folder, False, 0.0, gch.stat().st_size)
         started = time.monotonic()
+        checked_headers(header, toolchain.include_dirs)  # (what the build reads, before it is built)
         for stale in folder.glob(f".{PCH_NAME}.gch.*.tmp"):  # under the lock: left by a builder that was killed
             stale.unlink(missing_ok=True)
         _write_atomic(folder / PCH_NAME, header)
@@ -264,8 +268,9 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
                     f"with {toolchain.cxx} (DERIVLS_PCH_SECONDS, DERIVLS_PCH_MEMORY_MB raise the bounds)"
                 )
             if result.returncode != 0:
-                first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
-                raise SetupError(f"the torch headers do not compile with {toolchain.cxx}: {first[:300]}")
+                raise SetupError(
+                    f"the torch headers do not compile with {toolchain.cxx}: {_first_error(result.stderr, toolchain)}"
+                )
             os.replace(tmp, gch)
         finally:
             tmp.unlink(missing_ok=True)
@@ -274,6 +279,22 @@ def ensure_pch(toolchain: Toolchain, header: str, root: Path | None = None, nice
             if other != folder and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
         return Pch(folder, True, time.monotonic() - started, gch.stat().st_size)
+
+
+def _first_error(stderr: str, toolchain: Toolchain) -> str:
+    """Where the precompiled header's build failed, never the compiler's text (it may quote any file a header
+    pulled in): a place in torch's headers by its path inside them and its line, any other place not named."""
+    from derivls.compile import messages
+    from derivls.compile.engine import Quotable
+
+    errors = messages.parse(stderr[: 1 << 20])
+    if not errors:
+        return "it failed (its output is not quoted)"
+    place = errors[0].place
+    inside = Quotable("", toolchain.include_dirs).inside(place.path)
+    if inside is not None:
+        return f"the first error is at {inside}:{place.line} (the compiler's text is not quoted)"
+    return "the first error is in a file outside torch's headers (not named, not quoted)"
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -65,6 +65,7 @@ def safe_info(info: DifferentiabilityInfo) -> tuple[DifferentiabilityInfo, str |
     from dataclasses import replace as copy
 
     from derivls.compile.safety import flatten, hazards
+    from derivls.derivatives.formulas.tokens import tokenize
 
     texts = [
         *(d.formula for d in info.derivatives),
@@ -76,6 +77,10 @@ def safe_info(info: DifferentiabilityInfo) -> tuple[DifferentiabilityInfo, str |
         found = hazards(text)
         if found:
             return info, f"{found[0].message} in '{text[:60]}' (formula-context): not compiled"
+        if ('"' in text or "'" in text or "/*" in text) and any(
+            p.code == "unterminated-literal" for p in tokenize(text)[1]
+        ):  # (what it swallows would be read by the compiler as the template's text goes on)
+            return info, f"an unterminated literal in '{text[:60]}' (formula-unterminated): not compiled"
     if not any("\n" in t or "\r" in t for t in texts):
         return info, None
 

@@ -87,7 +87,9 @@ def _run(command: list[str], cwd: Path, what: str, limits: Limits) -> None:
             f"{what}: the compiler ran out of {limits.describe(result.limit)} and was stopped", result.limit
         )
     if result.returncode != 0:
-        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        from derivls.compile.engine import MAX_STDERR_BYTES, MAX_STDERR_LINES
+
+        lines = [line for line in result.stderr[:MAX_STDERR_BYTES].splitlines()[:MAX_STDERR_LINES] if line.strip()]
         own = [line for line in lines if line.startswith(OWN_FILES) and "error" in line]
         shown = " | ".join(own[:3])[:800] if own else "(the compiler's output is about other files; not quoted)"
         raise CompileFailed(f"{what} failed: {shown}", [line for line in lines if line.startswith(OWN_FILES)])
@@ -114,8 +116,9 @@ def build_limits(units: int) -> Limits:
 
 def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path | None = None, units: int = 1) -> Built:
     """The extension for `source` (whose library name is LIBRARY_PLACEHOLDER, `units` units): reused, or built.
-    Raises SetupError (BuildLimit when a bound was reached, RefusedSource for a foreign directive)."""
-    from derivls.compile.engine import checked_source
+    Raises SetupError (BuildLimit when a bound was reached, RefusedSource when compile/safety.py refuses the
+    source or the headers)."""
+    from derivls.compile.safety import checked_source
 
     started = time.monotonic()
     root = (cache or cache_root()) / "gradcheck"
@@ -135,7 +138,7 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     # this process's exit, or, after a SIGKILL, by the next derivls process that makes one
     with tempfile.TemporaryDirectory(prefix="gradcheck-", dir=bounded.scratch_folder()) as work_dir:
         work = Path(work_dir)
-        text = checked_source(source.replace(LIBRARY_PLACEHOLDER, namespace))
+        text = checked_source(source.replace(LIBRARY_PLACEHOLDER, namespace), toolchain.include_dirs)
         (work / "unit.cpp").write_text(text, encoding="utf-8")
         _run(
             [toolchain.cxx, *toolchain.flags, "-Winvalid-pch", *toolchain.include_flags(pch.folder), "-c", "unit.cpp"],

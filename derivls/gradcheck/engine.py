@@ -416,7 +416,7 @@ def gradcheck_in_session(
         def by_jit(r: Any, units: list[dict[str, Any]], counted: bool) -> list[dict[str, Any]] | None:
             """The session's JIT defines `r` and checks `units`; None when it did not (g++ then builds)."""
             ns = jitting.namespace(r)
-            source = jitting.jit_source(r, ns, jitting.includes(building.pch_header(templates)))
+            source = jitting.jit_source(r, ns, jitting.includes(building.pch_header(templates)), toolchain.include_dirs)
             jit = {"namespace": ns, "source": source, "ops": [op.name for op in r.ops]}
             got = collect({"op": "check", "jit": jit, "namespace": ns, "units": units}, len(units), counted)
             failed = next((e for e in got if e.get("event") == "jit-failed"), None)

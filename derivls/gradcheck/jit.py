@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,12 @@ def namespace(rendered: Rendered) -> str:
     return "derivls_jit_" + hashlib.sha256(rendered.source.encode()).hexdigest()[:20]
 
 
-def jit_source(rendered: Rendered, ns: str, includes: list[str]) -> str:
-    """The code the session defines for `rendered`, in namespace `ns` (also its op library's name)."""
+def jit_source(rendered: Rendered, ns: str, includes: list[str], roots: Sequence[Path]) -> str:
+    """The code the session defines for `rendered`, in namespace `ns` (also its op library's name). It passes the
+    gate the g++ build passes (compile/safety.py, `roots`: the include folders of the torch the session loaded)
+    before anything reaches Cling: RefusedSource (a SetupError) else."""
+    from derivls.compile.safety import checked_source
+
     text = PCH_LINE.sub("", rendered.source)
     text = text[: text.index("TORCH_LIBRARY(")]
     # the file-level helpers of Functions.cpp's head (compute_output_metadata, ...) go into the fresh namespace
@@ -92,13 +97,14 @@ def jit_source(rendered: Rendered, ns: str, includes: list[str]) -> str:
     registrations = "".join(
         f'  derivls_jit::op("{op.schema}", "{op.name}", &{op.name}_boxed),\n' for op in rendered.ops
     )
-    return (
+    source = (
         "".join(f"#include {line}\n" for line in includes)
         + text
         + f"namespace {ns}_boxed {{\n{adapters}"
         + f'static int registered = (derivls_jit::library("{ns}"),\n{registrations}  0);\n'
         + f"}} // namespace {ns}_boxed\n"
     )
+    return checked_source(source, roots, "the JIT source (torchgen's templates/Functions.cpp beside the file is in it)")
 
 
 def _adapter(op: Registered, ns: str) -> str:
@@ -128,6 +134,7 @@ def init_request(python: str, cache: Path | None = None) -> dict[str, Any]:
     folders and the headers the build's precompiled header includes (its own torchgen templates'). Raises
     SetupError (no torch, no compiler, not x86-64 ELF)."""
     from derivls.compile.file_templates import Templates
+    from derivls.compile.safety import checked_source
     from derivls.compile.toolchain import SetupError, find_compiler
     from derivls.gradcheck import build as building
     from derivls.gradcheck.runner import torch_folder
@@ -140,20 +147,22 @@ def init_request(python: str, cache: Path | None = None) -> dict[str, Any]:
     if not all(p.is_file() for p in libraries) or not include.is_dir():
         raise SetupError(f"torch's libraries or headers not found in {folder}")
     helpers = building.helpers_library(lib, find_compiler(None), cache)
+    roots = [include, include / "torch" / "csrc" / "api" / "include"]
     derivatives = folder.parent / "torchgen" / "packaged" / "autograd" / "derivatives.yaml"
     headers = includes(building.pch_header(Templates(derivatives))) if derivatives.is_file() else []
+    checked_source("".join(f"#include {h}\n" for h in headers), roots, "the JIT's headers", own=())
     return {
         "op": "jit-init",
         "libraries": [str(p) for p in [*libraries, helpers]],
-        "include_dirs": [str(include), str(include / "torch" / "csrc" / "api" / "include")],
+        "include_dirs": [str(p) for p in roots],
         "includes": headers or list(DEFAULT_INCLUDES),
         "prelude": PRELUDE,
         "optimization": OPTIMIZATION,
-        "warmup": warmup(derivatives, headers) if headers else "",
+        "warmup": warmup(derivatives, headers, roots) if headers else "",
     }
 
 
-def warmup(derivatives: Path, headers: list[str], op: str = "acos") -> str:
+def warmup(derivatives: Path, headers: list[str], roots: Sequence[Path], op: str = "acos") -> str:
     """The JIT source of one node of torch's own derivatives.yaml (acos): defined once when the session starts, it
     instantiates the templates every node uses (the first definition takes ~2 s, the next ones ~0.4 s), and
     proves the JIT works before any edit relies on it. "" when it cannot be rendered."""
@@ -170,7 +179,7 @@ def warmup(derivatives: Path, headers: list[str], op: str = "acos") -> str:
     rendered = render(collect_units(analysis, [op]), building.LIBRARY_PLACEHOLDER, Templates(derivatives))
     if not rendered.plans:
         return ""
-    return jit_source(rendered, "derivls_jit_warmup", headers)
+    return jit_source(rendered, "derivls_jit_warmup", headers, roots)
 
 
 DEFAULT_INCLUDES = (

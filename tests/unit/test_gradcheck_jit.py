@@ -22,7 +22,16 @@ def _rendered(real_files, *ops):
 def _source(real_files, *ops):
     rendered = _rendered(real_files, *ops)
     ns = jit.namespace(rendered)
-    return rendered, ns, jit.jit_source(rendered, ns, ['"torch/csrc/autograd/FunctionsManual.h"'])
+    return (
+        rendered,
+        ns,
+        jit.jit_source(
+            rendered,
+            ns,
+            ['"torch/csrc/autograd/FunctionsManual.h"'],
+            [real_files.packaged.parent.parent / "torch" / "include"],
+        ),
+    )
 
 
 def test_every_derivls_namespace_is_renamed_to_the_sources_own_and_no_torch_library_is_left(real_files):

@@ -3,6 +3,14 @@
 Kinds: "ident", "number", "string", "char", "punct" (operators and brackets; `::`, `->` and the
 other multi-character operators are one token). Unterminated literals and unbalanced brackets are
 reported as `Problem`s; tokenizing never fails.
+
+It reads literals as a C++20 compiler does, so that no literal can hide text from the directive gate
+(directives.py, compile/safety.py): raw strings with every encoding prefix (`R"x(…)x"`, `u8R`, `uR`, `UR`,
+`LR`; a `R"` whose delimiter is not valid swallows the rest as an unterminated literal), a digit separator
+only before a digit or a letter (`1'000`; the `'` of `1'"` starts a character literal), the digraphs as
+one token each (`<%` `%>` `<:` `:>` are brackets, `%:` and `%:%:` are `#` and `##`; `<::` is `<` `::`
+unless a `:` or `>` follows). A trigraph (`??=`) and a backslash outside a literal (a line splice, a
+universal character name) are left as they are: the gate refuses them, it never needs to read past them.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ import re
 
 from derivls.frozen import frozen_dataclass
 
+_PUNCT4 = ("%:%:",)
 _PUNCT3 = ("<<=", ">>=", "...", "->*")
 _PUNCT2 = (
     "::",
@@ -34,9 +43,14 @@ _PUNCT2 = (
     "|=",
     "^=",
     ".*",
+    "%:",
+    "<%",
+    "%>",
+    ":>",
 )
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
+DIGRAPHS = {"<%": "{", "%>": "}", "<:": "[", ":>": "]", "%:": "#", "%:%:": "##"}
 
 
 @frozen_dataclass
@@ -55,18 +69,19 @@ class Problem:
     end: int
 
 
-_OPS = "|".join(re.escape(op) for op in _PUNCT3 + _PUNCT2)
+_OPS = "|".join(re.escape(op) for op in _PUNCT4 + _PUNCT3 + _PUNCT2) + r"|<:(?!:(?![:>]))"
 # One pass of one regex (this runs on every formula of every entry): comments, literals (with an
 # encoding prefix), identifiers, numbers, multi-character operators, any other character.
 _TOKEN = re.compile(
     r"(?P<space>\s+)"
     r"|(?P<comment>//[^\n]*|/\*.*?\*/)"
     r"|(?P<open_comment>/\*)"
+    r'|(?P<raw>(?:u8|u|U|L)?R"(?P<delimiter>[^ ()\\\t\v\f\n\r"]{0,16})\(.*?\)(?P=delimiter)")'
     r'|(?P<string>(?:u8|u|U|L)?"(?:[^"\\]|\\.)*")'
     r"|(?P<char>(?:u8|u|U|L)?'(?:[^'\\]|\\.)*')"
-    r"|(?P<open_literal>(?:u8|u|U|L)?[\"'])"
+    r"|(?P<open_literal>(?:u8|u|U|L)?(?:R\"|[\"']))"
     r"|(?P<ident>[A-Za-z_]\w*)"
-    r"|(?P<number>(?:\d|\.\d)(?:[eEpP][+-]|[\w.']|(?<=[eEpP])[+-])*)"
+    r"|(?P<number>(?:\d|\.\d)(?:[eEpP][+-]|'[A-Za-z0-9_]|[\w.])*)"
     rf"|(?P<punct>{_OPS}|.)",
     re.S,
 )
@@ -80,6 +95,8 @@ def tokenize(text: str) -> tuple[list[Token], list[Problem]]:
         kind = m.lastgroup
         if kind == "space" or kind == "comment":
             continue
+        if kind == "raw":
+            kind = "string"
         start = m.start()
         if kind == "open_comment":
             problems.append(
@@ -105,50 +122,56 @@ def tokenize(text: str) -> tuple[list[Token], list[Problem]]:
     return tokens, problems
 
 
+def _bracket(t: Token) -> str:
+    """A punctuator's text, a digraph as the bracket it spells."""
+    return DIGRAPHS.get(t.text, t.text)
+
+
 def _bracket_problems(tokens: list[Token]) -> list[Problem]:
-    stack: list[Token] = []
+    stack: list[tuple[Token, str]] = []
     problems = []
     for t in tokens:
         if t.kind != "punct":
             continue
-        if t.text in _OPEN:
-            stack.append(t)
-        elif t.text in _CLOSE:
-            if stack and stack[-1].text == _CLOSE[t.text]:
+        text = _bracket(t)
+        if text in _OPEN:
+            stack.append((t, text))
+        elif text in _CLOSE:
+            if stack and stack[-1][1] == _CLOSE[text]:
                 stack.pop()
             elif stack:
-                opened = stack[-1]
+                opened, bracket = stack.pop()
                 problems.append(
                     Problem(
                         "unbalanced-bracket",
-                        f"'{t.text}' closes '{opened.text}', which expects '{_OPEN[opened.text]}'.",
+                        f"'{t.text}' closes '{opened.text}', which expects '{_OPEN[bracket]}'.",
                         t.start,
                         t.end,
                     )
                 )
-                stack.pop()
             else:
                 problems.append(
-                    Problem("unbalanced-bracket", f"'{t.text}' has no matching '{_CLOSE[t.text]}'.", t.start, t.end)
+                    Problem("unbalanced-bracket", f"'{t.text}' has no matching '{_CLOSE[text]}'.", t.start, t.end)
                 )
-    for t in stack:
+    for t, bracket in stack:
         problems.append(
-            Problem("unbalanced-bracket", f"'{t.text}' is never closed (missing '{_OPEN[t.text]}').", t.start, t.end)
+            Problem("unbalanced-bracket", f"'{t.text}' is never closed (missing '{_OPEN[bracket]}').", t.start, t.end)
         )
     return problems
 
 
 def matching_brackets(tokens: list[Token]) -> dict[int, int]:
     """Index of each opening bracket token → index of its closing one (balanced pairs only)."""
-    stack: list[int] = []
+    stack: list[tuple[int, str]] = []
     pairs: dict[int, int] = {}
     for i, t in enumerate(tokens):
         if t.kind != "punct":
             continue
-        if t.text in _OPEN:
-            stack.append(i)
-        elif t.text in _CLOSE and stack and tokens[stack[-1]].text == _CLOSE[t.text]:
-            pairs[stack.pop()] = i
+        text = _bracket(t)
+        if text in _OPEN:
+            stack.append((i, text))
+        elif text in _CLOSE and stack and stack[-1][1] == _CLOSE[text]:
+            pairs[stack.pop()[0]] = i
     return pairs
 
 
@@ -157,9 +180,10 @@ def top_level(tokens: list[Token]) -> list[int]:
     out: list[int] = []
     depth = 0
     for j, t in enumerate(tokens):
-        if t.kind == "punct" and t.text in _OPEN:
+        text = _bracket(t) if t.kind == "punct" else ""
+        if text in _OPEN:
             depth += 1
-        elif t.kind == "punct" and t.text in _CLOSE:
+        elif text in _CLOSE:
             depth -= 1
         elif depth == 0:
             out.append(j)
