@@ -45,6 +45,18 @@ def analyse_path_with_rules(
     return project.analyzer.analyse(text), list(project.setup), project.release
 
 
+def analyse_path_with_native(
+    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
+):
+    """(analysis, set-up diagnostics, rules, the diagnostics of native_functions.yaml / tags.yaml themselves
+    as ((path, diagnostics), ...)). Raises UsageError."""
+    from derivls.project import open_project, read_text
+
+    text = read_text(path, "derivatives.yaml")
+    project = open_project(path, native, tags, profile, torch_version=torch_version)
+    return project.analyzer.analyse(text), list(project.setup), project.release, project.native
+
+
 def annotation_path(path: Path, cwd: Path | None = None) -> str:
     """The `file=` of a GitHub annotation: relative to the current directory (the repository root in a
     workflow) when `path` is under it, else as given."""
@@ -127,6 +139,7 @@ __all__ = [
     "diagnostic_rows",
     "plural",
     "summary_line",
+    "analyse_path_with_native",
     "analyse_path_with_rules",
     "annotation_path",
     "write_diagnostics",

@@ -67,6 +67,15 @@ _DISPATCH_KEYS_2_13 = frozenset(
     Undefined VE VmapMode Vulkan XLA XPU ZeroTensor
     """.split()
 )
+# torchgen.model.dispatch_keys of 2.13: the keys a native_functions.yaml `dispatch:` may name
+_SUPPORTED_2_13 = frozenset(
+    """
+    CPU SparseCPU SparseCsrCPU MkldnnCPU CUDA MPS XPU SparseXPU SparseCsrXPU SparseCUDA SparseCsrCUDA SparseMPS
+    SparseCsrMPS QuantizedCPU QuantizedCUDA CompositeImplicitAutograd CompositeImplicitAutogradNestedTensor
+    CompositeExplicitAutograd CompositeExplicitAutogradNonFunctional NestedTensorCPU NestedTensorCUDA NestedTensorXPU
+    NestedTensorHPU Meta SparseMeta SparseCsrMeta QuantizedMeta NestedTensorMeta ZeroTensor MTIA
+    """.split()
+)
 _SPARSE_CSR_BACKENDS = frozenset(
     "SparseCsr" + b for b in ("", "HIP", "HPU", "IPU", "Lazy", "MPS", "MTIA", "Meta", "PrivateUse1", "PrivateUse2")
 ) | {"SparseCsrPrivateUse3", "SparseCsrVE", "SparseCsrXLA", "SparseCsrXPU"}
@@ -182,7 +191,7 @@ FAMILIES: tuple[ReleaseRules, ...] = (
     _family((2, 8), (2, 12), codegen=("shared_from_this()", "2.7", False, ()), accepts_dimname=True,
             dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
     _family((2, 13), None, codegen=("getptr()", "2.7", False, ()), absent_types=frozenset({"Dimname"}),
-            dispatch_keys=_DISPATCH_KEYS_2_13),
+            dispatch_keys=_DISPATCH_KEYS_2_13, supported_dispatch_keys=_SUPPORTED_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
 NEWEST_CHECKED = (2, 15)  # the newest release the release matrix (tests/releases) checks
@@ -222,6 +231,9 @@ def rules_for_version(version: tuple[int, int]) -> tuple[ReleaseRules, str]:
 class Detected:
     rules: ReleaseRules
     reason: str  # "torch/version.py says 2.4.1"
+    # the release is known (set, or read from version.txt / torch/version.py) and its rules are checked: what
+    # they reject in native_functions.yaml is an error, not a feature of a newer release (docs/releases.md)
+    known: bool = False
 
     def describe(self) -> str:
         return f"{self.rules.label} ({self.reason})"
@@ -236,14 +248,14 @@ def detect(
         if version is None:
             raise ValueError(f"'{requested}' is not a torch version (expected e.g. 2.4 or 2.4.1)")
         rules, note = rules_for_version(version)
-        return Detected(rules, f"set to {requested}{note}")
+        return Detected(rules, f"set to {requested}{note}", known=not note)
     for found in (_checkout_version(derivatives, native), _wheel_version(derivatives, native)):
         if found is not None:
             where, text = found
             version = parse_version(text)
             if version is not None:
                 rules, note = rules_for_version(version)
-                return Detected(rules, f"{where} says {text}{note}")
+                return Detected(rules, f"{where} says {text}{note}", known=not note)
     by_content = _from_content(native, native_text)
     if by_content is not None:
         return by_content
