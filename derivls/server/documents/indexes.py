@@ -164,6 +164,10 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
     if ls.natives.reindex_generation.get(path) != generation:
         return  # a newer edit of the same file is on its way
     keys = {k for k in ls.host.indexes if path in k} | {d.key for d in ls.docs.values() if d.key and path in d.key}
+    if not keys and path in ls.natives.overlays:  # a native_functions.yaml / tags.yaml open alone
+        lone = lone_key(ls, path)
+        if lone is not None:
+            keys = {lone}
     for key in keys:
         while key in ls.natives.loading:
             await asyncio.shield(ls.natives.loading[key])
@@ -180,12 +184,36 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
         ls.index_changed(key)
 
 
+def lone_key(ls: DerivlsServer, path: str) -> IndexKey | None:
+    """The index of a native_functions.yaml (or of the one beside a tags.yaml) open without a derivatives.yaml:
+    its tags.yaml beside it, the release found from its place (version.txt, torch/version.py) or the setting."""
+    native = (
+        Path(path) if native_kind(path) == "native_functions.yaml" else Path(path).with_name("native_functions.yaml")
+    )
+    native_key = resolved(native)
+    if native_key not in ls.natives.overlays and not native.is_file():
+        return None
+    tags = native.with_name("tags.yaml")
+    tags_key = resolved(tags) if tags.is_file() or resolved(tags) in ls.natives.overlays else None
+    return (native_key, tags_key, None, ls.host.options.torch_version)
+
+
 def publish_native_problem(ls: DerivlsServer, loaded: LoadedIndex) -> None:
-    """Problems of an open native_functions.yaml buffer are shown in that buffer."""
+    """What torchgen rejects in an open native_functions.yaml / tags.yaml buffer is shown in that buffer, at
+    its token (derivls.aten.native_report); a file that cannot be indexed at all, at its line."""
+    from derivls.project import native_diagnostics
+
+    found = native_diagnostics(loaded.load) if loaded.index is not None else {}
+    tags_path = loaded.key[1]
+    if tags_path is not None and tags_path in ls.natives.overlays:
+        tags_uri, tags_text = ls.natives.overlays[tags_path]
+        lines = LineIndex(tags_text, ls.encoding)
+        published = convert.to_lsp_all(found.get(tags_path, ()), lines, tags_uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=tags_uri, diagnostics=published))
     overlay = ls.natives.overlays.get(loaded.key[0])
     if overlay is None:
         return
-    diagnostics = []
+    diagnostics = convert.to_lsp_all(found.get(loaded.key[0], ()), LineIndex(overlay[1], ls.encoding), overlay[0])
     if loaded.index is None and loaded.problem:
         diagnostics.append(
             types.Diagnostic(
@@ -311,6 +339,7 @@ __all__ = [
     "ensure_index",
     "files_changed",
     "manual_files",
+    "lone_key",
     "native_kind",
     "publish_native_problem",
     "register_watchers",
