@@ -88,3 +88,70 @@ async def test_without_a_known_release_an_unknown_type_is_a_warning_and_derivati
     assert found == [(at.line, at.character, "native-left-out", types.DiagnosticSeverity.Warning)]
     followed = await diagnostics(client, derivatives, timeout=30)
     assert [str(d.code) for d in followed] == ["native-functions-left-out", "native-function-left-out"]
+
+
+async def test_hover_on_func_shows_the_cpp_signature_and_the_entry_and_node_that_cover_it(
+    client: LanguageClient, tmp_path: Path
+):
+    root = _checkout(tmp_path, "2.13.0")
+    await initialize(client, root)
+    docs = Documents(client)
+    derivatives_path = root / "tools" / "autograd" / "derivatives.yaml"
+    derivatives = docs.open(derivatives_path)
+    await diagnostics(client, derivatives)
+    native_path = root / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
+    text = native_path.read_text()
+    native = docs.open(native_path)
+    await asyncio.sleep(0.3)
+    at = position_of(text, "mul.Tensor(Tensor self")
+    identifier = types.TextDocumentIdentifier(uri=native)
+    shown = await client.text_document_hover_async(types.HoverParams(text_document=identifier, position=at))
+    assert shown is not None
+    value = shown.contents.value  # type: ignore[union-attr]
+    entry_line = (
+        derivatives_path.read_text().split("\n").index("- name: mul.Tensor(Tensor self, Tensor other) -> Tensor")
+    )
+    assert "at::Tensor mul(const at::Tensor & self, const at::Tensor & other)" in value
+    assert f"derivatives.yaml:{entry_line + 1}" in value and "MulBackward0" in value
+    # go to the entry
+    found = await client.text_document_definition_async(types.DefinitionParams(text_document=identifier, position=at))
+    assert isinstance(found, list) and found[0].uri == derivatives and found[0].range.start.line == entry_line
+    # a function without an entry says what autograd does
+    at = position_of(text, "cos(Tensor self")
+    shown = await client.text_document_hover_async(types.HoverParams(text_document=identifier, position=at))
+    assert shown is not None and "No derivatives.yaml entry" in shown.contents.value  # type: ignore[union-attr]
+
+
+async def test_completion_in_native_functions_offers_keys_tags_dispatch_keys_and_types(
+    client: LanguageClient, tmp_path: Path
+):
+    root = _checkout(tmp_path, "2.13.0")
+    await initialize(client, root)
+    docs = Documents(client)
+    native_path = root / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
+    text = (
+        native_path.read_text()
+        + "\n- func: newop(Tensor self, Sca) -> Tensor\n  dispatch:\n    CP\n  tags: [co\n  device_\n"
+    )
+    native = docs.open(native_path)
+    assert await _next(client, native, 0) == []  # indexed
+    docs.replace_all(native, text)  # half-typed lines (not YAML yet): completion uses the last good index
+    await asyncio.sleep(0.5)
+    identifier = types.TextDocumentIdentifier(uri=native)
+    lines = text.split("\n")
+
+    async def labels(line_text: str) -> list[str]:
+        """At the end of `line_text`, the start of a line of the text."""
+        line = next(i for i, t in enumerate(lines) if t.startswith(line_text))
+        position = types.Position(line=line, character=len(line_text))
+        found = await client.text_document_completion_async(
+            types.CompletionParams(text_document=identifier, position=position)
+        )
+        assert found is not None
+        items = found.items if isinstance(found, types.CompletionList) else found
+        return [i.label for i in items]
+
+    assert "Scalar" in await labels("- func: newop(Tensor self, Sca")
+    assert "CPU" in await labels("    CP") and "Vulkan" not in await labels("    CP")
+    assert "core" in await labels("  tags: [co")
+    assert "device_check" in await labels("  device_")
