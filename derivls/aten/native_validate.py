@@ -22,7 +22,7 @@ from derivls.aten.native_model import (
     NativeIndexError,
     Variant,
 )
-from derivls.aten.schema import BaseOperatorName, OperatorName, SchemaKind
+from derivls.aten.schema import Argument, BaseOperatorName, OperatorName, SchemaKind
 from derivls.codes.native import (
     NATIVE_DISPATCH_KEY,
     NATIVE_DISPATCH_TABLE,
@@ -180,6 +180,8 @@ def validate_entry(data: dict[str, Any], f: NativeFunction, raw_keys: list[tuple
         raise EntryRejected(
             f"precomputed requires structured: True, got structured: {f.structured}", NATIVE_STRUCTURED, "precomputed"
         )
+    if data.get("precomputed"):
+        _validate_precomputed(data["precomputed"])
     if data.get("dispatch") is None and not f.structured and f.structured_delegate is None:
         base = str(func.name.name)
         if (
@@ -269,6 +271,47 @@ def validate_entry(data: dict[str, Any], f: NativeFunction, raw_keys: list[tuple
     check_seeded(f)
 
 
+def _validate_precomputed(src: object) -> None:
+    """torchgen.model.Precompute.parse: `param -> decl, ...` lines, then optionally a line of added decls."""
+
+    def bad(message: str, token: str | None = None) -> EntryRejected:
+        return EntryRejected(message, NATIVE_STRUCTURED, "precomputed", token)
+
+    if not isinstance(src, list):
+        raise bad(f"precomputed must be a list, got {type(src).__name__}")
+    current: str | None = None
+    try:
+        items = list(src)
+        added = []
+        if items and isinstance(items[-1], str) and " -> " not in items[-1]:
+            current = items[-1]
+            added = [Argument.parse(name.strip()) for name in items[-1].split(",")]
+            items = items[:-1]
+        replaced = []
+        for item in items:
+            if not isinstance(item, str):
+                raise bad(f"precomputed item must be a string, got {item!r}")
+            if " -> " not in item:
+                raise bad(f"precomputed parameters without replacement are allowed only in the last line: {item}", item)
+            current = item
+            param, _, decls = item.partition(" -> ")
+            if " -> " in decls:
+                raise bad(f"illegal precomputed line: {item}", item)
+            if " " in param:
+                raise bad(f"illegal kernel param name '{param}' in precomputed parameters", param)
+            args = [Argument.parse(name.strip()) for name in decls.split(",")]
+            if f"{param} -> {', '.join(str(a) for a in args)}" != item:
+                raise bad(f"precomputed line is not in torchgen's form 'param -> type name, ...': {item}", item)
+            replaced.extend(args)
+    except ValueError as e:
+        if isinstance(e, EntryRejected):
+            raise
+        raise bad(f"bad precomputed parameter: {e}", current) from None
+    for a in (*added, *replaced):
+        if a.name.upper() == a.name:
+            raise bad(f"precomputed argument name must not be all uppercase: {a.name}", a.name)
+
+
 def check_seeded(f: NativeFunction) -> None:
     """__post_init__'s nondeterministic_seeded rule (generated functions too)."""
     func = f.func
@@ -288,8 +331,10 @@ def check_seeded(f: NativeFunction) -> None:
 
 
 def _validate_ufunc(data: dict[str, Any], f: NativeFunction, raw_keys: list[tuple[str, str]]) -> None:
-    raw = data.get("ufunc_inner_loop")
-    if raw is None or raw == {}:
+    if "ufunc_inner_loop" not in data:
+        return
+    raw = data["ufunc_inner_loop"]
+    if raw == {}:
         return
     loops: list[tuple[str, object]] = []
     if isinstance(raw, str):
@@ -303,16 +348,41 @@ def _validate_ufunc(data: dict[str, Any], f: NativeFunction, raw_keys: list[tupl
             raise EntryRejected(
                 f"unknown ufunc key {k!r}", NATIVE_STRUCTURED, "ufunc_inner_loop", str(k), closest(str(k), UFUNC_KEYS)
             )
-        if not isinstance(v, str) or " " not in v.strip() or not v.rstrip().endswith(")"):
-            raise EntryRejected(
-                f"ufunc inner loop {v!r}: expected 'name (dtypes)'", NATIVE_STRUCTURED, "ufunc_inner_loop"
-            )
+        if not isinstance(v, str):
+            raise EntryRejected(f"ufunc_inner_loop value is not a string: {v!r}", NATIVE_VALUE_TYPE, "ufunc_inner_loop")
+        _validate_inner_loop(v)
     if not f.structured:
         raise EntryRejected("ufunc must be structured", NATIVE_STRUCTURED, "ufunc_inner_loop")
     for dk in UFUNC_DISPATCH_KEYS:
         if any(k == dk for k, _ in raw_keys):
             raise EntryRejected(
                 f"ufunc should not have explicit dispatch entry for {dk}", NATIVE_STRUCTURED, "dispatch", dk
+            )
+
+
+# torchgen.model.ScalarType and DTYPE_CLASSES (the dtypes a ufunc inner loop may name)
+_SCALAR_TYPES = frozenset(
+    """Byte Char Short Int Long Half Float Double ComplexHalf ComplexFloat ComplexDouble Bool BFloat16 Float8_e5m2
+    Float8_e5m2fnuz Float8_e4m3fn Float8_e4m3fnuz Float8_e8m0fnu""".split()
+)
+_DTYPE_CLASSES = frozenset({"Integral", "Floating", "Complex", "All", "AllAndComplex", "FloatingAndComplex"})
+
+
+def _validate_inner_loop(value: str) -> None:
+    """torchgen.model.UfuncInnerLoop.parse: `name (dtype, dtype class, ...)`."""
+    name, sep, dtypes = value.partition(" ")
+    if not sep or not dtypes or dtypes[0] != "(" or dtypes[-1] != ")":
+        raise EntryRejected(
+            f"ufunc inner loop '{value}': expected 'name (dtypes)'", NATIVE_STRUCTURED, "ufunc_inner_loop", name or None
+        )
+    for dtype in dtypes[1:-1].split(", "):
+        if dtype not in _DTYPE_CLASSES and dtype not in _SCALAR_TYPES:
+            raise EntryRejected(
+                f"unknown dtype '{dtype}' in ufunc inner loop '{value}'",
+                NATIVE_STRUCTURED,
+                "ufunc_inner_loop",
+                dtype or None,
+                closest(dtype, _SCALAR_TYPES | _DTYPE_CLASSES),
             )
 
 

@@ -49,6 +49,7 @@ _FOREACH = "- func: _foreach_add.Scalar(Tensor[] self, Scalar scalar) -> Tensor[
 _TRANSPOSE_ = "- func: transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"
 _TRANSPOSE_COPY = "- func: transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor"
 _AVG_POOL1D = "- func: avg_pool1d("
+_CAT_OUT = "- func: cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)"
 _VIEW_COPY_TAG = "- tag: view_copy"
 _DESC = """  desc: |
           This tag indicates operators that are *_copy* variants"""
@@ -234,6 +235,26 @@ MUTATIONS: tuple[Mutation, ...] = (
         "structured_inherits",
     ),
     Mutation("ufunc-not-structured", _ADD_OUT, "  structured: True\n", "", "ufunc_inner_loop"),
+    Mutation(
+        "ufunc-dtype-misspelled",
+        _ADD_OUT,
+        "Generic: add (AllAndComplex,",
+        "Generic: add (AllAndComplx,",
+        "AllAndComplx",
+    ),
+    Mutation(
+        "ufunc-key-misspelled", _ADD_OUT, "    ScalarOnly: add (Bool)", "    ScalarOnli: add (Bool)", "ScalarOnli"
+    ),
+    Mutation(
+        "ufunc-with-cpu-kernel",
+        _ADD_OUT,
+        "    SparseCPU, SparseMeta: add_out_sparse_cpu\n",
+        "    SparseCPU, SparseMeta: add_out_sparse_cpu\n    CPU: add_cpu\n",
+        "CPU: add_cpu",
+    ),
+    Mutation("precomputed-misformed", _CAT_OUT, "  - dim -> int dim,", "  - dim -> int  dim,", "- dim ->"),
+    Mutation("precomputed-uppercase", _CAT_OUT, "  - dim -> int dim,", "  - dim -> int DIM,", "DIM"),
+    Mutation("precomputed-not-structured", _CAT_OUT, "  structured: True\n", "", "precomputed"),
     # generated functions, view groups
     _insert(
         "lone-out-operator",
