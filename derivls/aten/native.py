@@ -348,7 +348,7 @@ class NativeIndex:
             grouped: list[NativeFunction | NativeFunctionsViewGroup] = list(rs)
         else:
             left_out_names = {p.name for p in problems if p.name and p.left_out}
-            for f, rejected in validate_functions(rs):
+            for f, rejected in validate_functions(rs, rules.python_keywords):
                 if f.structured_delegate is not None and str(f.structured_delegate) in left_out_names:
                     continue  # its delegate is left out: that one's problem says why
                 line = f.source_line or 0

@@ -394,7 +394,7 @@ def _from_entry(
     )  # fmt: skip
     if not legacy:
         try:
-            validate_entry(ent.data, f, raw_keys)
+            validate_entry(ent.data, f, raw_keys, rules.structured_dispatch_keys)
         except EntryRejected as e:
             raise _rejected(ent, path, e) from None
     return f

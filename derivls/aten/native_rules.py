@@ -39,6 +39,10 @@ class NativeRules:
     label: str = "derivls's newest rules"
     # the dispatch keys a native_functions.yaml entry may name (torchgen.model.dispatch_keys; None: any)
     supported_dispatch_keys: frozenset[str] | None = None
+    # the keys a structured delegate may not have a kernel for (torchgen.model.STRUCTURED_DISPATCH_KEYS)
+    structured_dispatch_keys: frozenset[str] = frozenset({"MPS", "CUDA", "CPU", "XPU", "MTIA"})
+    # error_check_native_functions refuses Python keywords as argument names (2.6+)
+    python_keywords: bool = True
 
     def respell(self, cpp: str) -> str:
         """C++ text as derivls renders it (2.13's spelling) → as this release's torchgen renders it."""

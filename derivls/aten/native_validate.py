@@ -166,7 +166,12 @@ def validate_dispatch(
                 )
 
 
-def validate_entry(data: dict[str, Any], f: NativeFunction, raw_keys: list[tuple[str, str]]) -> None:
+def validate_entry(
+    data: dict[str, Any],
+    f: NativeFunction,
+    raw_keys: list[tuple[str, str]],
+    structured_keys: frozenset[str] = STRUCTURED_DISPATCH_KEYS,
+) -> None:
     """The rest of from_yaml and __post_init__ for an entry read into `f` (raises EntryRejected)."""
     func = f.func
     name = str(func.name)
@@ -216,7 +221,7 @@ def validate_entry(data: dict[str, Any], f: NativeFunction, raw_keys: list[tuple
         )
     if f.structured_delegate is not None:
         for k, _ in raw_keys:
-            if k in STRUCTURED_DISPATCH_KEYS:
+            if k in structured_keys:
                 raise EntryRejected(
                     f"if structured_delegate, then must not have {k} in dispatch dictionary (it is delegated!)",
                     NATIVE_STRUCTURED,
@@ -317,7 +322,7 @@ def check_seeded(f: NativeFunction) -> None:
     func = f.func
     name = str(func.name)
     if (
-        "rand" in name
+        ("rand" in name and "_philox_" not in name)  # (2.15: the stateless _philox_ ops; earlier releases had none)
         or (
             ("dropout" in name or any("dropout" in a.name for a in func.arguments.flat_all))
             and "backward" not in name
@@ -386,7 +391,9 @@ def _validate_inner_loop(value: str) -> None:
             )
 
 
-def validate_functions(funcs: Sequence[NativeFunction]) -> list[tuple[NativeFunction, EntryRejected]]:
+def validate_functions(
+    funcs: Sequence[NativeFunction], python_keywords: bool = True
+) -> list[tuple[NativeFunction, EntryRejected]]:
     """error_check_native_functions and BackendIndex.grow_index over the written functions."""
     found: list[tuple[NativeFunction, EntryRejected]] = []
     func_map: dict[OperatorName, NativeFunction] = {}
@@ -443,7 +450,7 @@ def validate_functions(funcs: Sequence[NativeFunction]) -> list[tuple[NativeFunc
                         ),
                     )
                 )
-        for arg in f.func.arguments.flat_all:
+        for arg in f.func.arguments.flat_all if python_keywords else ():
             if arg.name in _KEYWORDS and (str(f.func.name), arg.name) not in _KEYWORD_EXCLUSIONS:
                 found.append(
                     (

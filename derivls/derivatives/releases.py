@@ -76,6 +76,22 @@ _SUPPORTED_2_13 = frozenset(
     NestedTensorHPU Meta SparseMeta SparseCsrMeta QuantizedMeta NestedTensorMeta ZeroTensor MTIA
     """.split()
 )
+# ... and of the earlier releases (each adds keys; 2.8's family takes 2.9's two SparseMPS keys)
+_SUPPORTED_2_1 = frozenset(
+    """
+    CPU CUDA CompositeExplicitAutograd CompositeExplicitAutogradNonFunctional CompositeImplicitAutograd
+    CompositeImplicitAutogradNestedTensor MPS Meta MkldnnCPU NestedTensorCPU NestedTensorCUDA NestedTensorMeta
+    QuantizedCPU QuantizedCUDA QuantizedMeta SparseCPU SparseCUDA SparseCsrCPU SparseCsrCUDA SparseMeta ZeroTensor
+    """.split()
+)
+_SUPPORTED_2_3 = _SUPPORTED_2_1 | {"SparseCsrMeta"}
+_SUPPORTED_2_5 = _SUPPORTED_2_3 | {"XPU"}
+_SUPPORTED_2_6 = _SUPPORTED_2_5 | {"NestedTensorXPU", "SparseXPU"}
+_SUPPORTED_2_7 = _SUPPORTED_2_6 | {"SparseCsrXPU"}
+_SUPPORTED_2_8 = _SUPPORTED_2_7 | {"MTIA", "NestedTensorHPU", "SparseMPS", "SparseCsrMPS"}
+# torchgen.model.STRUCTURED_DISPATCH_KEYS
+_STRUCTURED_2_1 = frozenset({"CPU", "CUDA", "MPS"})
+_STRUCTURED_2_5 = _STRUCTURED_2_1 | {"XPU"}
 _SPARSE_CSR_BACKENDS = frozenset(
     "SparseCsr" + b for b in ("", "HIP", "HPU", "IPU", "Lazy", "MPS", "MTIA", "Meta", "PrivateUse1", "PrivateUse2")
 ) | {"SparseCsrPrivateUse3", "SparseCsrVE", "SparseCsrXLA", "SparseCsrXPU"}
@@ -175,21 +191,27 @@ def _family(
 
 FAMILIES: tuple[ReleaseRules, ...] = (
     _family((2, 1), (2, 1), _LOADER_2_1, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
-            implicit_tags=frozenset(), const_ref_out=False, cpp_optional="c10::optional"),
+            implicit_tags=frozenset(), const_ref_out=False, cpp_optional="c10::optional",
+            supported_dispatch_keys=_SUPPORTED_2_1, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 2), (2, 2), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
-            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
+            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional",
+            supported_dispatch_keys=_SUPPORTED_2_1, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 3), (2, 3), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
-            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
+            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional",
+            supported_dispatch_keys=_SUPPORTED_2_3, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 4), (2, 4), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
-            implicit_tags=_PT2_ONLY, const_ref_out=False),
+            implicit_tags=_PT2_ONLY, const_ref_out=False,
+            supported_dispatch_keys=_SUPPORTED_2_3, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 5), (2, 5), _LOADER_2_5, accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
-            const_ref_out=False),
+            const_ref_out=False,
+            supported_dispatch_keys=_SUPPORTED_2_5, structured_dispatch_keys=_STRUCTURED_2_5, python_keywords=False),
     _family((2, 6), (2, 6), codegen=("shared_from_this()", "2.6", True, ()), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
-            const_ref_out=False),
+            const_ref_out=False, supported_dispatch_keys=_SUPPORTED_2_6, structured_dispatch_keys=_STRUCTURED_2_5),
     _family((2, 7), (2, 7), codegen=("shared_from_this()", "2.7", True, ()), accepts_dimname=True,
-            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+            supported_dispatch_keys=_SUPPORTED_2_7, structured_dispatch_keys=_STRUCTURED_2_5),
     _family((2, 8), (2, 12), codegen=("shared_from_this()", "2.7", False, ()), accepts_dimname=True,
-            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY, supported_dispatch_keys=_SUPPORTED_2_8),
     _family((2, 13), None, codegen=("getptr()", "2.7", False, ()), absent_types=frozenset({"Dimname"}),
             dispatch_keys=_DISPATCH_KEYS_2_13, supported_dispatch_keys=_SUPPORTED_2_13),
 )  # fmt: skip

@@ -221,3 +221,24 @@ def test_an_unknown_release_makes_what_the_rules_do_not_know_a_warning_on_its_li
     assert found == [(0, Severity.WARNING, "native-left-out"), (22, Severity.ERROR, "native-python-keyword")]
     known = problems_by_file(_index(text).rejected, known=True)["native_functions.yaml"]
     assert [d.severity for d in known] == [Severity.ERROR, Severity.ERROR]
+
+
+def _found_by(version: tuple[int, int], text: str) -> list[str]:
+    from derivls.derivatives.releases import rules_for_version
+
+    rules = rules_for_version(version)[0].native
+    return [p.code for p in NativeIndex.from_text(text, TAGS, "native_functions.yaml", rules=rules).rejected]
+
+
+def test_each_release_family_judges_with_its_own_torchgen_rules():
+    keyword = ABS + "\n- func: f(Tensor self, int from) -> Tensor\n"
+    assert _found_by((2, 5), keyword) == [] and _found_by((2, 6), keyword) == ["native-python-keyword"]
+    xpu = ABS.replace("    CPU, CUDA: abs_out", "    CPU, CUDA, XPU: abs_out")
+    assert _found_by((2, 4), xpu) == ["native-dispatch-key"] and _found_by((2, 5), xpu) == []
+    # a structured delegate may keep an XPU kernel until 2.4 (STRUCTURED_DISPATCH_KEYS grew in 2.5)
+    delegate_xpu = ABS.replace(
+        "  structured_delegate: sin.out\n", "  structured_delegate: sin.out\n  dispatch:\n    XPU: sin_xpu\n"
+    )
+    assert _found_by((2, 5), delegate_xpu) == ["native-structured"]
+    # the stateless _philox_ ops need no nondeterministic_seeded tag (2.15)
+    assert _found_by((2, 13), ABS + "\n- func: _philox_randint(Tensor self) -> Tensor\n") == []
