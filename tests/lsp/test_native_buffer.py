@@ -155,3 +155,26 @@ async def test_completion_in_native_functions_offers_keys_tags_dispatch_keys_and
     assert "CPU" in await labels("    CP") and "Vulkan" not in await labels("    CP")
     assert "core" in await labels("  tags: [co")
     assert "device_check" in await labels("  device_")
+
+
+async def test_a_misspelled_type_has_a_quick_fix(client: LanguageClient, tmp_path: Path):
+    root = _checkout(tmp_path, "2.13.0")
+    await initialize(client, root)
+    docs = Documents(client)
+    native_path = root / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
+    bad = native_path.read_text().replace("- func: abs(Tensor self)", "- func: abs(Tensr self)")
+    native = docs.open(native_path, bad)
+    (found,) = await _next(client, native, 1)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=native),
+            range=found.range,
+            context=types.CodeActionContext(diagnostics=[found]),
+        )
+    )
+    assert actions is not None
+    (action,) = actions
+    assert isinstance(action, types.CodeAction) and action.title == "Change to 'Tensor'"
+    assert action.edit is not None and action.edit.changes is not None
+    (edit,) = action.edit.changes[native]
+    assert edit.new_text == "Tensor" and edit.range == found.range

@@ -9,6 +9,7 @@ from derivls.aten.native import NativeIndex
 from derivls.ide import native_file
 from derivls.server.documents import indexes
 from derivls.server.documents.positions import LineIndex
+from derivls.server.features import convert
 from derivls.server.features.convert import file_uri
 from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
 
@@ -105,4 +106,44 @@ def completion(ls: DerivlsServer, params: types.CompletionParams) -> types.Compl
     return types.CompletionList(is_incomplete=False, items=items)
 
 
-__all__ = ["completion", "definition", "hover", "is_native"]
+def code_actions(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The quick fixes of the mistakes in range: the one known name one edit away from a misspelled type, key,
+    tag, dispatch key, variant or device check."""
+    from derivls.aten.native_report import problem_diagnostic
+
+    only = params.context.only
+    if only and not any(str(kind).startswith(types.CodeActionKind.QuickFix) for kind in only):
+        return []
+    uri = params.text_document.uri
+    path = uri_path(uri)
+    checker = ls.natives.checkers.get(resolved(path)) if path is not None else None
+    loaded = next((i for k, i in ls.host.indexes.items() if path is not None and k[0] == resolved(path)), None)
+    if checker is None or loaded is None:
+        return []
+    known = loaded.load.release is not None and loaded.load.release.known
+    document = ls.workspace.get_text_document(uri)
+    lines = LineIndex(document.source, ls.encoding)
+    start, end = lines.column(params.range.start), lines.column(params.range.end)
+    actions: list[types.CodeAction] = []
+    for problem in checker.check(document.source):
+        if not problem.fix:
+            continue
+        d = problem_diagnostic(problem, known)
+        if (d.span.end_line, d.span.end_column) < start or (d.span.line, d.span.column) > end:
+            continue
+        diagnostic = convert.to_lsp(d, lines, uri)
+        for fix in d.fixes:
+            edits = [types.TextEdit(range=lines.range(e.span), new_text=e.new_text) for e in fix.edits]
+            actions.append(
+                types.CodeAction(
+                    title=fix.title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=fix.preferred or None,
+                    edit=types.WorkspaceEdit(changes={uri: edits}),
+                )
+            )
+    return actions
+
+
+__all__ = ["code_actions", "completion", "definition", "hover", "is_native"]

@@ -213,6 +213,8 @@ def _register_editing(server: DerivlsServer) -> None:
     )
     @guarded([])
     def on_code_action(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        if native.is_native(params.text_document.uri):  # misspellings one edit away from a known name
+            return native.code_actions(ls, params)
         return actions.code_actions(ls, params)
 
 
