@@ -48,13 +48,16 @@ def analyse_path_with_rules(
 def analyse_path_with_native(
     path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
 ):
-    """(analysis, set-up diagnostics, rules, the diagnostics of native_functions.yaml / tags.yaml themselves
-    as ((path, diagnostics), ...)). Raises UsageError."""
+    """(analysis, set-up diagnostics, rules, the errors of native_functions.yaml / tags.yaml themselves as
+    ((path, diagnostics), ...): its warnings, what an unknown release may know, are summed up on the
+    derivatives.yaml's line 1; `derivls check native_functions.yaml` lists them). Raises UsageError."""
+    from derivls.diagnostics import Severity
     from derivls.project import open_project, read_text
 
     text = read_text(path, "derivatives.yaml")
     project = open_project(path, native, tags, profile, torch_version=torch_version)
-    return project.analyzer.analyse(text), list(project.setup), project.release, project.native
+    errors = tuple((p, tuple(d for d in ds if d.severity == Severity.ERROR)) for p, ds in project.native)
+    return project.analyzer.analyse(text), list(project.setup), project.release, errors
 
 
 def annotation_path(path: Path, cwd: Path | None = None) -> str:
