@@ -55,11 +55,8 @@ def check_targets(args: argparse.Namespace) -> list[Path]:
     seen: set[str] = set()
     for path in args.paths:
         targets = derivatives_for_native(path) if path.name == "native_functions.yaml" else [path]
-        if not targets:
-            raise UsageError(
-                f"{path} is a native_functions.yaml outside a PyTorch checkout or torch wheel: "
-                "pass the derivatives.yaml that uses it, with --native."
-            )
+        if not targets:  # a native_functions.yaml alone: that file is checked (check_paths)
+            targets = [path]
         for target in targets:
             if os.path.abspath(target) not in seen:  # a derivatives.yaml and its native_functions.yaml: once
                 seen.add(os.path.abspath(target))
@@ -110,12 +107,15 @@ def op_filtered(args: argparse.Namespace, results: list[CheckedFile]) -> list[Ch
     outside every entry. An entry whose schema is not found is known by its `name:`. Raises UsageError when a
     NAME is no entry of any file."""
     found: set[str] = set()
-    kept = [_op_filtered(args, checked, found) for checked in results]
+    kept = [
+        checked if checked.path.name in _NATIVE_NAMES else _op_filtered(args, checked, found) for checked in results
+    ]
     missing = [name for name in args.op if name not in found]
     if missing:
         names = ", ".join(missing)
-        if len(results) == 1:
-            raise UsageError(f"{results[0].path} has no autograd node or function named {names}")
+        derivatives = [r.path for r in results if r.path.name not in _NATIVE_NAMES]
+        if len(derivatives) == 1:
+            raise UsageError(f"{derivatives[0]} has no autograd node or function named {names}")
         raise UsageError(f"none of the files has an autograd node or function named {names}")
     return kept
 
@@ -159,9 +159,9 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
     from derivls import writebehind
 
     with torch_include(args.torch_include), writebehind.deferring():  # the caches: written after, by a child
-        results = [CheckedFile(path, value.diagnostics, value.rules) for path, value in check_paths(args, paths)]
+        results = native_results(check_paths(args, paths))
         if args.since is not None:
-            results = [since_filtered(args.since, r) for r in results]
+            results = [r if r.path.name in _NATIVE_NAMES else since_filtered(args.since, r) for r in results]
         if args.op:
             results = op_filtered(args, results)
         write_results(args, results, out)
@@ -184,18 +184,49 @@ def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path,
     cache = DiskCache(enabled=not getattr(args, "no_cache", False))
     found = []
     for path in paths:
+        if path.name == "native_functions.yaml":  # alone (no derivatives.yaml beside it): the file itself
+            found.append((path, _check_native_file(path, args)))
+            continue
         key = resultcache.check_key(path, *options) if cache.enabled else None
         value = resultcache.load(cache, key)
         if value is None:
-            from derivls.report import analyse_path_with_rules
+            from derivls.report import analyse_path_with_native
 
-            analysis, extra, rules = analyse_path_with_rules(path, *options)
+            analysis, extra, rules, native = analyse_path_with_native(path, *options)
             diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
-            value = resultcache.CachedCheck(diagnostics, rules.describe() if rules is not None else None)
+            value = resultcache.CachedCheck(diagnostics, rules.describe() if rules is not None else None, native)
             if key is not None and resultcache.check_key(path, *options) == key:
                 resultcache.store(cache, key, value)
         found.append((path, value))
     return found
+
+
+_NATIVE_NAMES = ("native_functions.yaml", "tags.yaml")
+
+
+def _check_native_file(path: Path, args: argparse.Namespace) -> CachedCheck:
+    """A native_functions.yaml checked alone: its diagnostics (and its tags.yaml's, as `native`)."""
+    from derivls.project import check_native
+    from derivls.resultcache import CachedCheck
+
+    found, release = check_native(path, args.tags, args.torch_version)
+    mine = tuple(found.pop(str(path), ()))
+    return CachedCheck(
+        mine, release.describe() if release is not None else None, tuple((p, tuple(ds)) for p, ds in found.items())
+    )
+
+
+def native_results(checked: list[tuple[Path, CachedCheck]]) -> list[CheckedFile]:
+    """Each checked file, preceded by its native_functions.yaml / tags.yaml when they have diagnostics (once)."""
+    results: list[CheckedFile] = []
+    seen: set[str] = set()
+    for path, value in checked:
+        for native_path, diagnostics in getattr(value, "native", ()):
+            if diagnostics and native_path not in seen:
+                seen.add(native_path)
+                results.append(CheckedFile(Path(native_path), diagnostics))
+        results.append(CheckedFile(path, value.diagnostics, value.rules))
+    return results
 
 
 def run_check_compile(args: argparse.Namespace, out: TextIO) -> int:

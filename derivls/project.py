@@ -170,6 +170,35 @@ def left_out_warning(index: NativeIndex) -> Diagnostic:
     )
 
 
+def native_diagnostics(load: NativeLoad | None) -> dict[str, list[Diagnostic]]:
+    """The diagnostics of native_functions.yaml and tags.yaml themselves (path → diagnostics): what the
+    release's torchgen rejects there (derivls.aten.native_report), errors where the release is known."""
+    from derivls.aten.native_report import problems_by_file, whole_file_diagnostic
+
+    if load is None:
+        return {}
+    if load.index is None:
+        if load.problem is None or load.problem_path is None or load.profile.native_2021_grammar:
+            return {}
+        return {load.problem_path: [whole_file_diagnostic(load.problem, load.problem_line)]}
+    if load.index.legacy:
+        return {}
+    known = load.release is not None and load.release.known
+    return problems_by_file(load.index.rejected, known)
+
+
+def rejected_warning(index: NativeIndex, rules: str) -> Diagnostic:
+    """One line-1 warning: native_functions.yaml has errors (reported on that file, at their lines)."""
+    first = index.rejected[0]
+    left = f"; {len(index.problems)} function(s) left out (entries for them are not checked)" if index.problems else ""
+    return warning(
+        FIRST_LINE,
+        NATIVE_FUNCTIONS_LEFT_OUT,
+        f"native_functions.yaml / tags.yaml: {len(index.rejected)} error(s) by {rules}, reported there "
+        f"(first: {first.path}:{first.line}: {first.message}){left}",
+    )
+
+
 def setup_diagnostics(files: NativeFiles | None, load: NativeLoad | None) -> list[Diagnostic]:
     """What keeps schemas from being resolved (native_functions.yaml not found, or not usable), and the
     one notice when the C++ sources formula names are checked against (FunctionsManual.h, …) are missing."""
@@ -186,6 +215,8 @@ def _native_setup(files: NativeFiles | None, load: NativeLoad | None) -> list[Di
         return []
     if files.native is None:
         return [warning(FIRST_LINE, NATIVE_NOT_FOUND, files.missing_message())]
+    if load is not None and load.index is not None and load.index.rejected and load.release and load.release.known:
+        return [rejected_warning(load.index, load.release.describe())]
     if load is not None and load.index is not None and load.index.problems:
         return [left_out_warning(load.index)]
     if load is None or load.index is not None or load.problem is None:
@@ -243,6 +274,8 @@ class Project:
     analyzer: DocumentAnalyzer
     setup: tuple[Diagnostic, ...]  # native-not-found, native-unreadable, native-functions-left-out
     release: Detected | None = None  # the PyTorch release whose rules apply (torchgen profile), and why
+    # the diagnostics of native_functions.yaml / tags.yaml themselves: ((path, diagnostics), ...)
+    native: tuple[tuple[str, tuple[Diagnostic, ...]], ...] = ()
 
 
 def open_project(
@@ -275,7 +308,32 @@ def open_project(
     analyzer, found = prepare(files, load, preset)
     setup = tuple(found)
     release = load.release if load is not None else None
-    return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup, release)
+    native_found = tuple((path, tuple(ds)) for path, ds in native_diagnostics(load).items())
+    return Project(derivatives, files, analyzer.profile, analyzer.index, analyzer, setup, release, native_found)
+
+
+def check_native(
+    native: Path, tags: Path | None = None, torch_version: str | None = None
+) -> tuple[dict[str, list[Diagnostic]], Detected | None]:
+    """`derivls check native_functions.yaml` without a derivatives.yaml: the file (and its tags.yaml) judged by
+    the release's torchgen rules. Raises UsageError for a path that does not exist."""
+    for given, what in ((native, "native_functions.yaml"), (tags, "tags.yaml")):
+        if given is not None and not given.is_file():
+            raise UsageError(f"{what} not found: {given}")
+    if tags is None and native.with_name("tags.yaml").is_file():
+        tags = native.with_name("tags.yaml")
+    tags_path = str(tags) if tags is not None else None
+    texts = read_texts(str(native), tags_path)
+    try:
+        load = index_native(str(native), tags_path, None, texts, torch_version)
+    except ValueError as e:  # --torch-version that is not a version
+        raise UsageError(str(e)) from None
+    found = native_diagnostics(load)
+    if load.index is None and not found and load.problem:
+        from derivls.aten.native_report import whole_file_diagnostic
+
+        found = {str(native): [whole_file_diagnostic(load.problem, load.problem_line)]}
+    return found, load.release
 
 
 def given_file(given: Path | None, what: str) -> None:
@@ -311,12 +369,14 @@ __all__ = [
     "NativeTexts",
     "Project",
     "UsageError",
+    "check_native",
     "entry_cache",
     "given_file",
     "index_native",
     "left_out_warning",
     "locate",
     "make_analyzer",
+    "native_diagnostics",
     "open_project",
     "prepare",
     "preset_profile",

@@ -45,6 +45,21 @@ def analyse_path_with_rules(
     return project.analyzer.analyse(text), list(project.setup), project.release
 
 
+def analyse_path_with_native(
+    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
+):
+    """(analysis, set-up diagnostics, rules, the errors of native_functions.yaml / tags.yaml themselves as
+    ((path, diagnostics), ...): its warnings, what an unknown release may know, are summed up on the
+    derivatives.yaml's line 1; `derivls check native_functions.yaml` lists them). Raises UsageError."""
+    from derivls.diagnostics import Severity
+    from derivls.project import open_project, read_text
+
+    text = read_text(path, "derivatives.yaml")
+    project = open_project(path, native, tags, profile, torch_version=torch_version)
+    errors = tuple((p, tuple(d for d in ds if d.severity == Severity.ERROR)) for p, ds in project.native)
+    return project.analyzer.analyse(text), list(project.setup), project.release, errors
+
+
 def annotation_path(path: Path, cwd: Path | None = None) -> str:
     """The `file=` of a GitHub annotation: relative to the current directory (the repository root in a
     workflow) when `path` is under it, else as given."""
@@ -127,6 +142,7 @@ __all__ = [
     "diagnostic_rows",
     "plural",
     "summary_line",
+    "analyse_path_with_native",
     "analyse_path_with_rules",
     "annotation_path",
     "write_diagnostics",

@@ -61,6 +61,8 @@ class CachedCheck:
 
     diagnostics: tuple[Diagnostic, ...]
     rules: str | None  # "torch 2.x rules (...)"; None for the legacy profile
+    # the diagnostics of its native_functions.yaml / tags.yaml themselves: ((path, diagnostics), ...)
+    native: tuple[tuple[str, tuple[Diagnostic, ...]], ...] = ()
 
 
 def file_bytes(path: str | os.PathLike[str] | None, *, optional: bool = True) -> bytes:

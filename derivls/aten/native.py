@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from derivls.aten.native_entry import _from_entry, _parse_tags, _problem, _read_entries, _yaml_entries
+from derivls.aten.native_entry import _from_entry, _parse_tags, _problem, _read_entries, _yaml_entries, locate
 from derivls.aten.native_generated import add_generated_native_functions, get_grouped_by_view_native_functions
 from derivls.aten.native_model import (
     Location,
@@ -38,10 +38,13 @@ from derivls.aten.native_model import (
     gets_generated_view_copy,
 )
 from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, UnknownToRules
+from derivls.aten.native_validate import EntryRejected, validate_functions
 from derivls.aten.schema import FunctionSchema
 from derivls.aten.sharing import sharing
+from derivls.codes.native import NATIVE_DUPLICATE, NATIVE_GENERATED, NATIVE_TAG_RULE, NATIVE_VIEW_GROUP, NATIVE_YAML
 from derivls.gcpolicy import paused_gc
 from derivls.limits import MAX_NATIVE_ENTRIES, read_regular_file
+from derivls.yamlsubset import ScannedEntry as _Entry
 
 __all__ = [
     "Location",
@@ -57,28 +60,111 @@ __all__ = [
 
 
 def _generate_and_group(
-    rs: list[NativeFunction], problems: list[NativeProblem]
+    rs: list[NativeFunction], problems: list[NativeProblem], lines: list[str]
 ) -> tuple[list[NativeFunction], list[NativeFunction | NativeFunctionsViewGroup]]:
-    """Generated functions and view groups. A function whose group no longer holds together because
-    a variant of it was left out (see native_rules) is left out too, with a problem saying so."""
+    """Generated functions and view groups. A function torchgen's generation or view grouping rejects
+    is left out with a problem on its `func:`, and the rest are generated and grouped again (a function
+    whose group no longer holds together because a variant of it was left out is left out the same way)."""
     while True:
         attempt = list(rs)
         try:
             add_generated_native_functions(attempt)
             if problems:  # a variant torchgen would generate must not stand in for a left-out one
-                left_out_names = {p.name for p in problems}
+                left_out_names = {p.name for p in problems if p.left_out}
                 attempt = [f for f in attempt if not (f.is_generated and str(f.func.name) in left_out_names)]
             return attempt, get_grouped_by_view_native_functions(attempt)
         except NativeIndexError as e:
-            left_out = {_base_name(p.name) for p in problems if p.name}
             culprit = next((f for f in rs if e.line is not None and f.source_line == e.line), None)
-            if culprit is None or _base_name(str(culprit.func.name)) not in left_out:
+            if culprit is None:
                 raise
+            left_out = {_base_name(p.name) for p in problems if p.name and p.left_out}
             rs = [f for f in rs if f is not culprit]
-            message = f"{e.message} (a variant of it was left out)"
+            message = e.message
+            base = _base_name(str(culprit.func.name))
+            unknown = base in left_out
+            # a group broken by a function reported here is not reported again on its other functions
+            consequence = base in {_base_name(p.name) for p in problems if p.name and p.left_out and not p.unknown}
+            if unknown:
+                message += " (a variant of it was left out)"
+            line = e.line or 0
             problems.append(
-                NativeProblem(culprit.path, e.line or 0, message, str(culprit.func), str(culprit.func.name))
+                NativeProblem(
+                    culprit.path,
+                    line,
+                    message,
+                    str(culprit.func),
+                    str(culprit.func.name),
+                    code=NATIVE_GENERATED if unknown else _generation_code(e.message),
+                    column=culprit.func_column or 0,
+                    end_column=len(lines[line - 1].rstrip()) if 0 < line <= len(lines) else None,
+                    unknown=unknown,
+                    reported=not consequence,
+                )
             )
+
+
+def _generation_code(message: str) -> str:
+    if message.startswith("duplicate schema kind"):
+        return NATIVE_DUPLICATE
+    if message.startswith("inplace_view tag missing"):
+        return NATIVE_TAG_RULE
+    if "view" in message.split(":")[0] or "view_copy" in message or "have the same view signature" in message:
+        return NATIVE_VIEW_GROUP
+    return NATIVE_GENERATED
+
+
+def _one_per_line(problems: tuple[NativeProblem, ...]) -> tuple[NativeProblem, ...]:
+    """One problem per line (torchgen stops at the first; a later pass may find the same function again)."""
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for p in problems:
+        if (p.path, p.line) not in seen:
+            seen.add((p.path, p.line))
+            out.append(p)
+    return tuple(out)
+
+
+def _entry_end(entries: Sequence[_Entry], line: int, last: int) -> int:
+    """The last line of the entry whose first key is on `line`."""
+    lo, hi = 0, len(entries)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if entries[mid].line <= line:
+            lo = mid + 1
+        else:
+            hi = mid
+    return entries[lo].line - 1 if lo < len(entries) else last
+
+
+def _problem_at(f: NativeFunction, e: EntryRejected, lines: list[str], line: int, end_line: int) -> NativeProblem:
+    key_line = line
+    if e.key and e.key != "func":
+        for ln in range(line, min(end_line, len(lines)) + 1):
+            if lines[ln - 1].lstrip(" -").startswith(e.key + ":"):
+                key_line = ln
+                break
+    ln, column, end = locate(lines, key_line, end_line, e.key, e.token)
+    return NativeProblem(
+        f.path, ln, e.message, str(f.func), str(f.func.name), code=e.code, column=column, end_column=end,
+        left_out=False, fix=e.fix,
+    )  # fmt: skip
+
+
+def _duplicate_key(ent: _Entry, path: str, key: str, line: int, lines: list[str]) -> NativeProblem:
+    schema = ent.data.get("func")
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    column = max(text.find(key), 0)
+    return NativeProblem(
+        path,
+        line,
+        f"found a duplicate key in the yaml: '{key}' (torchgen's YAML loader rejects it)",
+        schema if isinstance(schema, str) else None,
+        None,
+        code=NATIVE_YAML,
+        column=column,
+        end_column=column + len(key),
+        left_out=False,
+    )
 
 
 def _base_name(name: str | None) -> str:
@@ -118,9 +204,11 @@ class NativeIndex:
         self.legacy = legacy
         self.rules = rules  # the release whose rules read it (see native_rules)
         # functions left out because they use something the rules don't know (see native_rules)
-        self.problems: tuple[NativeProblem, ...] = tuple(problems)
-        self.unknown_by_schema: dict[str, NativeProblem] = {p.schema: p for p in problems if p.schema}
-        self.unknown_by_name: dict[str, NativeProblem] = {p.name: p for p in problems if p.name}
+        self.problems: tuple[NativeProblem, ...] = tuple(p for p in problems if p.left_out)
+        # everything torchgen rejects, in file order (left out or not: see native_report)
+        self.rejected: tuple[NativeProblem, ...] = tuple(p for p in problems if p.reported)
+        self.unknown_by_schema: dict[str, NativeProblem] = {p.schema: p for p in self.problems if p.schema}
+        self.unknown_by_name: dict[str, NativeProblem] = {p.name: p for p in self.problems if p.name}
         self.functions: list[NativeFunction] = functions
         self.grouped = grouped
         self.loader_functions: list[NativeFunction] = [
@@ -132,18 +220,30 @@ class NativeIndex:
         self.by_schema: dict[str, NativeFunction] = {}
         self.by_signature: dict[FunctionSchema, list[NativeFunction]] = defaultdict(list)
         self.by_name: dict[str, NativeFunction] = {}
+        duplicates: list[NativeProblem] = []
         for f in self.loader_functions:
             s = str(f.func)
             prev = self.by_schema.get(s)
             if prev is not None:
-                raise NativeIndexError(
-                    f"duplicate function schema: {s} (also at line {prev.source_line})",
-                    path=f.path,
-                    line=f.source_line,
+                duplicates.append(
+                    NativeProblem(
+                        f.path,
+                        f.source_line or 0,
+                        f"duplicate function schema: {s} (also at line {prev.source_line})",
+                        s,
+                        str(f.func.name),
+                        code=NATIVE_DUPLICATE,
+                        column=f.func_column or 0,
+                        left_out=False,
+                    )
                 )
+                continue
             self.by_schema[s] = f
             self.by_signature[f.func.signature()].append(f)
             self.by_name.setdefault(str(f.func.name), f)
+        if duplicates:
+            self.rejected = tuple(sorted((*self.rejected, *duplicates), key=lambda p: (p.path != path, p.line)))
+        self.rejected = _one_per_line(self.rejected)
 
     def __len__(self) -> int:
         return len(self.functions)
@@ -225,26 +325,41 @@ class NativeIndex:
         if legacy is None:
             legacy = tags_text is None
         valid_tags: set[str] | None = None
-        if tags_text is not None:
-            valid_tags = _parse_tags(tags_text, tags_path or "tags.yaml")
-        entries = _read_entries(native_text, path)
-        rs: list[NativeFunction] = []
         problems: list[NativeProblem] = []
-        for ent in entries:
+        if tags_text is not None:
+            valid_tags = _parse_tags(tags_text, tags_path or "tags.yaml", None if legacy else problems)
+        entries = _read_entries(native_text, path)
+        lines = native_text.split("\n")
+        rs: list[NativeFunction] = []
+        for i, ent in enumerate(entries):
+            end_line = entries[i + 1].line - 1 if i + 1 < len(entries) else len(lines)
+            for key, dup_line in ent.duplicate_keys:
+                problems.append(_duplicate_key(ent, path, key, dup_line, lines))
             try:
                 rs.append(_from_entry(ent, valid_tags, path, legacy, rules))
             except UnknownToRules as e:  # costs this function only
-                problems.append(_problem(ent, path, e))
+                problems.append(_problem(ent, path, e, lines, end_line))
+            except EntryRejected as e:  # torchgen rejects it: this entry's diagnostic, the rest go on
+                if legacy:
+                    raise
+                problems.append(_problem(ent, path, e, lines, end_line))
         if legacy:
             # 2021-era torchgen generated nothing and had no view groups
             grouped: list[NativeFunction | NativeFunctionsViewGroup] = list(rs)
         else:
+            left_out_names = {p.name for p in problems if p.name and p.left_out}
+            for f, rejected in validate_functions(rs, rules.python_keywords):
+                if f.structured_delegate is not None and str(f.structured_delegate) in left_out_names:
+                    continue  # its delegate is left out: that one's problem says why
+                line = f.source_line or 0
+                problems.append(_problem_at(f, rejected, lines, line, _entry_end(entries, line, len(lines))))
             try:
-                rs, grouped = _generate_and_group(rs, problems)
+                rs, grouped = _generate_and_group(rs, problems, lines)
             except NativeIndexError:
                 raise
             except ValueError as e:  # e.g. kind() of a schema both out= and inplace
                 raise NativeIndexError(str(e), path=path) from None
+            problems.sort(key=lambda p: (p.path != path, p.line, p.column))
         return NativeIndex(
             rs,
             grouped,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 
-from derivls.aten.schema import BaseType, FunctionSchema, ListType, OptionalType, Type
+from derivls.aten.schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from derivls.codes.native import NATIVE_SCHEMA
 from derivls.frozen import frozen_dataclass
 
-__all__ = ["NativeProblem", "NativeRules", "UnknownToRules", "schema_name_of", "unknown_types"]
+__all__ = ["NativeProblem", "NativeRules", "UnknownToRules", "known_type_names", "schema_name_of", "unknown_types"]
 
 
 @frozen_dataclass
@@ -36,6 +37,12 @@ class NativeRules:
     const_ref_out: bool = True
     cpp_optional: str = "::std::optional"
     label: str = "derivls's newest rules"
+    # the dispatch keys a native_functions.yaml entry may name (torchgen.model.dispatch_keys; None: any)
+    supported_dispatch_keys: frozenset[str] | None = None
+    # the keys a structured delegate may not have a kernel for (torchgen.model.STRUCTURED_DISPATCH_KEYS)
+    structured_dispatch_keys: frozenset[str] = frozenset({"MPS", "CUDA", "CPU", "XPU", "MTIA"})
+    # error_check_native_functions refuses Python keywords as argument names (2.6+)
+    python_keywords: bool = True
 
     def respell(self, cpp: str) -> str:
         """C++ text as derivls renders it (2.13's spelling) → as this release's torchgen renders it."""
@@ -49,13 +56,22 @@ NEWEST = NativeRules()
 
 @frozen_dataclass
 class NativeProblem:
-    """A function left out of the index: where it is, its schema text and name, and why."""
+    """What the release's torchgen rejects in native_functions.yaml / tags.yaml: where (the token), its
+    schema text and name, why, and the code it is reported under. `left_out`: the function is not in the
+    index; `unknown`: it uses something these rules do not know (a newer release may: see native_report)."""
 
     path: str
     line: int
     message: str
     schema: str | None  # the `func:` text, when it is a string
     name: str | None  # its operator name ("add.Tensor"), when the text starts with one
+    code: str = NATIVE_SCHEMA
+    column: int = 0  # 0-based, of the token on `line`
+    end_column: int | None = None  # None: the end of the line
+    unknown: bool = False
+    left_out: bool = True
+    fix: str | None = None  # the token's replacement, when one is clear (one edit away)
+    reported: bool = True  # False: left out only because a function reported before it was (no diagnostic)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
@@ -64,10 +80,15 @@ class NativeProblem:
 class UnknownToRules(ValueError):
     """Raised while reading one entry: it uses something the rules don't know (key: where)."""
 
-    def __init__(self, message: str, key: str | None = None) -> None:
+    def __init__(
+        self, message: str, key: str | None = None, code: str = NATIVE_SCHEMA, token: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.key = key
+        self.code = code
+        self.token = token
+        self.fix: str | None = None  # the token's replacement, when one is clear
 
 
 _NAME = re.compile(r"^\s*(?:\w+::)?([\w.]+)\(")
@@ -78,6 +99,14 @@ def schema_name_of(schema: object) -> str | None:
         return None
     m = _NAME.match(schema)
     return m.group(1) if m else None
+
+
+def known_type_names(rules: NativeRules) -> frozenset[str]:
+    """The base type names the rules know (what a misspelled type is compared with)."""
+    names = {t.name for t in BaseTy} - set(rules.absent_types)
+    if not rules.accepts_dimname:
+        names.discard("Dimname")
+    return frozenset(names)
 
 
 _BASES: dict[Type, frozenset[str]] = {}

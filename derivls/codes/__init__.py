@@ -3,7 +3,7 @@
 A code is a `Code` (model.py): its name (a str), default severity, stage, the profiles it applies to, a
 one-line summary and its doc (what it means, why the build rejects it, a wrong and a right example, the
 quick fix). The catalogs declare them by stage: yamlfile.py, loader.py, formula.py, codegen.py,
-setup.py, compile.py, gradcheck.py; this package imports them all, so the registry is complete once `derivls.codes`
+setup.py, compile.py, gradcheck.py, native.py; this package imports them all, so the registry is complete once `derivls.codes`
 is imported. Every layer may import it (it imports nothing of derivls but derivls.codes).
 
 To add a code: declare it in the catalog of its stage —
@@ -19,7 +19,7 @@ To add a code: declare it in the catalog of its stage —
 
 from __future__ import annotations
 
-from derivls.codes import codegen, compile, formula, gradcheck, loader, setup, yamlfile
+from derivls.codes import codegen, compile, formula, gradcheck, loader, native, setup, yamlfile
 from derivls.codes.model import BOTH, LEGACY, TORCHGEN, Code, Severity, Stage, all_codes, declare, lookup
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "gradcheck",
     "loader",
     "lookup",
+    "native",
     "setup",
     "yamlfile",
 ]

@@ -28,6 +28,7 @@ _STAGES = {
     Stage.COMPILE: "The C++ compiler (check --compile)",
     Stage.SETUP: "The set-up (native_functions.yaml, C++ sources)",
     Stage.GRADCHECK: "The math (derivls gradcheck)",
+    Stage.NATIVE: "native_functions.yaml and tags.yaml (torchgen's parse_native_yaml)",
 }
 
 

@@ -33,6 +33,7 @@ class Stage(str, Enum):
     COMPILE = "compile"  # the C++ compiler on the generated code (`check --compile`)
     SETUP = "setup"  # the workspace: native_functions.yaml, the C++ sources
     GRADCHECK = "gradcheck"  # torch.autograd.gradcheck on the compiled formulas (`derivls gradcheck`)
+    NATIVE = "native"  # native_functions.yaml / tags.yaml themselves (torchgen's parse_native_yaml)
 
     def __str__(self) -> str:
         return self.value

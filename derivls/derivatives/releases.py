@@ -67,6 +67,31 @@ _DISPATCH_KEYS_2_13 = frozenset(
     Undefined VE VmapMode Vulkan XLA XPU ZeroTensor
     """.split()
 )
+# torchgen.model.dispatch_keys of 2.13: the keys a native_functions.yaml `dispatch:` may name
+_SUPPORTED_2_13 = frozenset(
+    """
+    CPU SparseCPU SparseCsrCPU MkldnnCPU CUDA MPS XPU SparseXPU SparseCsrXPU SparseCUDA SparseCsrCUDA SparseMPS
+    SparseCsrMPS QuantizedCPU QuantizedCUDA CompositeImplicitAutograd CompositeImplicitAutogradNestedTensor
+    CompositeExplicitAutograd CompositeExplicitAutogradNonFunctional NestedTensorCPU NestedTensorCUDA NestedTensorXPU
+    NestedTensorHPU Meta SparseMeta SparseCsrMeta QuantizedMeta NestedTensorMeta ZeroTensor MTIA
+    """.split()
+)
+# ... and of the earlier releases (each adds keys; 2.8's family takes 2.9's two SparseMPS keys)
+_SUPPORTED_2_1 = frozenset(
+    """
+    CPU CUDA CompositeExplicitAutograd CompositeExplicitAutogradNonFunctional CompositeImplicitAutograd
+    CompositeImplicitAutogradNestedTensor MPS Meta MkldnnCPU NestedTensorCPU NestedTensorCUDA NestedTensorMeta
+    QuantizedCPU QuantizedCUDA QuantizedMeta SparseCPU SparseCUDA SparseCsrCPU SparseCsrCUDA SparseMeta ZeroTensor
+    """.split()
+)
+_SUPPORTED_2_3 = _SUPPORTED_2_1 | {"SparseCsrMeta"}
+_SUPPORTED_2_5 = _SUPPORTED_2_3 | {"XPU"}
+_SUPPORTED_2_6 = _SUPPORTED_2_5 | {"NestedTensorXPU", "SparseXPU"}
+_SUPPORTED_2_7 = _SUPPORTED_2_6 | {"SparseCsrXPU"}
+_SUPPORTED_2_8 = _SUPPORTED_2_7 | {"MTIA", "NestedTensorHPU", "SparseMPS", "SparseCsrMPS"}
+# torchgen.model.STRUCTURED_DISPATCH_KEYS
+_STRUCTURED_2_1 = frozenset({"CPU", "CUDA", "MPS"})
+_STRUCTURED_2_5 = _STRUCTURED_2_1 | {"XPU"}
 _SPARSE_CSR_BACKENDS = frozenset(
     "SparseCsr" + b for b in ("", "HIP", "HPU", "IPU", "Lazy", "MPS", "MTIA", "Meta", "PrivateUse1", "PrivateUse2")
 ) | {"SparseCsrPrivateUse3", "SparseCsrVE", "SparseCsrXLA", "SparseCsrXPU"}
@@ -166,23 +191,29 @@ def _family(
 
 FAMILIES: tuple[ReleaseRules, ...] = (
     _family((2, 1), (2, 1), _LOADER_2_1, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_1,
-            implicit_tags=frozenset(), const_ref_out=False, cpp_optional="c10::optional"),
+            implicit_tags=frozenset(), const_ref_out=False, cpp_optional="c10::optional",
+            supported_dispatch_keys=_SUPPORTED_2_1, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 2), (2, 2), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_2,
-            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
+            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional",
+            supported_dispatch_keys=_SUPPORTED_2_1, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 3), (2, 3), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_3,
-            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional"),
+            implicit_tags=_PT2_ONLY, const_ref_out=False, cpp_optional="c10::optional",
+            supported_dispatch_keys=_SUPPORTED_2_3, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 4), (2, 4), _LOADER_C10, _CODEGEN_2_4, accepts_dimname=True, absent_types=_NO_SYMBOOL, dispatch_keys=_DK_2_4,
-            implicit_tags=_PT2_ONLY, const_ref_out=False),
+            implicit_tags=_PT2_ONLY, const_ref_out=False,
+            supported_dispatch_keys=_SUPPORTED_2_3, structured_dispatch_keys=_STRUCTURED_2_1, python_keywords=False),
     _family((2, 5), (2, 5), _LOADER_2_5, accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
-            const_ref_out=False),
+            const_ref_out=False,
+            supported_dispatch_keys=_SUPPORTED_2_5, structured_dispatch_keys=_STRUCTURED_2_5, python_keywords=False),
     _family((2, 6), (2, 6), codegen=("shared_from_this()", "2.6", True, ()), accepts_dimname=True, dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
-            const_ref_out=False),
+            const_ref_out=False, supported_dispatch_keys=_SUPPORTED_2_6, structured_dispatch_keys=_STRUCTURED_2_5),
     _family((2, 7), (2, 7), codegen=("shared_from_this()", "2.7", True, ()), accepts_dimname=True,
-            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY,
+            supported_dispatch_keys=_SUPPORTED_2_7, structured_dispatch_keys=_STRUCTURED_2_5),
     _family((2, 8), (2, 12), codegen=("shared_from_this()", "2.7", False, ()), accepts_dimname=True,
-            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY),
+            dispatch_keys=_DK_2_4, implicit_tags=_PT2_ONLY, supported_dispatch_keys=_SUPPORTED_2_8),
     _family((2, 13), None, codegen=("getptr()", "2.7", False, ()), absent_types=frozenset({"Dimname"}),
-            dispatch_keys=_DISPATCH_KEYS_2_13),
+            dispatch_keys=_DISPATCH_KEYS_2_13, supported_dispatch_keys=_SUPPORTED_2_13),
 )  # fmt: skip
 NEWEST = FAMILIES[-1]
 NEWEST_CHECKED = (2, 15)  # the newest release the release matrix (tests/releases) checks
@@ -222,6 +253,9 @@ def rules_for_version(version: tuple[int, int]) -> tuple[ReleaseRules, str]:
 class Detected:
     rules: ReleaseRules
     reason: str  # "torch/version.py says 2.4.1"
+    # the release is known (set, or read from version.txt / torch/version.py) and its rules are checked: what
+    # they reject in native_functions.yaml is an error, not a feature of a newer release (docs/releases.md)
+    known: bool = False
 
     def describe(self) -> str:
         return f"{self.rules.label} ({self.reason})"
@@ -236,14 +270,14 @@ def detect(
         if version is None:
             raise ValueError(f"'{requested}' is not a torch version (expected e.g. 2.4 or 2.4.1)")
         rules, note = rules_for_version(version)
-        return Detected(rules, f"set to {requested}{note}")
+        return Detected(rules, f"set to {requested}{note}", known=not note)
     for found in (_checkout_version(derivatives, native), _wheel_version(derivatives, native)):
         if found is not None:
             where, text = found
             version = parse_version(text)
             if version is not None:
                 rules, note = rules_for_version(version)
-                return Detected(rules, f"{where} says {text}{note}")
+                return Detected(rules, f"{where} says {text}{note}", known=not note)
     by_content = _from_content(native, native_text)
     if by_content is not None:
         return by_content

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from derivls.yamlsubset.scalars import Unsupported, fast_value, flow_value
 
@@ -21,6 +21,8 @@ class ScannedEntry:
     key_lines: dict[str, int]
     func_key_col: int | None = None
     func_col: int | None = None
+    # keys written twice in the entry or one of its mappings (torchgen's YAML loader rejects them): (key, line)
+    duplicate_keys: list[tuple[str, int]] = field(default_factory=list)
 
 
 # `[- ]key: value` / `[- ]key:` lines; keys as native_functions.yaml writes them (dispatch
@@ -61,8 +63,12 @@ def scan_native_entries(text: str) -> list[ScannedEntry]:
             else:
                 raw_value = raw
             if indent == key_indent:
-                if key in cur.data:
-                    raise Unsupported  # duplicate key: let PyYAML decide
+                if key in cur.data:  # the first one counts; the second is reported
+                    if raw_value is None:
+                        raise Unsupported  # a second nested block: PyYAML reads it (and records it)
+                    cur.duplicate_keys.append((key, ln))
+                    block_key, block, block_indent = None, None, -1
+                    continue
                 cur.key_lines[key] = ln
                 if raw_value is None:
                     cur.data[key] = None  # maybe a nested block follows
@@ -80,8 +86,11 @@ def scan_native_entries(text: str) -> list[ScannedEntry]:
             if block is None:
                 block_indent = indent
                 block = cur.data[block_key] = {}
-            if indent != block_indent or not isinstance(block, dict) or key in block:
+            if indent != block_indent or not isinstance(block, dict):
                 raise Unsupported
+            if key in block:
+                cur.duplicate_keys.append((key, ln))
+                continue
             block[key] = fast_value(raw_value)
             continue
         stripped = line.lstrip(" ")

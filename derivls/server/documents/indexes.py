@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from derivls import discovery
 from derivls.aten.native import NativeIndex
+from derivls.aten.native_incremental import EntryChecker
 from derivls.codes.setup import NATIVE_INDEX
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.gcpolicy import freeze_heap, paused_gc
@@ -57,6 +58,8 @@ class Natives:
     overlays: dict[str, tuple[str, str]] = field(default_factory=dict)  # resolved path → (uri, text) of a buffer
     reindex_generation: dict[str, int] = field(default_factory=dict)  # path → its newest re-index request
     closed: dict[str, tuple[tuple[Any, ...], ClosedAnalysis]] = field(default_factory=dict)  # path → (stamp, …)
+    # path of an open native_functions.yaml → its per-entry checker (each keystroke's diagnostics, at once)
+    checkers: dict[str, EntryChecker] = field(default_factory=dict)
     watchers_registered: bool = False
 
 
@@ -164,6 +167,10 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
     if ls.natives.reindex_generation.get(path) != generation:
         return  # a newer edit of the same file is on its way
     keys = {k for k in ls.host.indexes if path in k} | {d.key for d in ls.docs.values() if d.key and path in d.key}
+    if not keys and path in ls.natives.overlays:  # a native_functions.yaml / tags.yaml open alone
+        lone = lone_key(ls, path)
+        if lone is not None:
+            keys = {lone}
     for key in keys:
         while key in ls.natives.loading:
             await asyncio.shield(ls.natives.loading[key])
@@ -180,12 +187,43 @@ async def _reindex_later(ls: DerivlsServer, path: str, generation: int, delay: f
         ls.index_changed(key)
 
 
+def lone_key(ls: DerivlsServer, path: str) -> IndexKey | None:
+    """The index of a native_functions.yaml (or of the one beside a tags.yaml) open without a derivatives.yaml:
+    its tags.yaml beside it, the release found from its place (version.txt, torch/version.py) or the setting."""
+    native = (
+        Path(path) if native_kind(path) == "native_functions.yaml" else Path(path).with_name("native_functions.yaml")
+    )
+    native_key = resolved(native)
+    if native_key not in ls.natives.overlays and not native.is_file():
+        return None
+    tags = native.with_name("tags.yaml")
+    tags_key = resolved(tags) if tags.is_file() or resolved(tags) in ls.natives.overlays else None
+    return (native_key, tags_key, None, ls.host.options.torch_version)
+
+
 def publish_native_problem(ls: DerivlsServer, loaded: LoadedIndex) -> None:
-    """Problems of an open native_functions.yaml buffer are shown in that buffer."""
+    """What torchgen rejects in an open native_functions.yaml / tags.yaml buffer is shown in that buffer, at
+    its token (derivls.aten.native_report); a file that cannot be indexed at all, at its line."""
+    from derivls.project import native_diagnostics
+
+    found = native_diagnostics(loaded.load) if loaded.index is not None else {}
+    tags_path = loaded.key[1]
+    if tags_path is not None and tags_path in ls.natives.overlays:
+        tags_uri, tags_text = ls.natives.overlays[tags_path]
+        lines = LineIndex(tags_text, ls.encoding)
+        published = convert.to_lsp_all(found.get(tags_path, ()), lines, tags_uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=tags_uri, diagnostics=published))
     overlay = ls.natives.overlays.get(loaded.key[0])
     if overlay is None:
         return
-    diagnostics = []
+    if loaded.index is not None and not loaded.index.legacy:  # the next keystrokes start from this index
+        checker = ls.natives.checkers.get(loaded.key[0])
+        if checker is None or checker.rules is not loaded.index.rules:
+            checker = EntryChecker(loaded.key[0], set(loaded.index.tags or ()) or None, loaded.index.rules)
+            ls.natives.checkers[loaded.key[0]] = checker
+        checker.check(overlay[1])
+        checker.adopt(overlay[1], loaded.index.rejected)
+    diagnostics = convert.to_lsp_all(found.get(loaded.key[0], ()), LineIndex(overlay[1], ls.encoding), overlay[0])
     if loaded.index is None and loaded.problem:
         diagnostics.append(
             types.Diagnostic(
@@ -214,13 +252,32 @@ def set_overlay(ls: DerivlsServer, uri: str, text: str | None) -> None:
         if old is None:
             return
         del ls.natives.overlays[key]
+        ls.natives.checkers.pop(key, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         schedule_reindex(ls, key, delay=0)
         return
     ls.natives.overlays[key] = (uri, text)
     if old is not None and old[1] == text:
         return
+    if old is not None:
+        publish_entries_now(ls, key, uri, text)
     schedule_reindex(ls, key, delay=0 if old is None else REINDEX_DELAY)
+
+
+def publish_entries_now(ls: DerivlsServer, path: str, uri: str, text: str) -> None:
+    """A keystroke in an open native_functions.yaml: its diagnostics at once, from the entries whose text
+    changed (derivls.aten.native_incremental) and the last full index's for the others; the full re-index
+    follows when the typing stops."""
+    from derivls.aten.native_report import problem_diagnostic
+
+    checker = ls.natives.checkers.get(path)
+    loaded = next((i for k, i in ls.host.indexes.items() if k[0] == path and i.index is not None), None)
+    if checker is None or loaded is None:
+        return
+    known = loaded.load.release is not None and loaded.load.release.known
+    found = [problem_diagnostic(p, known) for p in checker.check(text) if p.reported]
+    diagnostics = convert.to_lsp_all(found, LineIndex(text, ls.encoding), uri)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
 
 
 def files_changed(ls: DerivlsServer, paths: list[str]) -> None:
@@ -311,7 +368,9 @@ __all__ = [
     "ensure_index",
     "files_changed",
     "manual_files",
+    "lone_key",
     "native_kind",
+    "publish_entries_now",
     "publish_native_problem",
     "register_watchers",
     "rediscover",

@@ -25,6 +25,7 @@ from derivls.server.features import (
     generated,
     hover,
     inlay,
+    native,
     signature,
     symbols,
     tokens,
@@ -150,7 +151,9 @@ def _register_navigation(server: DerivlsServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded()
-    def on_hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
+    async def on_hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
+        if native.is_native(params.text_document.uri):  # an open native_functions.yaml: on its func: lines
+            return await native.hover(ls, params)
         return hover.hover(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
@@ -160,7 +163,9 @@ def _register_navigation(server: DerivlsServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded()
-    def on_definition(ls: DerivlsServer, params: types.DefinitionParams) -> list[types.Location] | None:
+    async def on_definition(ls: DerivlsServer, params: types.DefinitionParams) -> list[types.Location] | None:
+        if native.is_native(params.text_document.uri):  # from a func: to the entries that cover it
+            return await native.definition(ls, params)
         return definition.definition(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
@@ -190,6 +195,8 @@ def _register_editing(server: DerivlsServer) -> None:
     )
     @guarded()
     def on_completion(ls: DerivlsServer, params: types.CompletionParams) -> types.CompletionList | None:
+        if native.is_native(params.text_document.uri):
+            return native.completion(ls, params)
         return completion.completion(ls, params)
 
     @server.feature(
@@ -206,6 +213,8 @@ def _register_editing(server: DerivlsServer) -> None:
     )
     @guarded([])
     def on_code_action(ls: DerivlsServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        if native.is_native(params.text_document.uri):  # misspellings one edit away from a known name
+            return native.code_actions(ls, params)
         return actions.code_actions(ls, params)
 
 
