@@ -24,11 +24,28 @@ from derivls.compile.toolchain import TOOL_LIMITS
 CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 
+UNIT_SECONDS = 60.0  # one unit's checks, from its `unit-start` to its answer (DERIVLS_GRADCHECK_SECONDS)
+START_SECONDS = 300.0  # the one-shot child's start: torch and op_db imported, the samples found, the build awaited
+
+
+def unit_seconds() -> float:
+    """The wall-clock bound of one unit's checks, in the one-shot child and in the session: UNIT_SECONDS, or the
+    user's DERIVLS_GRADCHECK_SECONDS (a positive number of seconds). A unit past it is stopped (its child killed)
+    and is "not checkable: it ran out of N s"; the other units are checked."""
+    return env_limits("DERIVLS_GRADCHECK", UNIT_SECONDS, 8 * GB).seconds
+
+
+def ran_out(seconds: float) -> str:
+    """The reason of a unit stopped at its bound."""
+    return f"it ran out of {seconds:g} s"
+
+
 def child_limits(units: int) -> Limits:
     """The torch child over `units` units: importing torch and op_db takes ~5 s and ~0.75 GB of address space;
-    one unit's checks seconds to a minute (the child stops one check at CHECK_SECONDS). Overridden by the user's
-    environment: DERIVLS_GRADCHECK_SECONDS, DERIVLS_GRADCHECK_MEMORY_MB."""
-    return env_limits("DERIVLS_GRADCHECK", 300 + 60 * units, 8 * GB)
+    one unit's checks seconds to a minute (each unit is bounded by unit_seconds, the whole child by START_SECONDS
+    more). Memory: 8 GB, or the user's DERIVLS_GRADCHECK_MEMORY_MB."""
+    memory = env_limits("DERIVLS_GRADCHECK", UNIT_SECONDS, 8 * GB).memory
+    return Limits(START_SECONDS + unit_seconds() * max(units, 1), memory)
 
 
 _torch_folders: dict[str, Path] = {}  # python -> its torch folder, once found (a long-lived process asks per run)
