@@ -531,3 +531,61 @@ def test_a_unit_past_its_bound_in_the_session_is_answered_at_once_and_never_run_
     checks = [json.loads(line)["units"] for line in log.read_text().splitlines() if '"check"' in line]
     assert [[u["id"] for u in units] for units in checks] == [["U0", "U1", "U2"], ["U2"]]
     assert partials  # (U1's answer published before U2's check in the new process)
+
+
+def test_the_editors_run_answers_a_unit_past_its_bound_and_checks_the_other_entry_without_a_one_shot_child(
+    tmp_path, monkeypatch, real_files
+):
+    import io
+
+    from derivls.gradcheck import engine, worker
+    from derivls.gradcheck.build import Built
+    from derivls.project import open_project
+
+    monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
+    monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(tmp_path / "x.so", "derivls_gc_x", False, 0.0))
+
+    def no_one_shot(*args, **kwargs):
+        raise AssertionError("the run fell back to a one-shot child")
+
+    monkeypatch.setattr(engine, "gradcheck_units", no_one_shot)
+    monkeypatch.setattr(engine, "Child", no_one_shot)
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "1.5")
+    project = open_project(real_files.derivatives, real_files.native, real_files.tags, "auto")
+    text = real_files.derivatives.read_text()
+    analysis = project.analyzer.analyse(text)
+    lines = [
+        p.line
+        for p in analysis.entries
+        if p.entry.name.value in ("acos(Tensor self) -> Tensor", "asin(Tensor self) -> Tensor")
+    ]
+    assert len(lines) == 2
+    script, log = tmp_path / "hanging.py", tmp_path / "requests.jsonl"
+    script.write_text(HANGING)
+    session = Session(sys.executable, command=[sys.executable, "-I", str(script), "AcosBackward0_0", str(log)])
+    request = {
+        "path": str(real_files.derivatives),
+        "text": text,
+        "native": str(real_files.native),
+        "lines": lines,
+        "python": sys.executable,
+        "repair": False,
+    }
+    out = io.StringIO()
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        code = worker.run(
+            request, out, analysis=analysis, session=session, setup={"version": "2.13.0+cpu", "include": None}
+        )
+    finally:
+        session.close()
+    assert code == 0, out.getvalue()
+    messages = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+    answers = [m for m in messages if "entries" in m]
+    partial, final = answers[0], answers[-1]
+    assert partial.get("partial") and [e["line"] for e in partial["entries"]] == [lines[0]]  # acos, at once
+    assert partial["entries"][0]["verdict"] == "not checkable"
+    assert [e["verdict"] for e in final["entries"]] == ["not checkable", "passed"]
+    assert "AcosBackward0 (line %d): it ran out of 1.5 s" % (lines[0] + 1) in final["summary"]
