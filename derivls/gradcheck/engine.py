@@ -697,8 +697,9 @@ def _build_checkable(
                 raise Cancelled() from None
             found = compile_units(suspects, toolchain, templates, cache=cache, cancel=cancel)
             failed = [u for u in suspects if found.by_entry.get(u.entry_line)]
-            if failed:
+            if failed:  # (by_entry's order is the batches' finishing order: sorted, as check --compile's)
                 diagnostics.extend(d for u in failed for d in found.by_entry[u.entry_line] if d not in diagnostics)
+                diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
             elif blamed is not None:  # the harness's code around the formulas: placed on the entry, not quoted
                 failed = suspects
                 diagnostics.extend(_harness_error(u, e) for u in failed)
