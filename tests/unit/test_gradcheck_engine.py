@@ -243,7 +243,7 @@ def test_an_entry_whose_code_does_not_compile_gets_check_compiles_errors_and_the
             raise engine.building.CompileFailed("compiling the formulas failed", ["unit.cpp:2:5: error: 'gard'"])
         return built
 
-    error = SimpleNamespace(message="AcosBackward0: 'gard' was not declared in this scope")
+    error = SimpleNamespace(message="AcosBackward0: 'gard' was not declared", span=SimpleNamespace(line=11, column=8))
     compiled: list = []
     monkeypatch.setattr(engine.building, "build", build)
     monkeypatch.setattr(trials, "culprits", lambda source, errors, by_plan: {"A_0"})
