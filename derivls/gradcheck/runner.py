@@ -24,7 +24,9 @@ from derivls.compile.toolchain import TOOL_LIMITS
 CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 
-UNIT_SECONDS = 60.0  # one unit's checks, from its `unit-start` to its answer (DERIVLS_GRADCHECK_SECONDS)
+# one unit's checks, from its `unit-start` to its answer (DERIVLS_GRADCHECK_SECONDS): as long as the child lets one
+# check run (CHECK_SECONDS), so a slow unit on a loaded machine is not cut short; a hung one is answered then
+UNIT_SECONDS = 120.0
 START_SECONDS = 300.0  # the one-shot child's start: torch and op_db imported, the samples found, the build awaited
 
 

@@ -220,7 +220,7 @@ def test_derivls_gradcheck_seconds_bounds_each_unit_and_the_child_has_its_start_
     assert runner.unit_seconds() == 7
     assert runner.child_limits(3).seconds == runner.START_SECONDS + 3 * 7
     monkeypatch.delenv("DERIVLS_GRADCHECK_SECONDS")
-    assert runner.unit_seconds() == runner.UNIT_SECONDS == 60
+    assert runner.unit_seconds() == runner.UNIT_SECONDS == 120
 
 
 def test_an_entry_whose_code_does_not_compile_gets_check_compiles_errors_and_the_others_are_built_again(
