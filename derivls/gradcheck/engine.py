@@ -128,6 +128,10 @@ def gradcheck_units(
         return GradcheckResult(not_compiled, summary, timings)
     if rendered is not first:  # entries left out for their compile errors: the others' plans, in a new child
         child.close()
+        for event in reader.pending():  # (the reach index the first child made, kept for the new one)
+            if event.get("event") == "reach-index":
+                reach.save(index_file, event.get("index"))
+                request["reach"] = event.get("index")
         request["units"] = [p.to_json() for p in rendered.plans]
         child = Child(python, request, child_limits(2 * len(rendered.plans) + 2) if repair is not None else None)
         reader = _EventReader(child)
@@ -208,7 +212,7 @@ def gradcheck_units(
                 events.append({"event": "done"})
                 break
             if progress:
-                progress(f"a unit ran out of its time: checking the other {plural(len(rest), 'unit')} again")
+                progress(f"a unit ran out of its time: checking the other {plural(len(rest), 'unit')} in a new child")
             child, reader = _restarted(python, request, rest, index_file, built)
             events.extend(reader)
             continue
@@ -651,6 +655,17 @@ class _EventReader:
             elif event.get("event") == "unit":
                 self._running = None
             yield event
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The events read and not yet taken (the child's end not awaited)."""
+        found: list[dict[str, Any]] = []
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return found
+            if event is not None:
+                found.append(event)
 
     def _watch(self) -> None:
         """Kill the child when the unit it checks has passed its bound (its events then end: see timed_out)."""
