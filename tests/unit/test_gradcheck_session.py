@@ -589,3 +589,34 @@ def test_the_editors_run_answers_a_unit_past_its_bound_and_checks_the_other_entr
     assert partial["entries"][0]["verdict"] == "not checkable"
     assert [e["verdict"] for e in final["entries"]] == ["not checkable", "passed"]
     assert "AcosBackward0 (line %d): it ran out of 1.5 s" % (lines[0] + 1) in final["summary"]
+
+
+def test_a_run_of_one_unit_past_its_bound_ends_with_its_answer_without_waiting_for_the_restart(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from derivls.gradcheck import engine
+    from derivls.gradcheck.build import Built
+
+    plans = [SimpleNamespace(id="U0", unit=None, to_json=lambda: {"id": "U0"})]
+    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// unit", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
+    monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
+    monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(tmp_path / "x.so", "derivls_gc_x", False, 0.0))
+    seen: list[dict] = []
+    monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "1")
+    script, log = tmp_path / "hanging.py", tmp_path / "requests.jsonl"
+    script.write_text(HANGING)
+    session = Session(sys.executable, command=[sys.executable, "-I", str(script), "U0", str(log)])
+    waited: list = []
+    monkeypatch.setattr(session, "wait_restarted", lambda *a: waited.append(a) or True)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        engine.gradcheck_in_session([], Path("derivatives.yaml"), session, jit=False, cache=tmp_path / "cache")
+    finally:
+        session.close()
+    assert [(e["id"], e["reason"]) for e in seen if e.get("event") == "unit"] == [("U0", "it ran out of 1 s")]
+    assert waited == []  # (nothing left to check: the answer is not held back for the new process)
+    assert sum('"check"' in line for line in log.read_text().splitlines()) == 1
