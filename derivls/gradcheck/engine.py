@@ -458,7 +458,7 @@ def gradcheck_in_session(
             out of N s" at once: the session is killed and restarted, and the units after it are checked by the new
             process (none is run by a one-shot child)."""
             got = [hung[u["id"]] for u in message["units"] if u["id"] in hung]
-            bound = runner.unit_seconds()
+            bound = runner.unit_seconds(runner.SESSION_UNIT_SECONDS)
             while True:
                 pending = [u for u in message["units"] if u["id"] not in {e.get("id") for e in got}]
                 if not pending:

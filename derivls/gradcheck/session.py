@@ -104,10 +104,10 @@ def session_limits() -> Limits:
 
 def run_seconds(units: int) -> float:
     """A run's wall-clock bound in the session: 60 s (the samples found, the JIT's definitions) and each unit's
-    bound (runner.unit_seconds: 120 s, or DERIVLS_GRADCHECK_SECONDS)."""
-    from derivls.gradcheck.runner import unit_seconds
+    bound (runner.SESSION_UNIT_SECONDS: 120 s, or DERIVLS_GRADCHECK_SECONDS)."""
+    from derivls.gradcheck.runner import SESSION_UNIT_SECONDS, unit_seconds
 
-    return 60.0 + unit_seconds() * max(units, 1)
+    return 60.0 + unit_seconds(SESSION_UNIT_SECONDS) * max(units, 1)
 
 
 class Session:

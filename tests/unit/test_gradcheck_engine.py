@@ -215,12 +215,17 @@ def test_a_unit_past_its_time_bound_is_not_checkable_and_the_units_after_it_are_
     assert all(child.process.poll() is not None for child in stand_ins.children)
 
 
-def test_derivls_gradcheck_seconds_bounds_each_unit_and_the_child_has_its_start_besides(monkeypatch):
+def test_derivls_gradcheck_seconds_bounds_each_unit_in_the_child_and_the_session(monkeypatch):
+    from derivls.gradcheck.session import run_seconds
+
     monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "7")
-    assert runner.unit_seconds() == 7
+    assert runner.unit_seconds() == runner.unit_seconds(runner.SESSION_UNIT_SECONDS) == 7
     assert runner.child_limits(3).seconds == runner.START_SECONDS + 3 * 7
+    assert run_seconds(2) == 60 + 2 * 7
     monkeypatch.delenv("DERIVLS_GRADCHECK_SECONDS")
-    assert runner.unit_seconds() == runner.UNIT_SECONDS == 120
+    assert runner.unit_seconds() == runner.UNIT_SECONDS == 300  # the one-shot child (the CLI)
+    assert runner.unit_seconds(runner.SESSION_UNIT_SECONDS) == 120  # the editor's session
+    assert run_seconds(1) == 180
 
 
 def test_an_entry_whose_code_does_not_compile_gets_check_compiles_errors_and_the_others_are_built_again(
