@@ -86,6 +86,15 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     err = sys.stderr if err is None else err
     if not args.op and not args.all and args.since is None:
         raise UsageError("name an entry with --op NAME, or pass --all or --since REF")
+    if args.all and (args.op or args.since is not None):
+        raise UsageError(
+            f"--all checks every entry: it cannot be combined with {'--op' if args.op else '--since'} "
+            "(which choose some of them)"
+        )
+    if args.max_samples < 1:
+        raise UsageError(f"--max-samples must be at least 1 (got {args.max_samples})")
+    if args.summary_json is not None:  # (before the work: never a run of minutes lost to a bad path)
+        writable_output(args.summary_json, "--summary-json")
     path = args.path
     if path is None:
         path, _ = find_default_derivatives()
@@ -141,7 +150,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
             cxx=args.cxx,
             torch_include=include,
             double_backward=args.double_backward,
-            max_samples=max(1, args.max_samples),
+            max_samples=args.max_samples,
             progress=(lambda what: print(f"derivls gradcheck: {what}", file=err)) if args.format == "text" else None,
         )
     except SetupError as e:
@@ -176,9 +185,30 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     if args.format == "text":
         out.write(result.summary.text() + "\n")
     if args.summary_json:
-        args.summary_json.write_text(json.dumps(_summary(result), indent=1), encoding="utf-8")
+        try:
+            args.summary_json.write_text(json.dumps(_summary(result), indent=1), encoding="utf-8")
+        except OSError as e:  # (checked before the run; changed since)
+            raise UsageError(f"--summary-json: cannot write {args.summary_json}: {e.strerror or e}") from None
     failed = any(d.severity == Severity.ERROR for d in result.diagnostics)
     return EXIT_ERRORS if failed else EXIT_OK
+
+
+def writable_output(path: Path, option: str) -> None:
+    """UsageError unless `path` can be written as a file: not a folder, in a folder that exists and is writable
+    (an existing file writable)."""
+    import os
+
+    from derivls.project import UsageError
+
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; give a file's path")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{option} {path}: the file is not writable")
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
 
 
 def _with_suggestion(d: Any) -> Any:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from derivls import bounded
@@ -17,7 +19,7 @@ from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
 from derivls.gradcheck import jit as jitting
-from derivls.gradcheck import reach
+from derivls.gradcheck import reach, runner
 from derivls.gradcheck.results import Summary, interpret
 from derivls.gradcheck.runner import Child, child_limits
 from derivls.gradcheck.source import render
@@ -100,9 +102,12 @@ def gradcheck_units(
         if progress:
             progress(f"building {plural(len(rendered.plans), 'unit')} (reused when already built)")
         started = time.monotonic()
-        built = building.build(rendered.source, toolchain, templates, cache, units=len(rendered.plans))
-        timings.build, timings.build_reused = time.monotonic() - started, built.reused
-        timings.pch_built = bool(built.pch and built.pch.built)
+        first = rendered
+        built, rendered, not_compiled = _build_checkable(units, rendered, toolchain, templates, cache, cancel)
+        timings.build = time.monotonic() - started
+        if built is not None:
+            timings.build_reused = built.reused
+            timings.pch_built = bool(built.pch and built.pch.built)
         if cancel is not None and cancel.is_set():
             raise Cancelled()
     except BaseException as e:
@@ -117,6 +122,20 @@ def gradcheck_units(
     if reader.setup_error is not None:
         child.close()
         raise SetupError(reader.setup_error)
+    if built is None:  # no entry's code compiles: their compile errors are the result
+        child.close()
+        _, summary = interpret([], [], rendered.not_buildable)
+        return GradcheckResult(not_compiled, summary, timings)
+    if rendered is not first:  # entries left out for their compile errors: the others' plans, in a new child
+        child.close()
+        for event in reader.pending():  # (the reach index the first child made, kept for the new one)
+            if event.get("event") == "reach-index":
+                reach.save(index_file, event.get("index"))
+                request["reach"] = event.get("index")
+        request["units"] = [p.to_json() for p in rendered.plans]
+        child = Child(python, request, child_limits(2 * len(rendered.plans) + 2) if repair is not None else None)
+        reader = _EventReader(child)
+        reader.build_over.set()
     if progress:
         progress(f"running gradcheck on {plural(len(rendered.plans), 'unit')}")
     started = time.monotonic()
@@ -175,6 +194,28 @@ def gradcheck_units(
         raise Cancelled()
     restarts = 0
     while not any(e.get("event") == "done" for e in events):
+        if reader.timed_out is not None:  # that unit is not checkable; the ones after it go to a new child
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            events.append(
+                {
+                    "event": "unit",
+                    "id": reader.timed_out,
+                    "status": "not-checkable",
+                    "reason": runner.ran_out(reader.unit_seconds),
+                    "failures": [],
+                }
+            )
+            answered = {e.get("id") for e in events if e.get("event") == "unit"}
+            rest = [p.to_json() for p in rendered.plans if p.id not in answered]
+            if not rest:
+                events.append({"event": "done"})
+                break
+            if progress:
+                progress(f"a unit ran out of its time: checking the other {plural(len(rest), 'unit')} in a new child")
+            child, reader = _restarted(python, request, rest, index_file, built)
+            events.extend(reader)
+            continue
         last = child.stderr.strip().splitlines()[-1:] if child.stderr.strip() else []
         limit = child.limit_hit()
         if limit is not None:
@@ -204,10 +245,8 @@ def gradcheck_units(
                 restarts += 1
                 if progress:
                     progress(f"torch crashed on a sample: checking the other {plural(len(rest), 'unit')} again")
-                child = Child(python, {**request, "units": rest, "reach": reach.load(index_file)})
-                child.send({"library": str(built.library), "namespace": built.namespace})
-                child.end_input()
-                events.extend(child.events())
+                child, reader = _restarted(python, request, rest, index_file, built)
+                events.extend(reader)
                 continue
             events.append({"event": "done"})
             break
@@ -226,10 +265,24 @@ def gradcheck_units(
         timings.run = time.monotonic() - started
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
+    diagnostics = sorted([*not_compiled, *diagnostics], key=lambda d: (d.span.line, d.span.column))
     return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, version, suggestions)
 
 
 MAX_RESTARTS = 3  # new children after torch crashed on a unit's sample (each imports torch again: seconds)
+
+
+def _restarted(
+    python: str | None, request: dict[str, Any], rest: list[dict[str, Any]], index_file: Path | None, built: Any
+) -> tuple[Child, _EventReader]:
+    """A new one-shot child for the units `rest` of the run (after one crashed or ran out of its time), given the
+    built extension at once; its events, each unit bounded as in the first child."""
+    child = Child(python, {**request, "units": rest, "reach": reach.load(index_file)})
+    child.send({"library": str(built.library), "namespace": built.namespace})
+    child.end_input()
+    reader = _EventReader(child)
+    reader.build_over.set()
+    return child, reader
 
 
 def crashed_unit(events: list[dict[str, Any]]) -> str | None:
@@ -377,7 +430,7 @@ def gradcheck_in_session(
     `on_checked`: given the checks' result before the repair phase, when a unit failed and repairs will be tried.
     Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it ended during the run: it is
     restarted), SetupError and Cancelled."""
-    from derivls.gradcheck.session import SessionDied, run_seconds
+    from derivls.gradcheck.session import SessionDied, UnitTimedOut, run_seconds
 
     timings = Timings()
     templates = Templates(derivatives)
@@ -390,6 +443,7 @@ def gradcheck_in_session(
     index_file = _reach_file(session.python, cache)
     events: list[dict[str, Any]] = []
     unreachable: list[str] = []
+    not_compiled: list[Diagnostic] = []  # the compile errors of the entries left out of the build
     with session.use() as conn:
         prepare: dict[str, Any] = {"op": "prepare", "units": plans, "max_samples": max_samples}
         if not getattr(session, "reach_sent", False):  # (once per session process: a restart clears it)
@@ -397,21 +451,54 @@ def gradcheck_in_session(
             session.reach_sent = True
         conn.send(prepare)  # the session finds the samples while g++ compiles
 
+        hung: dict[str, dict[str, Any]] = {}  # unit id -> its answer: it ran out of its time (never sent again)
+
         def collect(message: dict[str, Any], count: int, counted: bool) -> list[dict[str, Any]]:
-            conn.send({**message, "max_samples": max_samples, "double_backward": double_backward})
-            got: list[dict[str, Any]] = []
-            try:
-                for event in conn.events(run_seconds(count), cancel):
-                    got.append(event)
-                    if event.get("event") == "reach-index":
-                        reach.save(index_file, event.get("index"))
-                    elif event.get("event") == "unit" and counted and progress:
-                        progress(f"checked {sum(e.get('event') == 'unit' for e in got)}/{count}")
-            except SessionDied:
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled() from None
-                raise
-            return got
+            """The session's answers to `message` (a check of its units). A unit past its bound is answered "it ran
+            out of N s" at once: the session is killed and restarted, and the units after it are checked by the new
+            process (none is run by a one-shot child)."""
+            got = [hung[u["id"]] for u in message["units"] if u["id"] in hung]
+            bound = runner.unit_seconds(runner.SESSION_UNIT_SECONDS)
+            while True:
+                pending = [u for u in message["units"] if u["id"] not in {e.get("id") for e in got}]
+                if not pending:
+                    got.append({"event": "done"})
+                    return got
+                conn.send({**message, "units": pending, "max_samples": max_samples, "double_backward": double_backward})
+                pid = session.pid
+                try:
+                    for event in conn.events(run_seconds(len(pending)), cancel, bound):
+                        got.append(event)
+                        if event.get("event") == "reach-index":
+                            reach.save(index_file, event.get("index"))
+                        elif event.get("event") == "unit" and counted and progress:
+                            progress(f"checked {sum(e.get('event') == 'unit' for e in got)}/{count}")
+                    return got
+                except UnitTimedOut as e:
+                    hung[e.unit] = {
+                        "event": "unit",
+                        "id": e.unit,
+                        "status": "not-checkable",
+                        "reason": runner.ran_out(e.seconds),
+                        "failures": [],
+                    }
+                    got.append(hung[e.unit])
+                    if len(pending) == 1:
+                        continue
+                    if on_checked is not None and counted:  # (published at once; the other units' answers follow)
+                        early, summary = interpret(got, rendered.plans, rendered.not_buildable)
+                        on_checked(GradcheckResult(early, summary, timings, session.torch_version))
+                    if not session.wait_restarted(pid, RESTART_SECONDS):  # (the hung unit is never run again)
+                        why = f"harness: the gradcheck session did not start again after {e.unit} ran out of its time"
+                        got.extend(
+                            {"event": "unit", "id": u["id"], "status": "not-checkable", "reason": why, "failures": []}
+                            for u in pending
+                            if u["id"] not in hung
+                        )
+                except SessionDied:
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled() from None
+                    raise
 
         def by_jit(r: Any, units: list[dict[str, Any]], counted: bool) -> list[dict[str, Any]] | None:
             """The session's JIT defines `r` and checks `units`; None when it did not (g++ then builds)."""
@@ -445,12 +532,17 @@ def gradcheck_in_session(
                 progress(f"building {plural(len(plans), 'unit')} (reused when already built)")
             started = time.monotonic()
             try:
-                built = building.build(rendered.source, toolchain, templates, cache, units=len(plans))
+                built, rendered, not_compiled = _build_checkable(units, rendered, toolchain, templates, cache, cancel)
             except building.BuildLimit as e:
                 return _limited(rendered, str(e), e.which, building.build_limits(len(plans)), timings)
-            timings.build, timings.build_reused = time.monotonic() - started, built.reused
+            timings.build = time.monotonic() - started
+            if built is None:  # no entry's code compiles: their compile errors are the result
+                _, summary = interpret([], [], rendered.not_buildable)
+                return GradcheckResult(not_compiled, summary, timings, session.torch_version)
+            timings.build_reused = built.reused
             timings.pch_built = bool(built.pch and built.pch.built)
             unreachable = built.unreachable
+            plans = [p.to_json() for p in rendered.plans]
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
             if progress:
@@ -502,9 +594,11 @@ def gradcheck_in_session(
             )
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = unreachable
+    diagnostics = sorted([*not_compiled, *diagnostics], key=lambda d: (d.span.line, d.span.column))
     return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, session.torch_version, suggestions)
 
 
+RESTART_SECONDS = 180.0  # a session killed for a unit past its bound: how long its run waits for the new process
 POLL_SECONDS = 0.5  # how often a run waiting for its child's events looks whether its own parent is gone
 
 
@@ -513,8 +607,12 @@ class _EventReader:
     event (torch without numpy / expecttest) kills the build's compilers at once (derivls.bounded: every
     bounded process but the child), so a cold run says so in seconds, not after a 40 s compile."""
 
-    def __init__(self, child: Child) -> None:
+    timed_out: str | None = None  # the unit whose checks passed unit_seconds (its child was killed)
+    _running: tuple[str, float] | None = None  # the unit being checked (its `unit-start`), since when
+
+    def __init__(self, child: Child, unit_seconds: float | None = None) -> None:
         self.child = child
+        self.unit_seconds = runner.unit_seconds() if unit_seconds is None else unit_seconds
         self.setup_error: str | None = None
         self.build_over = threading.Event()  # set by the engine once the build returned or raised
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -544,6 +642,7 @@ class _EventReader:
         from derivls.children import exit_if_orphaned
 
         while True:
+            self._watch()
             try:
                 event = self._queue.get(timeout=POLL_SECONDS)
             except queue.Empty:
@@ -551,7 +650,100 @@ class _EventReader:
                 continue
             if event is None:
                 return
+            if event.get("event") == "unit-start":
+                self._running = (str(event.get("id")), time.monotonic())
+            elif event.get("event") == "unit":
+                self._running = None
             yield event
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The events read and not yet taken (the child's end not awaited)."""
+        found: list[dict[str, Any]] = []
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return found
+            if event is not None:
+                found.append(event)
+
+    def _watch(self) -> None:
+        """Kill the child when the unit it checks has passed its bound (its events then end: see timed_out)."""
+        running = self._running
+        if running is not None and self.timed_out is None and time.monotonic() - running[1] > self.unit_seconds:
+            self.timed_out = running[0]
+            self.child.bounded.kill(bounded.TIME)
+
+
+NOT_COMPILED = "the entry's code does not compile (its compile error is on the entry)"
+BUILD_ATTEMPTS = 3  # builds of one run's extension: the first, then without the entries that did not compile
+
+
+def _build_checkable(
+    units: Sequence[Unit],
+    rendered: Any,
+    toolchain: Toolchain,
+    templates: Templates,
+    cache: Path | None,
+    cancel: threading.Event | None = None,
+) -> tuple[Any, Any, list[Diagnostic]]:
+    """The extension of `rendered` (the units' code), entry by entry: when the compiler rejects some units' code,
+    their entries get `check --compile`'s diagnostics (each compiler error mapped through the source map onto its
+    formula's YAML line: derivls.compile.engine), those units are left out (not checkable: NOT_COMPILED), and the
+    others are rendered and built again. Returns (built, the rendered code built, the compile diagnostics).
+    Raises CompileFailed when the failure is no unit's (nothing left to build, or none of the units to blame)."""
+    from derivls.compile.engine import compile_units
+    from derivls.gradcheck.trials import culprits
+
+    diagnostics: list[Diagnostic] = []
+    left_out: list[tuple[Unit, str]] = []
+    for attempt in range(BUILD_ATTEMPTS):
+        try:
+            built = building.build(rendered.source, toolchain, templates, cache, units=len(rendered.plans))
+            rendered.not_buildable = [*rendered.not_buildable, *left_out]
+            return built, rendered, diagnostics
+        except building.CompileFailed as e:
+            if attempt == BUILD_ATTEMPTS - 1:
+                raise
+            by_plan = {p.id: SimpleNamespace(unit=p.unit) for p in rendered.plans}
+            blamed = culprits(rendered.source, "\n".join(e.lines), by_plan)
+            suspects = [p.unit for p in rendered.plans if blamed is None or p.id in blamed]
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from None
+            found = compile_units(suspects, toolchain, templates, cache=cache, cancel=cancel)
+            failed = [u for u in suspects if found.by_entry.get(u.entry_line)]
+            if failed:  # (by_entry's order is the batches' finishing order: sorted, as check --compile's)
+                diagnostics.extend(d for u in failed for d in found.by_entry[u.entry_line] if d not in diagnostics)
+                diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
+            elif blamed is not None:  # the harness's code around the formulas: placed on the entry, not quoted
+                failed = suspects
+                diagnostics.extend(_harness_error(u, e) for u in failed)
+            else:
+                raise
+            gone = {u.entry_line for u in failed}
+            left_out.extend((u, NOT_COMPILED) for u in units if u.entry_line in gone)
+            rest = [u for u in units if u.entry_line not in gone]
+            rendered = render(rest, building.LIBRARY_PLACEHOLDER, templates)
+            if not rendered.plans:
+                rendered.not_buildable = [*rendered.not_buildable, *left_out]
+                return None, rendered, diagnostics
+    raise AssertionError("unreachable")
+
+
+def _harness_error(unit: Unit, e: Exception) -> Diagnostic:
+    """A compile error in the code gradcheck writes around a unit's formulas (check --compile's code compiles)."""
+    from derivls.codes.compile import COMPILE_ERROR
+    from derivls.diagnostics import Severity
+
+    lines = [re.sub(r"^unit\.cpp:\d+:\d+:\s*", "", line) for line in getattr(e, "lines", ()) if "error" in line]
+    what = lines[0][:300] if lines else "the compiler rejected it"
+    return Diagnostic(
+        unit.name_span,
+        Severity.ERROR,
+        COMPILE_ERROR,
+        f"{unit.name}: the gradcheck code of this entry does not compile (its formulas do, as the build compiles "
+        f"them): {what}",
+    )
 
 
 def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timings) -> GradcheckResult:

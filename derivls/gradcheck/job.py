@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from derivls.codes.compile import COMPILE_LIMIT
+from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
 from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request
 from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.gradcheck.results import CODE, SOURCE
@@ -37,10 +37,11 @@ class GradcheckJob(WorkerJob):
         self.progress = str(value)
 
     def diagnostic(self, d: dict[str, Any]) -> Diagnostic:
-        # the worker reports gradcheck-mismatch, and compile-limit when a build reached a bound
+        # the worker reports gradcheck-mismatch, compile-limit when a build reached a bound, and compile-error on
+        # an entry whose code does not compile (the other entries are checked)
         from derivls.compile.worker import fixes_from_json
 
-        code = COMPILE_LIMIT if d.get("code") == str(COMPILE_LIMIT) else CODE
+        code = next((c for c in (COMPILE_LIMIT, COMPILE_ERROR) if d.get("code") == str(c)), CODE)
         return Diagnostic(
             Span(d["line"], d["column"], d["end_line"], d["end_column"]),
             Severity.ERROR,

@@ -15,6 +15,7 @@ from derivls.gradcheck.source import is_fact, reason_kind
 
 CODE = GRADCHECK_MISMATCH
 SOURCE = "derivls-gradcheck"  # the diagnostic source a client sees
+NO_ANSWER = "harness: no answer"  # the reason of a unit the child never answered
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,7 @@ def interpret(
                     unit.entry_line,
                     unit.name_span,
                     "not-checkable",
-                    "harness: no answer",
+                    NO_ANSWER,
                     function=_function(unit),
                 )
             )

@@ -24,11 +24,33 @@ from derivls.compile.toolchain import TOOL_LIMITS
 CHILD = Path(__file__).with_name("child") / "__main__.py"
 
 
+# one unit's checks, from its `unit-start` to its answer (DERIVLS_GRADCHECK_SECONDS). The one-shot child (the CLI):
+# BaddbmmBackward0 of the CI subset took over 120 s at load ~5, so 300 s; the session (the editor, one entry a
+# save): 120 s, what a one-unit run had before (60 s + 60 s), and as long as the child lets one check run
+UNIT_SECONDS = 300.0
+SESSION_UNIT_SECONDS = 120.0
+START_SECONDS = 300.0  # the one-shot child's start: torch and op_db imported, the samples found, the build awaited
+
+
+def unit_seconds(default: float = UNIT_SECONDS) -> float:
+    """The wall-clock bound of one unit's checks: `default` (UNIT_SECONDS in the one-shot child,
+    SESSION_UNIT_SECONDS in the session), or the user's DERIVLS_GRADCHECK_SECONDS (a positive number of seconds)
+    for both. A unit past it is stopped (its child killed) and is "not checkable: it ran out of N s"; the other
+    units are checked."""
+    return env_limits("DERIVLS_GRADCHECK", default, 8 * GB).seconds
+
+
+def ran_out(seconds: float) -> str:
+    """The reason of a unit stopped at its bound."""
+    return f"it ran out of {seconds:g} s"
+
+
 def child_limits(units: int) -> Limits:
     """The torch child over `units` units: importing torch and op_db takes ~5 s and ~0.75 GB of address space;
-    one unit's checks seconds to a minute (the child stops one check at CHECK_SECONDS). Overridden by the user's
-    environment: DERIVLS_GRADCHECK_SECONDS, DERIVLS_GRADCHECK_MEMORY_MB."""
-    return env_limits("DERIVLS_GRADCHECK", 300 + 60 * units, 8 * GB)
+    one unit's checks seconds to a minute (each unit is bounded by unit_seconds, the whole child by START_SECONDS
+    more). Memory: 8 GB, or the user's DERIVLS_GRADCHECK_MEMORY_MB."""
+    memory = env_limits("DERIVLS_GRADCHECK", UNIT_SECONDS, 8 * GB).memory
+    return Limits(START_SECONDS + unit_seconds() * max(units, 1), memory)
 
 
 _torch_folders: dict[str, Path] = {}  # python -> its torch folder, once found (a long-lived process asks per run)

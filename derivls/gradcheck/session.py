@@ -67,6 +67,18 @@ class SessionDied(Exception):
     """The session ended during a run (it is restarted; the run's result is lost)."""
 
 
+class UnitTimedOut(SessionDied):
+    """One unit's checks passed their bound (`seconds`): the session was killed (and is restarted); `unit` is that
+    unit's id. The units answered before it stand: the caller answers it and checks the rest again."""
+
+    def __init__(self, unit: str, seconds: float) -> None:
+        from derivls.gradcheck.runner import ran_out
+
+        super().__init__(f"{unit}: {ran_out(seconds)}")
+        self.unit = unit
+        self.seconds = seconds
+
+
 def enabled() -> bool:
     """DERIVLS_GRADCHECK_SESSION=0 in the user's environment disables sessions (the one-shot path runs)."""
     return _flag("DERIVLS_GRADCHECK_SESSION")
@@ -84,14 +96,18 @@ def jit_enabled() -> bool:
 
 def session_limits() -> Limits:
     """Address space 8 GB (as the one-shot child), CPU an hour in all (it then dies and is restarted); the
-    wall-clock bound is each run's (run_seconds)."""
+    wall-clock bound is each run's (run_seconds) and each unit's (runner.unit_seconds). Memory: the user's
+    DERIVLS_GRADCHECK_MEMORY_MB (as the one-shot child's)."""
     base = bounded.env_limits("DERIVLS_GRADCHECK", 3600, 8 * GB)
-    return Limits(base.seconds, base.memory, cpu_seconds=max(base.seconds, 3600))
+    return Limits(3600, base.memory, cpu_seconds=3600)
 
 
 def run_seconds(units: int) -> float:
-    """A run's wall-clock bound in the session (the one-shot child's, less its start)."""
-    return 60.0 + 60.0 * max(units, 1)
+    """A run's wall-clock bound in the session: 60 s (the samples found, the JIT's definitions) and each unit's
+    bound (runner.SESSION_UNIT_SECONDS: 120 s, or DERIVLS_GRADCHECK_SECONDS)."""
+    from derivls.gradcheck.runner import SESSION_UNIT_SECONDS, unit_seconds
+
+    return 60.0 + unit_seconds(SESSION_UNIT_SECONDS) * max(units, 1)
 
 
 class Session:
@@ -543,6 +559,17 @@ class Session:
                 self._events.put(None)
                 return
 
+    def wait_restarted(self, old_pid: int | None, seconds: float) -> bool:
+        """Whether a process other than `old_pid` (the one a run killed) is warm within `seconds`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.state == "failed" or self._closed:
+                return False
+            if self.warm() and self.pid not in (None, old_pid):
+                return True
+            time.sleep(0.05)
+        return False
+
     def _kill_for_run(self) -> None:
         """A run over its bound, or cancelled: the child is killed (and restarted by the keeper)."""
         process = self._process
@@ -567,16 +594,24 @@ class Connection:
         except (OSError, ValueError) as e:
             raise SessionDied("the gradcheck session is gone") from e
 
-    def events(self, seconds: float, cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
-        """The events of the check sent, up to and with its `done` (`prepared` ones skipped). The session is
-        killed (and restarted) when `seconds` pass or `cancel` is set first: SessionDied."""
+    def events(
+        self, seconds: float, cancel: threading.Event | None = None, unit_seconds: float | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The events of the check sent, up to and with its `done` (`prepared`, `unit-start` ones skipped). The
+        session is killed (and restarted) when `seconds` pass or `cancel` is set first: SessionDied; or when one
+        unit's checks (from its `unit-start`) pass `unit_seconds`: UnitTimedOut."""
         deadline = time.monotonic() + seconds
         events = self.session._events
+        running: tuple[str, float] | None = None  # the unit being checked, since when
         while True:
             if cancel is not None and cancel.is_set():
                 self.session._kill_for_run()
                 raise SessionDied("cancelled")
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            if running is not None and unit_seconds is not None and now - running[1] > unit_seconds:
+                self.session._kill_for_run()
+                raise UnitTimedOut(running[0], unit_seconds)
+            left = deadline - now
             if left <= 0:
                 self.session._kill_for_run()
                 raise SessionDied(f"the gradcheck session's run took over {seconds:.0f} s and was stopped")
@@ -588,10 +623,16 @@ class Connection:
             if event is None:
                 events.put(None)
                 raise SessionDied("the gradcheck session ended during the run")
-            if event.get("event") in ("prepared", "pong"):
+            kind = event.get("event")
+            if kind == "unit-start":
+                running = (str(event.get("id")), time.monotonic())
+                continue
+            if kind == "unit":
+                running = None
+            if kind in ("prepared", "pong"):
                 continue
             yield event
-            if event.get("event") == "done":
+            if kind == "done":
                 return
 
 
@@ -651,6 +692,7 @@ __all__ = [
     "Session",
     "SessionDied",
     "SessionUnavailable",
+    "UnitTimedOut",
     "close_all",
     "enabled",
     "get",

@@ -85,8 +85,10 @@ def run(
         )
         result = None
 
-        def on_checked(early: Any) -> None:  # the failures at once; their repairs in the final message
-            emit({**_entries_message(request, analysis, early), "partial": True})
+        def on_checked(early: Any) -> None:
+            # the failures at once, their repairs in the final message; a unit that ran out of its time at once, the
+            # other units' answers in the final message (an entry not answered yet is left out: it keeps its state)
+            emit({**_entries_message(request, analysis, early, answered_only=True), "partial": True})
 
         if session is not None:
             try:
@@ -104,17 +106,23 @@ def run(
     return 0
 
 
-def _entries_message(request: dict[str, Any], analysis: Any, result: Any) -> dict[str, Any]:
-    """The run's answer: each entry's diagnostics and verdict, the summary, whether the JIT defined them."""
+def _entries_message(
+    request: dict[str, Any], analysis: Any, result: Any, answered_only: bool = False
+) -> dict[str, Any]:
+    """The run's answer: each entry's diagnostics and verdict, the summary, whether the JIT defined them.
+    `answered_only`: only the entries whose every unit was answered (a partial answer)."""
     from derivls.compile.units import entry_key
     from derivls.compile.worker import diagnostic_to_json
+    from derivls.gradcheck.results import NO_ANSWER
 
     placed_at = {placed.line: placed for placed in analysis.entries}
     by_entry: dict[int, list[Any]] = {line: [] for line in request.get("lines") or placed_at}
+    waiting = {o.entry_line for o in result.summary.outcomes if o.reason == NO_ANSWER} if answered_only else set()
+    by_entry = {line: ds for line, ds in by_entry.items() if line not in waiting}
     lines = sorted(placed_at)
     for d in result.diagnostics:
         entry = max((line for line in lines if line <= d.span.line), default=None)
-        if entry is not None:
+        if entry is not None and entry not in waiting:
             by_entry.setdefault(entry, []).append(d)
     statuses: dict[int, set[str]] = {}
     for outcome in result.summary.outcomes:

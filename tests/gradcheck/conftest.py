@@ -60,8 +60,9 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
-def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
-    """`derivls gradcheck PATH ARGS --format json` in a subprocess; its diagnostics and summary."""
+def gradcheck(path: Path, *args: str, cwd: Path, env: dict[str, str] | None = None) -> Run:
+    """`derivls gradcheck PATH ARGS --format json` in a subprocess (`env`: more environment); its diagnostics and
+    summary."""
     summary = cwd / "summary.json"
     result = subprocess.run(
         [
@@ -80,7 +81,7 @@ def gradcheck(path: Path, *args: str, cwd: Path) -> Run:
         text=True,
         timeout=TIMEOUT,
         cwd=cwd,
-        env=subprocess_env(),
+        env={**subprocess_env(), **(env or {})},
         check=False,
     )
     output = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}

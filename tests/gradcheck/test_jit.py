@@ -17,7 +17,6 @@ import pytest
 
 from derivls.compile.units import collect_units
 from derivls.gradcheck import session as sessions
-from derivls.gradcheck.build import CompileFailed
 from derivls.gradcheck.engine import gradcheck_in_session, gradcheck_units
 from derivls.gradcheck.runner import torch_include
 from derivls.gradcheck.worker import run
@@ -109,14 +108,17 @@ def test_double_backward_is_traced_through_jit_defined_formulas(session, copy):
 
 
 def test_code_cling_rejects_is_judged_by_g_plus_plus_and_the_session_restarts_with_a_fresh_jit(session, copy):
-    replace_in_entry(copy, "acos(", SHIPPED, "self: grad * derivls_no_such_helper(self)")
+    line = replace_in_entry(copy, "acos(", SHIPPED, "self: grad * derivls_no_such_helper(self)")
     runs, starts = session.jit_runs, session.starts
     include = torch_include(sys.executable)
-    with pytest.raises(CompileFailed) as by_jit:  # (the JIT rejected it, then g++ did: its error is the user's)
-        gradcheck_in_session(_units(copy, "acos"), copy, session, torch_include=include)
-    with pytest.raises(CompileFailed) as by_gxx:
-        gradcheck_units(_units(copy, "acos"), copy, python=sys.executable, torch_include=include)
-    assert str(by_jit.value) == str(by_gxx.value) and "derivls_no_such_helper" in str(by_gxx.value)
+    # (the JIT rejected it, then g++ did: its errors are the user's, on the entry's lines, as check --compile's)
+    by_jit = gradcheck_in_session(_units(copy, "acos"), copy, session, torch_include=include)
+    by_gxx = gradcheck_units(_units(copy, "acos"), copy, python=sys.executable, torch_include=include)
+    shown = [(d.span.line, str(d.code), d.message) for d in by_jit.diagnostics]
+    assert shown == [(d.span.line, str(d.code), d.message) for d in by_gxx.diagnostics]
+    assert shown and {code for _, code, _ in shown} == {"compile-error"}
+    assert line - 1 in {n for n, _, _ in shown} and all("derivls_no_such_helper" in m for _, _, m in shown)
+    assert _verdicts(by_jit)["AcosBackward0"][0] == "not-checkable"
     assert session.jit_runs == runs
     # Cling's state after a rejected definition is not trusted (its roll-back leaves templates half made): the
     # session is restarted, and the next edit is the new process's JIT's
@@ -146,5 +148,7 @@ def test_an_entry_derivls_finds_errors_in_is_built_by_g_plus_plus_and_never_sent
     out = io.StringIO()
     run(request, out, session=session)
     last = json.loads(out.getvalue().splitlines()[-1])
-    assert "compiling the formulas failed: unit.cpp:" in last.get("error", ""), last  # g++'s error
+    (entry,) = last["entries"]  # g++'s errors, on the entry's lines (check --compile's), never a file of its build
+    assert entry["diagnostics"] and all(d["code"] == "compile-error" for d in entry["diagnostics"]), last
+    assert all("unit.cpp" not in d["message"] for d in entry["diagnostics"])
     assert (session.starts, session.jit_runs) == (starts, runs) and session.jit_ready(), session.describe()

@@ -51,3 +51,37 @@ def test_summary_json_writes_the_summary_json_output_carries(derivatives, tmp_pa
     summary = tmp_path / "summary.json"
     assert cli.main(["gradcheck", str(derivatives), "--all", "--format", "json", "--summary-json", str(summary)]) == 0
     assert json.loads(capsys.readouterr().out)["summary"] == json.loads(summary.read_text())
+
+
+def _refused(capsys, argv: list[str]) -> str:
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    (line,) = [line for line in captured.err.splitlines() if line.startswith("derivls gradcheck: error: ")]
+    return line
+
+
+@pytest.mark.parametrize("where", ["a folder", "a missing folder"])
+def test_a_summary_json_path_that_cannot_be_written_is_refused_before_the_run(
+    derivatives, tmp_path, capsys, monkeypatch, where
+):
+    ran = []
+    monkeypatch.setattr(engine, "gradcheck_units", lambda *a, **k: ran.append(1))
+    target = tmp_path if where == "a folder" else tmp_path / "missing" / "summary.json"
+    line = _refused(capsys, ["gradcheck", str(derivatives), "--all", "--summary-json", str(target)])
+    assert "--summary-json" in line and ("folder" in line)
+    assert ran == []  # nothing built or run
+
+
+@pytest.mark.parametrize("other", [["--op", "acos"], ["--since", "HEAD"]])
+def test_all_with_op_or_since_is_refused_as_conflicting(derivatives, capsys, monkeypatch, other):
+    ran = []
+    monkeypatch.setattr(engine, "gradcheck_units", lambda *a, **k: ran.append(1))
+    line = _refused(capsys, ["gradcheck", str(derivatives), "--all", *other])
+    assert "--all" in line and other[0] in line
+    assert ran == []
+
+
+def test_max_samples_below_one_is_refused(derivatives, capsys):
+    line = _refused(capsys, ["gradcheck", str(derivatives), "--op", "abs", "--max-samples", "0"])
+    assert "--max-samples" in line

@@ -38,6 +38,9 @@ for unit in request["units"]:
     crash = os.environ.get("DERIVLS_TEST_CRASH")
     if unit["id"] == crash or crash == "first" and unit is request["units"][0]:
         os.kill(os.getpid(), signal.SIGSEGV)  # (as torch on a sample it does not check)
+    if unit["id"] == os.environ.get("DERIVLS_TEST_HANG"):
+        while True:  # (as a formula with an infinite loop: no Python runs, no answer comes)
+            pass
     print(json.dumps({"event": "unit", "id": unit["id"], "status": "passed", "failures": []}), flush=True)
 print(json.dumps({"event": "done"}), flush=True)
 """
@@ -190,3 +193,73 @@ def test_a_child_that_keeps_crashing_is_started_again_a_bounded_number_of_times(
         "U4": "harness",
         "U5": "harness",
     }
+
+
+def test_a_unit_past_its_time_bound_is_not_checkable_and_the_units_after_it_are_checked_in_a_new_child(
+    stand_ins, monkeypatch, tmp_path
+):
+    plans = [SimpleNamespace(id=f"U{i}", to_json=lambda i=i: {"id": f"U{i}"}) for i in range(3)]
+    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
+    seen: list[dict] = []
+    monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
+    monkeypatch.setenv("DERIVLS_TEST_HANG", "U1")
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "1.5")  # (each unit's bound, not the child's)
+    engine.gradcheck_units([], Path("derivatives.yaml"), python=sys.executable, cache=tmp_path / "cache")
+    units = {e["id"]: e for e in seen if e.get("event") == "unit"}
+    assert units["U0"]["status"] == units["U2"]["status"] == "passed"
+    assert units["U1"]["status"] == "not-checkable"
+    assert units["U1"]["reason"] == "it ran out of 1.5 s"
+    assert len(stand_ins.children) == 2  # the second for U2 only: the hung unit is not run again
+    assert stand_ins.log.read_text().count("started") == 2 and "started 1\n" in stand_ins.log.read_text()
+    assert all(child.process.poll() is not None for child in stand_ins.children)
+
+
+def test_derivls_gradcheck_seconds_bounds_each_unit_in_the_child_and_the_session(monkeypatch):
+    from derivls.gradcheck.session import run_seconds
+
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "7")
+    assert runner.unit_seconds() == runner.unit_seconds(runner.SESSION_UNIT_SECONDS) == 7
+    assert runner.child_limits(3).seconds == runner.START_SECONDS + 3 * 7
+    assert run_seconds(2) == 60 + 2 * 7
+    monkeypatch.delenv("DERIVLS_GRADCHECK_SECONDS")
+    assert runner.unit_seconds() == runner.UNIT_SECONDS == 300  # the one-shot child (the CLI)
+    assert runner.unit_seconds(runner.SESSION_UNIT_SECONDS) == 120  # the editor's session
+    assert run_seconds(1) == 180
+
+
+def test_an_entry_whose_code_does_not_compile_gets_check_compiles_errors_and_the_others_are_built_again(
+    monkeypatch,
+):
+    from derivls.compile import engine as compiling
+    from derivls.gradcheck import trials
+
+    bad, good = SimpleNamespace(entry_line=10), SimpleNamespace(entry_line=20)
+    first = SimpleNamespace(
+        source="// both",
+        plans=[SimpleNamespace(id="A_0", unit=bad), SimpleNamespace(id="B_1", unit=good)],
+        not_buildable=[],
+    )
+    again = SimpleNamespace(source="// B only", plans=[SimpleNamespace(id="B_0", unit=good)], not_buildable=[])
+    built = Built(Path("x.so"), "derivls_gc_x", False, 0.0)
+
+    def build(source, *a, **k):
+        if source == "// both":
+            raise engine.building.CompileFailed("compiling the formulas failed", ["unit.cpp:2:5: error: 'gard'"])
+        return built
+
+    error = SimpleNamespace(message="AcosBackward0: 'gard' was not declared", span=SimpleNamespace(line=11, column=8))
+    compiled: list = []
+    monkeypatch.setattr(engine.building, "build", build)
+    monkeypatch.setattr(trials, "culprits", lambda source, errors, by_plan: {"A_0"})
+    monkeypatch.setattr(
+        compiling,
+        "compile_units",
+        lambda units, *a, **k: (compiled.append(units), SimpleNamespace(by_entry={10: [error]}))[1],
+    )
+    monkeypatch.setattr(engine, "render", lambda units, library, templates: again if units == [good] else None)
+    got, rendered, diagnostics = engine._build_checkable([bad, good], first, None, None, None)
+    assert got is built and rendered is again
+    assert compiled == [[bad]]  # (only the blamed unit's code is compiled again, as check --compile does)
+    assert diagnostics == [error]
+    assert rendered.not_buildable == [(bad, engine.NOT_COMPILED)]

@@ -455,3 +455,168 @@ def test_an_edited_entry_has_its_samples_found_by_the_idle_session_before_the_sa
         assert session.runs == 0  # (not a run)
     finally:
         session.close()
+
+
+HANGING = textwrap.dedent(
+    """
+    import json, sys
+    def emit(o):
+        sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
+    emit({"event": "torch", "version": "0.0-stand-in"})
+    emit({"event": "ready"})
+    for line in sys.stdin:
+        r = json.loads(line)
+        with open(sys.argv[2], "a") as f:
+            f.write(json.dumps(r) + "\\n")
+        if r["op"] == "quit":
+            break
+        if r["op"] == "prepare":
+            emit({"event": "prepared", "units": 0})
+        if r["op"] == "check":
+            for u in r["units"]:
+                emit({"event": "unit-start", "id": u["id"]})
+                while u["id"] == sys.argv[1]:  # (a formula with an infinite loop: no answer comes)
+                    pass
+                emit({"event": "unit", "id": u["id"], "status": "passed", "failures": []})
+            emit({"event": "done"})
+    """
+)
+
+
+def test_a_unit_past_its_bound_in_the_session_is_answered_at_once_and_never_run_again_nor_one_shot(
+    tmp_path, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from derivls.gradcheck import engine
+    from derivls.gradcheck.build import Built
+
+    plans = [SimpleNamespace(id=f"U{i}", unit=None, to_json=lambda i=i: {"id": f"U{i}"}) for i in range(3)]
+    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
+    monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
+    monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(tmp_path / "x.so", "derivls_gc_x", False, 0.0))
+    seen: list[dict] = []
+    monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
+
+    def no_one_shot(*args, **kwargs):
+        raise AssertionError("a one-shot child was started")
+
+    monkeypatch.setattr(engine, "Child", no_one_shot)
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "1.5")  # (each unit's bound)
+    script, log = tmp_path / "hanging.py", tmp_path / "requests.jsonl"
+    script.write_text(HANGING)
+    session = Session(sys.executable, command=[sys.executable, "-I", str(script), "U1", str(log)])
+    partials: list = []
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        first = session.pid
+        engine.gradcheck_in_session(
+            [], Path("derivatives.yaml"), session, jit=False, cache=tmp_path / "cache", on_checked=partials.append
+        )
+        assert session.pid not in (None, first) and session.warm()  # killed at U1's bound, restarted
+    finally:
+        session.close()
+    units = {e["id"]: e for e in seen if e.get("event") == "unit"}
+    assert units["U0"]["status"] == units["U2"]["status"] == "passed"
+    assert units["U1"] == {
+        "event": "unit",
+        "id": "U1",
+        "status": "not-checkable",
+        "reason": "it ran out of 1.5 s",
+        "failures": [],
+    }
+    checks = [json.loads(line)["units"] for line in log.read_text().splitlines() if '"check"' in line]
+    assert [[u["id"] for u in units] for units in checks] == [["U0", "U1", "U2"], ["U2"]]
+    assert partials  # (U1's answer published before U2's check in the new process)
+
+
+def test_the_editors_run_answers_a_unit_past_its_bound_and_checks_the_other_entry_without_a_one_shot_child(
+    tmp_path, monkeypatch, real_files
+):
+    import io
+
+    from derivls.gradcheck import engine, worker
+    from derivls.gradcheck.build import Built
+    from derivls.project import open_project
+
+    monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
+    monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(tmp_path / "x.so", "derivls_gc_x", False, 0.0))
+
+    def no_one_shot(*args, **kwargs):
+        raise AssertionError("the run fell back to a one-shot child")
+
+    monkeypatch.setattr(engine, "gradcheck_units", no_one_shot)
+    monkeypatch.setattr(engine, "Child", no_one_shot)
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "1.5")
+    project = open_project(real_files.derivatives, real_files.native, real_files.tags, "auto")
+    text = real_files.derivatives.read_text()
+    analysis = project.analyzer.analyse(text)
+    lines = [
+        p.line
+        for p in analysis.entries
+        if p.entry.name.value in ("acos(Tensor self) -> Tensor", "asin(Tensor self) -> Tensor")
+    ]
+    assert len(lines) == 2
+    script, log = tmp_path / "hanging.py", tmp_path / "requests.jsonl"
+    script.write_text(HANGING)
+    session = Session(sys.executable, command=[sys.executable, "-I", str(script), "AcosBackward0_0", str(log)])
+    request = {
+        "path": str(real_files.derivatives),
+        "text": text,
+        "native": str(real_files.native),
+        "lines": lines,
+        "python": sys.executable,
+        "repair": False,
+    }
+    out = io.StringIO()
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        code = worker.run(
+            request, out, analysis=analysis, session=session, setup={"version": "2.13.0+cpu", "include": None}
+        )
+    finally:
+        session.close()
+    assert code == 0, out.getvalue()
+    messages = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+    answers = [m for m in messages if "entries" in m]
+    partial, final = answers[0], answers[-1]
+    assert partial.get("partial") and [e["line"] for e in partial["entries"]] == [lines[0]]  # acos, at once
+    assert partial["entries"][0]["verdict"] == "not checkable"
+    assert [e["verdict"] for e in final["entries"]] == ["not checkable", "passed"]
+    assert "AcosBackward0 (line %d): it ran out of 1.5 s" % (lines[0] + 1) in final["summary"]
+
+
+def test_a_run_of_one_unit_past_its_bound_ends_with_its_answer_without_waiting_for_the_restart(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from derivls.gradcheck import engine
+    from derivls.gradcheck.build import Built
+
+    plans = [SimpleNamespace(id="U0", unit=None, to_json=lambda: {"id": "U0"})]
+    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// unit", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
+    monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
+    monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
+    monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(tmp_path / "x.so", "derivls_gc_x", False, 0.0))
+    seen: list[dict] = []
+    monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
+    monkeypatch.setenv("DERIVLS_GRADCHECK_SECONDS", "1")
+    script, log = tmp_path / "hanging.py", tmp_path / "requests.jsonl"
+    script.write_text(HANGING)
+    session = Session(sys.executable, command=[sys.executable, "-I", str(script), "U0", str(log)])
+    waited: list = []
+    monkeypatch.setattr(session, "wait_restarted", lambda *a: waited.append(a) or True, raising=False)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        engine.gradcheck_in_session([], Path("derivatives.yaml"), session, jit=False, cache=tmp_path / "cache")
+    finally:
+        session.close()
+    assert [(e["id"], e["reason"]) for e in seen if e.get("event") == "unit"] == [("U0", "it ran out of 1 s")]
+    assert waited == []  # (nothing left to check: the answer is not held back for the new process)
+    assert sum('"check"' in line for line in log.read_text().splitlines()) == 1

@@ -90,6 +90,7 @@ def check_repairs(torch, repairs, samples, request):
                 found[like] = list(base) + inplace_fit(torch, overload, unit, made)
             except Exception:
                 found[like] = list(base)
+        emit({"event": "unit-start", "id": unit["id"]})  # (each candidate is bounded as a unit)
         try:
             event = check_unit(torch, ns, unit, found[like], {**request, "variants": False})
         except Exception as e:

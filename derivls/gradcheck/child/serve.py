@@ -26,8 +26,8 @@ def serve():
     {"op": "prepare", "units", "max_samples", "reach"} -> finds (once per unit's overload and arguments) the
         samples, and the samples made from them -> {"event": "prepared", "units": how many were new}
     {"op": "check", "library", "namespace", "units", "max_samples", "double_backward"} -> loads the extension
-        (once per path: each build is a library of its own namespace), then the run's events: one "unit" per
-        unit, then {"event": "done"}
+        (once per path: each build is a library of its own namespace), then the run's events: a "unit-start" and a
+        "unit" per unit, then {"event": "done"}
     {"op": "jit-init", "libraries", "include_dirs", "includes", "prelude", "optimization", "warmup"} -> {"event": "jit",
         "ready": bool, "reason", "seconds"}: cppyy imported, Cling's -O level set, the libraries loaded RTLD_GLOBAL,
         the includes parsed (jit_init)
@@ -119,6 +119,7 @@ def serve():
                 key = sample_key(unit, limit)
                 samples, unstable = prepared[key]
                 UNSTABLE[key] = unstable
+                emit({"event": "unit-start", "id": unit["id"]})  # (the caller bounds each unit's checks from here)
                 try:
                     event = check_unit(torch, ns, {**unit, "id": key}, samples, {**request, "variants": False})
                 except Exception as e:
