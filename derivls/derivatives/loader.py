@@ -20,7 +20,7 @@ from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
 from derivls.codes.loader import DUPLICATE_ENTRY
 from derivls.derivatives import profiles
-from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entries
+from derivls.derivatives.document import Chunk, Entry, empty_document, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.derivatives.parallel import analyse_chunks
 from derivls.derivatives.profiles import Profile
@@ -273,6 +273,10 @@ class DocumentAnalyzer:
                 loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
             for result in results:
                 placed.append((chunk.start_line, result))
+        if not placed and not loose:
+            empty = empty_document(chunks)  # torchgen fails on a file without a YAML document
+            if empty is not None:
+                loose.append(empty)
         self._cache = cache  # only the current chunks stay cached: memory follows the file
         self._uses = uses
         self._first_entry = first_entry
