@@ -14,7 +14,8 @@ many Tensors for several outputs.
 For one list output (`Tensor[]`, not of a `_foreach_` function) it is a `std::optional<std::vector<at::Tensor>>`:
 a Tensor cannot be assigned to it (`unbind.int`'s `result: self_t`, or its auto_element_wise expansion).
 
-A `_foreach_` entry's formulas (an element of a list) are not judged;
+A `_foreach_` entry's formulas (an element of a list) are not judged, but for a forward formula whose value is
+a number (`result_new_fw_grad_opts[i] = <formula>`: a std::optional<at::Tensor>);
 nor is a value whose shape derivls does not know (see `Shape`), nor the literal 0.
 """
 
@@ -127,6 +128,11 @@ def problem(
         f"The forward formula for {n} outputs ({', '.join(names)}) is {_what(shape)}: the VariableType kernel "
         f"assigns it to a std::optional<std::tuple<…>> of exactly {n} Tensors."
     )
+
+
+def describe(shape: Shape) -> str:
+    """The shape as a message names it: `'int64_t' (not a Tensor)`."""
+    return _what(shape)
 
 
 def _what(shape: Shape) -> str:

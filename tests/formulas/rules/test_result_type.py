@@ -93,3 +93,12 @@ def test_a_backward_formula_for_one_tensor_input_is_a_tensor_for_any_grad_define
     clamp_min = replace(min_max, targets=("min",), multi_input=False)  # (`min: …` alone)
     assert where("grad.dim()", clamp_min, headers) == [("formula-result-type", "dim")]
     assert codes("grads", scope_of("cat(Tensor[] tensors, int dim=0) -> Tensor", "tensors"), headers) == []
+
+
+def test_a_forward_formula_of_a_foreach_function_that_is_a_number_is_a_result_type_error(scope_of, headers):
+    """One element's formula: `result_new_fw_grad_opts[i] = <formula>`, a std::optional<at::Tensor>; a number
+    never fits (the tests/formulas/mutations.py --result-types campaign found the two it missed)."""
+    foreach = scope_of(FOREACH_DIV, "result")
+    assert where("self_t.sym_size(0)", foreach, headers) == [("formula-result-type", "sym_size")]
+    assert where("self_t.sym_sizes()", foreach, headers) == [("formula-result-type", "sym_sizes")]
+    assert codes("self_t / other_p", foreach, headers) == []

@@ -14,7 +14,8 @@ from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, TENSOR, Scope
 
 def _result_type(c: _Calls) -> list[Finding]:
     """The whole formula's value where the generated code cannot put it (derivatives/formulas/returns.py): a tuple
-    for one input, a Tensor for several, a number for a Tensor output… (Not called for a conditional.)"""
+    for one input, a Tensor for several, a number for a Tensor output or a `_foreach_` function's element…
+    (Not called for a conditional, nor for a `_foreach_` function's backward formula.)"""
     tokens, n = c.tokens, len(c.tokens)
     if n == 0:
         return []
@@ -28,13 +29,22 @@ def _result_type(c: _Calls) -> list[Finding]:
         shape = returns.of_family(kind[0], kind[1])
     if shape is None:
         return []
+    start, end = (tokens[callee].start, tokens[callee].end) if callee is not None else (tokens[0].start, tokens[-1].end)
+    if c.scope.foreach:  # a forward formula of one element: only a number is sure not to be a Tensor
+        if shape.kind != returns.VALUE or len(c.scope.targets) != 1:
+            return []
+        why = (
+            f"The forward formula for {c.scope.targets[0]} (one element of a `_foreach_` function's list) is "
+            f"{returns.describe(shape)}: the VariableType kernel assigns it to "
+            f"{c.scope.targets[0]}_new_fw_grad_opts[i], a std::optional<at::Tensor>."
+        )
+        return [Finding(FORMULA_RESULT_TYPE, ERROR, start, end, why)]
     output = None if c.scope.backward else c.scope.get(c.scope.targets[0])  # (a forward formula's one output)
     family = argtypes.category(output.cpp_type) if output is not None else None
     held = {argtypes.TENSOR: returns.TENSOR, argtypes.TENSOR_LIST: returns.LIST}.get(family or "")
     why = returns.problem(shape, c.scope.backward, c.scope.targets, held, _undefined_grad_wrapped(c))
     if why is None:
         return []
-    start, end = (tokens[callee].start, tokens[callee].end) if callee is not None else (tokens[0].start, tokens[-1].end)
     return [Finding(FORMULA_RESULT_TYPE, ERROR, start, end, why)]
 
 
