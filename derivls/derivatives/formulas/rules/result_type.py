@@ -33,12 +33,12 @@ def _result_type(c: _Calls) -> list[Finding]:
     if c.scope.foreach:  # a forward formula of one element: only a number is sure not to be a Tensor
         if shape.kind != returns.VALUE or len(c.scope.targets) != 1:
             return []
-        why = (
+        element = (
             f"The forward formula for {c.scope.targets[0]} (one element of a `_foreach_` function's list) is "
             f"{returns.describe(shape)}: the VariableType kernel assigns it to "
             f"{c.scope.targets[0]}_new_fw_grad_opts[i], a std::optional<at::Tensor>."
         )
-        return [Finding(FORMULA_RESULT_TYPE, ERROR, start, end, why)]
+        return [Finding(FORMULA_RESULT_TYPE, ERROR, start, end, element)]
     output = None if c.scope.backward else c.scope.get(c.scope.targets[0])  # (a forward formula's one output)
     family = argtypes.category(output.cpp_type) if output is not None else None
     held = {argtypes.TENSOR: returns.TENSOR, argtypes.TENSOR_LIST: returns.LIST}.get(family or "")
