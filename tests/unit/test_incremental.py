@@ -231,8 +231,8 @@ def scratch(index) -> Scratch:
     return Scratch(index)
 
 
-@pytest.mark.slow  # 2,500 sequences: about 3 minutes of one core
-@settings(FIXED, max_examples=2500, derandomize=False, print_blob=True)
+@pytest.mark.slow  # 2,000 sequences: about 3 minutes of one core (2,500 took 241 s of CPU)
+@settings(FIXED, max_examples=2000, derandomize=False, print_blob=True)
 @given(first=st.floats(0, 1), edits=nearby, spread=edits)
 def test_thousands_of_told_edit_sequences_give_what_the_whole_text_gives(index, text, scratch, first, edits, spread):
     """The long random run (`-m slow`): edits close together, then some anywhere in the file, told one
