@@ -233,15 +233,23 @@ def scratch(index) -> Scratch:
 
 @pytest.mark.slow  # 2,000 sequences: about 3 minutes of one core (2,500 took 241 s of CPU)
 @settings(FIXED, max_examples=2000, derandomize=False, print_blob=True)
-@given(first=st.floats(0, 1), edits=nearby, spread=edits)
-def test_thousands_of_told_edit_sequences_give_what_the_whole_text_gives(index, text, scratch, first, edits, spread):
+@given(first=st.floats(0, 1), name=st.booleans(), edits=nearby, spread=edits)
+def test_thousands_of_told_edit_sequences_give_what_the_whole_text_gives(
+    index, text, scratch, first, name, edits, spread
+):
     """The long random run (`-m slow`): edits close together, then some anywhere in the file, told one
     by one, over the whole real file; every diagnostic's range, the entries and the dump (its sources each
-    time, the JSON one time in ten) as from scratch. Random (a failure prints its edits, and a blob for
-    @reproduce_failure)."""
+    time, the JSON one time in ten) as from scratch. Half the sequences first break an entry's name (a
+    diagnostic on its `- name:` line, the first line of its chunk, which the edits around it move). Random
+    (a failure prints its edits, and a blob for @reproduce_failure)."""
     incremental = scratch.fresh()  # (a new analyzer each time: from its full pass on, what it does is its own)
     incremental.analyse(text)
-    edits = placed_near(text, first, edits) + spread
+    start = int(first * len(text))
+    if name and (found := text.find("\n- name: ", start)) >= 0:
+        start = found + len("\n- name: ")
+        edits = [(start, 0, "x", False)] + placed_near(text, start / len(text), edits) + spread
+    else:
+        edits = placed_near(text, first, edits) + spread
     scratch.runs += 1
     dumped = scratch.runs % 10 == 0  # the dumps themselves one time in ten (their sources every time)
     edit_and_compare(index, text, edits, told=True, analyzer=incremental, scratch=scratch, dumped=dumped)
