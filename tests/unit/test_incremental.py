@@ -231,7 +231,7 @@ def scratch(index) -> Scratch:
     return Scratch(index)
 
 
-@pytest.mark.slow  # 2,000 sequences: about 3 minutes of one core (measured: 3 min 57 s, 200 s of CPU)
+@pytest.mark.slow  # 2,000 sequences, one core: 3 min 57 s measured (200 s of CPU) on a busy machine
 @settings(FIXED, max_examples=2000, derandomize=False, print_blob=True)
 @given(first=st.floats(0, 1), name=st.booleans(), edits=nearby, spread=edits)
 def test_thousands_of_told_edit_sequences_give_what_the_whole_text_gives(
