@@ -47,13 +47,15 @@ def preset_profile(requested: str, derivatives: Path | None) -> Profile | None:
 class NativeTexts:
     native: str | None  # None: unreadable (see problem)
     tags: str | None
-    problem: str | None = None
+    problem: str | None = None  # why one of them cannot be read (then nothing is indexed)
+    problem_path: str | None = None  # the file it is about (None: native_functions.yaml)
 
 
 def read_texts(
     native_path: str, tags_path: str | None, native_text: str | None = None, tags_text: str | None = None
 ) -> NativeTexts:
-    """The texts to index: the given ones (open buffers) or the files. An unreadable tags.yaml counts as absent."""
+    """The texts to index: the given ones (open buffers) or the files. An unreadable tags.yaml is a problem,
+    as for torchgen (which reads it first): nothing is indexed."""
     if native_text is None:
         try:
             native_text = read_regular_file(native_path, "native_functions.yaml")
@@ -64,8 +66,10 @@ def read_texts(
     if tags_text is None and tags_path is not None:
         try:
             tags_text = read_regular_file(tags_path, "tags.yaml")
-        except (OSError, UnicodeDecodeError):
-            tags_text = None
+        except FileNotFoundError:
+            tags_text = None  # gone since it was found: as if there were none
+        except (OSError, UnicodeDecodeError) as e:
+            return NativeTexts(native_text, None, f"cannot read it: {e}", tags_path)
     return NativeTexts(native_text, tags_text)
 
 
@@ -100,8 +104,9 @@ def index_native(
         release = detect(torch_version, derivatives, Path(native_path), texts.native)
         native_rules = release.rules.native
         profile = profiles.TorchgenProfile(release.rules.family, release.reason)
-    if texts.native is None:
-        return NativeLoad(profile, None, texts.problem or f"cannot read {native_path}", native_path, release=release)
+    if texts.native is None or texts.problem is not None:
+        problem = texts.problem or f"cannot read {native_path}"
+        return NativeLoad(profile, None, problem, texts.problem_path or native_path, release=release)
     key = content_key(
         "native-index",
         texts.native,
@@ -224,12 +229,16 @@ def _native_setup(files: NativeFiles | None, load: NativeLoad | None) -> list[Di
     where = load.problem_path or str(files.native)
     if load.problem_line is not None:
         where += f":{load.problem_line}"
+    if files.tags is not None and load.problem_path == str(files.tags):
+        option, setting, what = "--tags", "derivls.tags", "tags.yaml"
+    else:
+        option, setting, what = "--native", "derivls.nativeFunctions", "native_functions.yaml"
     return [
         error(
             FIRST_LINE,
             NATIVE_UNREADABLE,
-            f"Cannot use {where}: {load.problem}. Fix the file, or point --native (CLI) or the "
-            "'derivls.nativeFunctions' setting (editor) at another native_functions.yaml.",
+            f"Cannot use {where}: {load.problem}. Fix the file, or point {option} (CLI) or the "
+            f"'{setting}' setting (editor) at another {what}.",
         )
     ]
 

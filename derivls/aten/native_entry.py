@@ -145,7 +145,9 @@ def _parse_tags(text: str, path: str, problems: list[NativeProblem] | None = Non
     """tags.yaml's tag names (torchgen's parse_tags_yaml). With `problems`, what torchgen rejects in an item is
     recorded there (the tag still counts, so the functions using it are not blamed); without, it raises."""
     try:
-        return set(scan_tags(text))
+        tags = scan_tags(text)
+        if tags:  # (none: an empty file, which PyYAML reads as None)
+            return set(tags)
     except Unsupported:  # outside the subset, or a mistake: PyYAML reads it (and reports it)
         pass
     import yaml
@@ -157,8 +159,10 @@ def _parse_tags(text: str, path: str, problems: list[NativeProblem] | None = Non
         raise NativeIndexError(
             f"YAML error: {getattr(e, 'problem', None) or e}", path=path, line=mark.line + 1 if mark else None
         ) from None
-    if es is None:
-        es = []
+    if es is None:  # torchgen's parse_tags_yaml_struct: "Expected 'es' to be a list, but got <class 'NoneType'>"
+        raise NativeIndexError(
+            "no tags: the file is empty (or only comments), torchgen expects a list of tags", path=path, line=1
+        )
     if not isinstance(es, list):
         raise NativeIndexError(f"expected a list of tags, got {type(es).__name__}", path=path, line=1)
     lines = text.split("\n")

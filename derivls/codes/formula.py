@@ -220,12 +220,14 @@ FORMULA_RESULT_TYPE = declare(
     FORMULA,
     "a formula whose value the generated code cannot take",
     what="""The formula's value has a type the generated code cannot take: for one input, a tuple or a value
-    that is no Tensor; for several inputs, anything but a tuple of at least as many elements; for one
+    that is no Tensor (for one `Tensor` or `Tensor?` input, a list of Tensors such as `grads` too: the
+    formula is written `any_grad_defined ? (<formula>) : Tensor()`, so `grad.dim()`, `grad.sym_sizes()` or
+    `grads` have no common type with the Tensor); for several inputs, anything but a tuple of at least as many elements; for one
     Tensor output of a forward formula, a value that is no Tensor; for one list output (`unbind.int`'s
     `Tensor[]`), a value that is no list — a Tensor, or `auto_element_wise`, whose expansion `(…).conj()` is
     one; `auto_linear` of a `_foreach_` function (the function's own list where one element goes).""",
-    why="""The generated `copy_range(grad_inputs, …, grad_result)` or `std::get<k>(grad_result)` does not
-    compile, nor the VariableType kernel's `result_new_fw_grad_opt = <formula>;` (a
+    why="""The generated `any_grad_defined ? (<formula>) : Tensor()`, `copy_range(grad_inputs, …, grad_result)`
+    or `std::get<k>(grad_result)` does not compile, nor the VariableType kernel's `result_new_fw_grad_opt = <formula>;` (a
     `std::optional<at::Tensor>`, or `std::optional<std::vector<at::Tensor>>` for a list output).""",
     wrong=_abs("M_PI"),
     right=_abs("grad * M_PI"),

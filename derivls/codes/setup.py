@@ -29,11 +29,14 @@ NATIVE_UNREADABLE = declare(
     "native_functions.yaml (or tags.yaml) cannot be read or indexed",
     what="""The native_functions.yaml derivls uses cannot be read or indexed (not YAML, a broken entry,
     unreadable, or more than 30,000 entries — the real files have about 2,600: a bound on the work a hostile
-    file can cause); nothing is checked against it.""",
-    why="""torchgen would fail on the same file before reading derivatives.yaml.""",
+    file can cause), or its tags.yaml cannot (not text, not YAML, empty or only comments, a tag without a
+    description); nothing is checked against it. One error, on the first line.""",
+    why="""torchgen would fail on the same file before reading derivatives.yaml (on an empty tags.yaml:
+    `Expected 'es' to be a list, but got <class 'NoneType'>`).""",
     wrong="(a native_functions.yaml with a syntax error)",
     right="(a native_functions.yaml that torchgen reads)",
-    fix="Fix the file, or point --native or the `derivls.nativeFunctions` setting at another one.",
+    fix="""Fix the file, or point --native or the `derivls.nativeFunctions` setting at another one (--tags or
+    `derivls.tags` for tags.yaml).""",
     example=None,
     tested_by="tests/unit/test_cli.py",
 )

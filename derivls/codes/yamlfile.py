@@ -151,8 +151,10 @@ NOT_A_LIST = declare(
     ERROR,
     YAML,
     "the file is not a list of entries",
-    what="""The document's top level is not a YAML list (e.g. a mapping).""",
-    why="""load_derivatives iterates over a list of entries; anything else fails.""",
+    what="""The document's top level is not a YAML list (e.g. a mapping), or there is no document: the file is
+    empty, or holds only comments and blank lines (`[]`, a list of no entries, is fine).""",
+    why="""load_derivatives iterates over a list of entries; anything else fails. An empty file loads as None:
+    `'NoneType' object is not iterable`.""",
     wrong="""
 name: abs(Tensor self) -> Tensor
 self: grad * self.sgn()

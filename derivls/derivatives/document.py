@@ -20,7 +20,7 @@ from derivls.codes.yamlfile import (
     YAML_SYNTAX,
     YAML_VALUE,
 )
-from derivls.diagnostics import Diagnostic, Span, error, warning
+from derivls.diagnostics import FIRST_LINE, Diagnostic, Span, error, warning
 from derivls.frozen import frozen_dataclass
 from derivls.linebreaks import count_line_breaks, error_span, remap_marks
 from derivls.safeyaml import safe_compose
@@ -327,6 +327,31 @@ def _parse_with_pyyaml(text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, 
         return (), (error(span, YAML_SYNTAX, _yaml_message(e)),)
     remap_marks(root, text)  # PyYAML also breaks lines at \x85, \u2028, \u2029: marks on LSP lines
     return _entries(root, text)
+
+
+def empty_document(chunks: list[Chunk]) -> Diagnostic | None:
+    """torchgen's error on a file that holds no YAML document (empty, or only comments and blank lines):
+    it loads as None, which load_derivatives cannot iterate. A file of `[]` (no entries) loads fine."""
+    if any(c.is_entry for c in chunks):
+        return None
+    text = "".join(c.text for c in chunks)
+    try:
+        if compose_entry_chunk(text) is not None:
+            return None
+    except Unsupported:
+        import yaml
+
+        try:
+            if safe_compose(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader)) is not None:
+                return None
+        except yaml.YAMLError:
+            return None  # parse_chunk reports it
+    return error(
+        FIRST_LINE,
+        NOT_A_LIST,
+        "derivatives.yaml holds no entries (it is empty, or only comments): torchgen's load_derivatives fails on "
+        "it ('NoneType' object is not iterable). Add the entries, each starting with '- name: <schema>'.",
+    )
 
 
 def _entries(root: yaml.Node | SubsetNode | None, text: str) -> tuple[tuple[Entry, ...], tuple[Diagnostic, ...]]:

@@ -20,7 +20,7 @@ from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
 from derivls.codes.loader import DUPLICATE_ENTRY
 from derivls.derivatives import profiles
-from derivls.derivatives.document import Chunk, Entry, parse_chunk, split_entries
+from derivls.derivatives.document import Chunk, Entry, empty_document, parse_chunk, split_entries
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.derivatives.parallel import analyse_chunks
 from derivls.derivatives.profiles import Profile
@@ -273,6 +273,10 @@ class DocumentAnalyzer:
                 loose.extend(d.shifted(chunk.start_line) for d in diagnostics)
             for result in results:
                 placed.append((chunk.start_line, result))
+        if not placed and not loose:
+            empty = empty_document(chunks)  # torchgen fails on a file without a YAML document
+            if empty is not None:
+                loose.append(empty)
         self._cache = cache  # only the current chunks stay cached: memory follows the file
         self._uses = uses
         self._first_entry = first_entry
@@ -393,8 +397,13 @@ class DocumentAnalyzer:
         if len(changed) != 1 or before is None:
             return None
         after = chunks[changed[0]]
-        old_end = before.start_line + before.text.count("\n")  # the chunk's last line before the edit
-        if before.start_line != after.start_line or after.start_line + after.text.count("\n") != old_end + moved:
+        # The first line past the chunk before the edit: the next chunk's `- name:` line (a chunk ends with
+        # its line break), from which on the later diagnostics move by `moved`. The last chunk of a file
+        # without a final line break has its last line as its own.
+        past = before.start_line + count_line_breaks(before.text) + (0 if before.text.endswith(("\n", "\r")) else 1)
+        if before.start_line != after.start_line or after.start_line + count_line_breaks(after.text) != (
+            before.start_line + count_line_breaks(before.text) + moved
+        ):
             return None
         if moved and any(d.code == DUPLICATE_ENTRY for d in old.diagnostics):
             return None  # its related line (the other entry's) would move too: the file pass says it again
@@ -427,7 +436,7 @@ class DocumentAnalyzer:
         diagnostics = list(old.diagnostics)
         if old_result.diagnostics or new_result.diagnostics or fresh or moved:
             stale = set(old_entry.diagnostics)
-            diagnostics = [d if d.span.line <= old_end else d.shifted(moved) for d in diagnostics if d not in stale]
+            diagnostics = [d if d.span.line < past else d.shifted(moved) for d in diagnostics if d not in stale]
             diagnostics += entry.diagnostics + fresh
             diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         self._uses[after.text] = self._uses.get(after.text, 0) + 1
@@ -463,7 +472,7 @@ class DocumentAnalyzer:
             if b.start_line != a.start_line + shift:
                 return None
             if i == step:
-                moved = b.text.count("\n") - a.text.count("\n")
+                moved = count_line_breaks(b.text) - count_line_breaks(a.text)
                 before = Chunk(a.start_line + shift, a.text, a.is_entry)  # where it is after the steps before
                 made = self._edit_in_place(chunks, [i], before, moved)
                 if made is None:

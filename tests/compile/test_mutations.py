@@ -18,13 +18,23 @@ A third draws Python written for C++: a method named like a property, `torch.f`,
 
 A fourth draws the calls load_derivatives evaluates in VariableType.cpp and saves (`to_args_sizes(tensors)`,
 `TensorGeometry(self)`, `zeros_like(self)`) with another argument, none, or one more.
+
+A fifth replaces whole formulas by a value of another C++ type: `grads`, `grad.dim()`, `self_t.sym_sizes()`.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.formulas.mutations import MORE_KINDS, PYTHON_KINDS, SAVED_CALL_KINDS, Verdict, judge, table
+from tests.formulas.mutations import (
+    MORE_KINDS,
+    PYTHON_KINDS,
+    RESULT_KINDS,
+    SAVED_CALL_KINDS,
+    Verdict,
+    judge,
+    table,
+)
 
 pytestmark = pytest.mark.compile
 
@@ -56,6 +66,12 @@ def python_verdicts(real_files) -> list[Verdict]:
 def saved_call_verdicts(real_files) -> list[Verdict]:
     include = str(real_files.packaged.parent.parent / "torch" / "include")
     return judge(real_files.derivatives, real_files.native, real_files.tags, include, SEED, COUNT, SAVED_CALL_KINDS)
+
+
+@pytest.fixture(scope="module")
+def result_verdicts(real_files) -> list[Verdict]:
+    include = str(real_files.packaged.parent.parent / "torch" / "include")
+    return judge(real_files.derivatives, real_files.native, real_files.tags, include, SEED, COUNT, RESULT_KINDS)
 
 
 def _show(vs: list[Verdict]) -> str:
@@ -141,4 +157,15 @@ def test_derivls_reports_exactly_the_saved_call_mistakes_the_compiler_rejects(sa
     wrong = [v for v in judged if v.derivls_rejects != v.compiler_rejects]
     # measured (seed 1): 80 mutations, 79 compiled; the compiler rejected 56, derivls reported those 56 and none of the other 23
     assert sum(v.compiler_rejects for v in judged) >= 40, table(saved_call_verdicts)
+    assert wrong == [], _show(wrong)
+
+
+def test_derivls_reports_exactly_the_formulas_of_another_type_the_compiler_rejects(result_verdicts):
+    """Issue 49: `grads`, a number, a SymInt list where the generated code puts a Tensor (for one Tensor input,
+    `any_grad_defined ? (<formula>) : Tensor()`)."""
+    assert {v.mutation.kind for v in result_verdicts} == set(RESULT_KINDS), table(result_verdicts)
+    judged = [v for v in result_verdicts if v.judged]
+    wrong = [v for v in judged if v.derivls_rejects != v.compiler_rejects]
+    # measured (seed 1): 250 mutations, 231 judged; the compiler rejected 231, derivls reported all 231
+    assert len(judged) >= 200, table(result_verdicts)
     assert wrong == [], _show(wrong)

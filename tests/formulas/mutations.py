@@ -49,7 +49,13 @@ rejections derivls reports is its recall.
 and, with `--context`, the shapes of text a formula's place in the generated C++ may not hold (a statement's
 `;`, `return`, a top-level comma, Python's trailing `,` or `\\`: tests/formulas/context_mutations.py).
 
-    python -m tests.formulas.mutations [--more | --conversions | --python | --saved-calls | --context] [SEED ...]   # the table of verdicts per kind
+and, with `--result-types`, a whole formula replaced by a value of another C++ type (formula-result-type):
+
+    result-list          the list of output gradients               grad * self.sgn() -> grads
+    result-number        a number a Tensor member gives             grad * self.sgn() -> grad.dim()
+    result-symint-list   a SymInt list                              self_t.conj() -> self_t.sym_sizes()
+
+    python -m tests.formulas.mutations [--more | --conversions | --python | --saved-calls | --context | --result-types] [SEED ...]   # the table of verdicts per kind
 """
 
 from __future__ import annotations
@@ -93,6 +99,10 @@ PYTHON_KINDS = (
     "python-list",
     "python-truthiness",
 )
+# a whole formula replaced by a value of another C++ type (issue 49): a list of Tensors (`grads`), a number of a
+# Tensor member (`grad.dim()`, `self_t.sym_numel()`…), a SymInt list (`grad.sym_sizes()`)
+RESULT_KINDS = ("result-list", "result-number", "result-symint-list")
+_NUMBER_MEMBERS = ("dim()", "numel()", "is_complex()", "sym_numel()", "sym_size(0)")
 _RARE_KINDS = (CONVERSION_KINDS, PYTHON_KINDS, SAVED_CALL_KINDS, CONTEXT_KINDS)  # drawn where a formula has the site
 # members that convert a c10::Scalar, a std::optional or a SymInt to what it holds (and `x.to<double>()`)
 _CONVERSIONS = frozenset(
@@ -295,6 +305,15 @@ def _sites(formula: _Formula, schema: str) -> dict[str, list[_Edit]]:
             sites["drop-last-arg"].append((start, close, lambda _w, _r: ""))
             sites["extra-arg"].append((close, close, lambda _w, _r: ", 1"))
     sites.update(context_sites(formula.value, tokens, arguments))  # (--context: tests/formulas/context_mutations.py)
+    # --result-types: the whole formula; a Tensor it may name: `grad` (backward), a tangent it reads (forward)
+    tangent = next((t.text for t in tokens if t.kind == "ident" and t.text.endswith("_t")), None)
+    tensor = tangent if forward else "grad"
+    whole = len(formula.value)
+    if tensor is not None:
+        sites["result-number"].append((0, whole, lambda _w, r, x=tensor: f"{x}.{r.choice(_NUMBER_MEMBERS)}"))
+        sites["result-symint-list"].append((0, whole, lambda _w, _r, x=tensor: f"{x}.sym_sizes()"))
+    if not forward:
+        sites["result-list"].append((0, whole, lambda _w, _r: "grads"))
     return sites
 
 
@@ -373,7 +392,7 @@ def table(verdicts: list[Verdict]) -> str:
             c["derivls only" if v.derivls_rejects else "neither"] += 1
     columns = ("n", "not compiled", "compiler rejects", "both", "compiler only", "derivls only", "neither")
     rows = [f"{'kind':15} " + " ".join(f"{c:>16}" for c in columns)]
-    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS + SAVED_CALL_KINDS + CONTEXT_KINDS:
+    for kind in KINDS + MORE_KINDS + CONVERSION_KINDS + PYTHON_KINDS + SAVED_CALL_KINDS + CONTEXT_KINDS + RESULT_KINDS:
         if kind in counts:
             rows.append(f"{kind:15} " + " ".join(f"{counts[kind][c]:>16}" for c in columns))
     return "\n".join(rows)
@@ -393,6 +412,7 @@ def main(argv: list[str]) -> None:
         "--python": PYTHON_KINDS,
         "--saved-calls": SAVED_CALL_KINDS,
         "--context": CONTEXT_KINDS,
+        "--result-types": RESULT_KINDS,
     }.get(next((a for a in argv if a.startswith("--")), ""), KINDS)
     verdicts = []
     for seed in [int(a) for a in argv if not a.startswith("--")] or [1]:

@@ -379,6 +379,23 @@ SEEDED = {
     "number-for-one-input": Seeded(  # no matching function for call to 'copy_range(…, double&)'
         "formula-result-type", ABS, "grad * self.sgn()", "M_PI", "M_PI"
     ),
+    # Issue 49: for one Tensor input Functions.cpp writes `any_grad_defined ? (<formula>) : Tensor()`:
+    # operands to ?: have different types 'const variable_list' / 'int64_t' / … and 'at::Tensor'
+    "tensor-list-for-one-tensor-input": Seeded("formula-result-type", ABS, "grad * self.sgn()", "grads", "grads"),
+    "int-for-one-tensor-input": Seeded("formula-result-type", ABS, "grad * self.sgn()", "grad.dim()", "dim"),
+    "symint-list-for-one-tensor-input": Seeded(
+        "formula-result-type", ABS, "grad * self.sgn()", "grad.sym_sizes()", "sym_sizes"
+    ),
+    "bool-for-one-tensor-input": Seeded(
+        "formula-result-type", ABS, "grad * self.sgn()", "self.is_complex()", "is_complex"
+    ),
+    "int-for-one-tensor-output": Seeded(  # no match for 'operator=' (std::optional<at::Tensor> and int64_t)
+        "formula-result-type",
+        ABS,
+        "handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())",
+        "self_t.dim()",
+        "dim",
+    ),
     "tensor-for-two-outputs": Seeded(
         "formula-result-type",
         LINALG_EIGH,

@@ -1,6 +1,7 @@
 """The compiler's verdict on the seeded formula mistakes: g++ (-std=c++20, the wheel's headers)
 compiles each original formula and rejects each mutated one, in the scope derivls assumes and where the
-generated code puts its value (copy_range of a backward formula's, the std::optional of a forward one's).
+generated code puts its value (copy_range of a backward formula's, `any_grad_defined ? (…) : Tensor()`
+first for one Tensor input; the std::optional of a forward one's).
 
 One translation unit holds every case (a function per formula, parameters = the scope's locals with
 their C++ types, inside torch::autograd::generated with Functions.cpp's using-declarations), so the
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from derivls.aten.native import NativeIndex
-from derivls.derivatives.formulas.scope import build_scope
+from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, TENSOR, build_scope
 from derivls.derivatives.loader import DocumentAnalyzer
 from tests.formulas.seeded import SEEDED
 from tests.gxx import syntax_errors
@@ -58,6 +59,8 @@ def _in_context(scope, formula: str) -> list[str]:
     if scope.foreach:
         return [f"  (void)({formula});"]
     if scope.backward:
+        if len(names) == 1 and _undefined_grad_wrapped(scope, formula):
+            formula = f"any_grad_defined ? ({formula}) : Tensor()"
         lines = ["  variable_list grad_inputs(16);", f"  auto grad_result = {formula};"]
         if len(names) == 1:
             return [*lines, "  copy_range(grad_inputs, IndexRange{0, 1}, grad_result);"]
@@ -71,6 +74,17 @@ def _in_context(scope, formula: str) -> list[str]:
         return [f"  std::optional<at::Tensor> {value} = std::nullopt;", f"  {value} = {formula};"]
     tensors = ", ".join(["at::Tensor"] * len(names))
     return [f"  std::optional<std::tuple<{tensors}>> {value} = std::nullopt;", f"  {value} = {formula};"]
+
+
+def _undefined_grad_wrapped(scope, formula: str) -> bool:
+    """torchgen's emit_derivative: one input, a `Tensor` or `Tensor?` argument, no `not_implemented`."""
+    argument = scope.kernel.get(scope.targets[0])
+    return (
+        argument is not None
+        and argument.kind == "argument"
+        and argument.holds in (TENSOR, OPTIONAL_TENSOR)
+        and "not_implemented" not in formula
+    )
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +118,8 @@ def test_gxx_compiles_every_original_formula_and_rejects_every_seeded_mistake(ca
         for label, formula in (("ok", good), ("bad", bad)):
             start = len(lines) + 1
             lines.append(f"void case_{n}_{label}({_params(scope, inputs)}) {{")
+            if scope.backward:
+                lines.append("  const bool any_grad_defined = any_variable_defined(grads);")
             lines.extend(_in_context(scope, formula))
             lines.append("}")
             for line in range(start, len(lines) + 1):

@@ -147,7 +147,7 @@ def resolve(formula: str, scope: Scope, headers: HeaderIndex | None) -> list[Fin
         if headers.has_tensor_methods and headers.has_helpers:
             findings.extend(_argument_types(calls))
         findings.extend(_operand_types(calls))
-        if headers.has_helpers and scope.targets and not scope.foreach and "?" not in formula:
+        if headers.has_helpers and scope.targets and (not scope.foreach or not scope.backward) and "?" not in formula:
             findings.extend(_result_type(calls))  # (a conditional's branches: formula-conditional-types)
         if any(f.code == FORMULA_ADL_NO_TENSOR for f in findings):
             findings = _certain_adl(calls, findings)

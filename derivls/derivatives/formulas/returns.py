@@ -3,6 +3,8 @@
 Backward formulas (gen_autograd_functions.py):
 - for one input, DERIVATIVE_SINGLE: `auto grad_result = <formula>; copy_range(grad_inputs, x_ix, grad_result);`,
   and copy_range takes a `const at::Tensor&` or an `at::ArrayRef<at::Tensor>`: a Tensor or a list of them;
+  for one `Tensor` or `Tensor?` input the formula is first wrapped, `any_grad_defined ? (<formula>) : Tensor()`
+  (unless it says `not_implemented`): only a Tensor has a common type with that Tensor();
 - for several, DERIVATIVE_MULTI: `auto grad_result = <formula>;` then `std::get<k>(grad_result)` for the k-th
   name: a std::tuple with at least that many elements.
 Forward formulas (gen_variable_type.py, FW_DERIVATIVE_TEMPLATE): `r_new_fw_grad_opt = <formula>;` where that is a
@@ -12,7 +14,8 @@ many Tensors for several outputs.
 For one list output (`Tensor[]`, not of a `_foreach_` function) it is a `std::optional<std::vector<at::Tensor>>`:
 a Tensor cannot be assigned to it (`unbind.int`'s `result: self_t`, or its auto_element_wise expansion).
 
-A `_foreach_` entry's formulas (an element of a list) are not judged;
+A `_foreach_` entry's formulas (an element of a list) are not judged, but for a forward formula whose value is
+a number (`result_new_fw_grad_opts[i] = <formula>`: a std::optional<at::Tensor>);
 nor is a value whose shape derivls does not know (see `Shape`), nor the literal 0.
 """
 
@@ -67,15 +70,31 @@ def of_returns(returns: tuple[object, ...]) -> Shape | None:
         return Shape(TUPLE, f"std::tuple<{', '.join(['at::Tensor'] * len(types))}>", len(types))
     if types == ["Tensor[]"]:
         return Shape(LIST, "std::vector<at::Tensor>")
+    if len(types) == 1 and types[0] in _VALUE_RETURNS:
+        return Shape(VALUE, _VALUE_RETURNS[types[0]])
     return None
 
 
-def problem(shape: Shape, backward: bool, names: tuple[str, ...], output: str | None) -> str | None:
+# one return of these schema types is a number, in C++ (`dim(Tensor self) -> int`: `int64_t Tensor::dim()`)
+_VALUE_RETURNS = {"int": "int64_t", "SymInt": "c10::SymInt", "float": "double", "bool": "bool"}
+
+
+def problem(
+    shape: Shape, backward: bool, names: tuple[str, ...], output: str | None, wrapped: bool = False
+) -> str | None:
     """Why a formula of this shape does not compile where the generated code puts it; None if it may.
     `names`: the key's (inputs for a backward formula, outputs for a forward one); `output`: a forward formula's
     one output is TENSOR (an at::Tensor), LIST (a std::vector<at::Tensor>, not of a `_foreach_` function) or None
-    (not judged)."""
+    (not judged); `wrapped`: a backward formula for one `Tensor` or `Tensor?` input, which Functions.cpp writes as
+    `any_grad_defined ? (<formula>) : Tensor()`, where only a Tensor has a common type with the Tensor()."""
     n = len(names)
+    if backward and n == 1 and wrapped:
+        if shape.kind == TENSOR:
+            return None
+        return (
+            f"The formula for one Tensor input ({names[0]}) is {_what(shape)}: Functions.cpp writes "
+            f"`any_grad_defined ? (<formula>) : Tensor()`, and it has no common type with at::Tensor."
+        )
     if backward and n == 1:
         if shape.kind not in (TUPLE, VALUE):
             return None
@@ -109,6 +128,11 @@ def problem(shape: Shape, backward: bool, names: tuple[str, ...], output: str | 
         f"The forward formula for {n} outputs ({', '.join(names)}) is {_what(shape)}: the VariableType kernel "
         f"assigns it to a std::optional<std::tuple<…>> of exactly {n} Tensors."
     )
+
+
+def describe(shape: Shape) -> str:
+    """The shape as a message names it: `'int64_t' (not a Tensor)`."""
+    return _what(shape)
 
 
 def _what(shape: Shape) -> str:

@@ -88,7 +88,7 @@ def test_members_tensorbody_and_tensorbase_write_by_hand_are_counted_and_typed(s
         ("formula-argument-count", "size"),
         ("formula-argument-count", "dim"),
     ]
-    assert where("grad.size(self)", backward, headers) == [("formula-argument-type", "self")]
+    assert where("grad * grad.size(self)", backward, headers) == [("formula-argument-type", "self")]
     # templates are not judged (Tensor::item<T>())
     assert codes("grad.item(1, 2)", backward, headers) == []
 

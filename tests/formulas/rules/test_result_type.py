@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from derivls.derivatives.formulas.resolve import resolve
 from tests.formulas.rules.common import ABS, EIGH, LAYER_NORM, MATMUL, codes, where
 
@@ -33,7 +35,9 @@ def test_a_forward_formula_is_a_tensor_for_one_output_and_a_tuple_of_as_many_for
     assert where("at::matmul(A_t, eigenvectors)", two, headers) == [("formula-result-type", "matmul")]
     # a conditional, a call derivls does not type, the literal 0: not judged
     assert where("self_t.defined() ? polar_backward(self_t, result) : self_t", one, headers) == []
-    assert where("self_t.sym_size(0)", one, headers) == []
+    assert where("self_t.item()", one, headers) == []
+    # a member of no Tensor value (issue 49): `std::optional<at::Tensor> = c10::SymInt` does not compile
+    assert where("self_t.sym_size(0)", one, headers) == [("formula-result-type", "sym_size")]
     assert where("0", scope_of(ABS, "self"), headers) == []
 
 
@@ -67,3 +71,34 @@ def test_auto_element_wise_for_one_list_output_and_auto_linear_of_a_foreach_func
     assert auto_result_type("auto_element_wise", abs_) == auto_result_type("auto_linear", abs_) == []
     assert auto_result_type("auto_element_wise", foreach) == []  # (one element's formula: a Tensor)
     assert auto_result_type("auto_element_wise", scope_of(ABS, "self")) == []  # a backward key
+
+
+def test_a_backward_formula_for_one_tensor_input_is_a_tensor_for_any_grad_defined(scope_of, headers):
+    """Issue 49: Functions.cpp writes it as `any_grad_defined ? (<formula>) : Tensor()`, and a list of
+    Tensors (which copy_range would take), a number, a bool or a SymInt list has no common type with Tensor."""
+    one = scope_of(ABS, "self")
+    for formula, culprit in (
+        ("grads", "grads"),
+        ("grad.dim()", "dim"),
+        ("grad.sym_sizes()", "sym_sizes"),
+        ("self.is_complex()", "is_complex"),
+        ("grad.sym_numel()", "sym_numel"),
+    ):
+        assert where(formula, one, headers) == [("formula-result-type", culprit)], formula
+    assert "any_grad_defined ? (<formula>) : Tensor()" in resolve("grads", one, headers)[0].message
+    assert codes("grad.dim() * grad", one, headers) == []
+    assert codes('not_implemented("abs")', one, headers) == []
+    # a `Tensor?` input too; a `Tensor[]` input is not wrapped: copy_range takes the list
+    min_max = scope_of("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", "min, max")
+    clamp_min = replace(min_max, targets=("min",), multi_input=False)  # (`min: …` alone)
+    assert where("grad.dim()", clamp_min, headers) == [("formula-result-type", "dim")]
+    assert codes("grads", scope_of("cat(Tensor[] tensors, int dim=0) -> Tensor", "tensors"), headers) == []
+
+
+def test_a_forward_formula_of_a_foreach_function_that_is_a_number_is_a_result_type_error(scope_of, headers):
+    """One element's formula: `result_new_fw_grad_opts[i] = <formula>`, a std::optional<at::Tensor>; a number
+    never fits (the tests/formulas/mutations.py --result-types campaign found the two it missed)."""
+    foreach = scope_of(FOREACH_DIV, "result")
+    assert where("self_t.sym_size(0)", foreach, headers) == [("formula-result-type", "sym_size")]
+    assert where("self_t.sym_sizes()", foreach, headers) == [("formula-result-type", "sym_sizes")]
+    assert codes("self_t / other_p", foreach, headers) == []
