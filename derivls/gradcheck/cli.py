@@ -74,6 +74,7 @@ def release_mismatch(path: Path, torch_version: str) -> str | None:
 
 def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from derivls.codes.setup import NATIVE_NOT_FOUND, NATIVE_UNREADABLE
+    from derivls.codes.yamlfile import NOT_A_LIST
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units
     from derivls.diagnostics import Severity
@@ -113,8 +114,9 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         raise UsageError(mismatch)
     # the headers and libraries of the chosen Python's torch, never ones a workspace ships beside the file
     include = args.torch_include or torch_include(python)
-    if analysis is None:
-        results = [CheckedFile(path, tuple(extra))]
+    whole_file = () if analysis is None else tuple(d for d in analysis.diagnostics if d.code == NOT_A_LIST)
+    if analysis is None or whole_file:  # no index, or a file torchgen's loader rejects whole (an empty one)
+        results = [CheckedFile(path, tuple(extra) + whole_file)]
         if args.format == "json":
             out.write(json.dumps({"diagnostics": diagnostic_rows(results), "summary": None}, indent=1) + "\n")
         else:
