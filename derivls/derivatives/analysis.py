@@ -250,7 +250,12 @@ class EntryAnalyzer:
             name.span,
             NATIVE_FUNCTION_LEFT_OUT,
             f"Not checked: this function (native_functions.yaml:{problem.line}) was left out of the index: "
-            f"{problem.message}. Pick the matching release with --torch-version or the 'torchVersion' setting.",
+            f"{problem.message}. "
+            + (
+                "Pick the matching release with --torch-version or the 'torchVersion' setting."
+                if getattr(problem, "unknown", True)
+                else "torchgen rejects it: fix it on that line of native_functions.yaml."
+            ),
             related=(Related(problem.path, problem.line - 1, problem.message),),
         )
 

@@ -242,3 +242,28 @@ def test_each_release_family_judges_with_its_own_torchgen_rules():
     assert _found_by((2, 5), delegate_xpu) == ["native-structured"]
     # the stateless _philox_ ops need no nondeterministic_seeded tag (2.15)
     assert _found_by((2, 13), ABS + "\n- func: _philox_randint(Tensor self) -> Tensor\n") == []
+
+
+def test_an_entry_whose_function_torchgen_rejects_points_at_native_functions_yaml_not_at_a_release() -> None:
+    """A typo no release accepts (an unknown variant) leaves abs out of the index: the derivatives.yaml entry
+    says where to fix it, not 'pick another release'; what a newer release may know still says that."""
+    from derivls.derivatives.loader import DocumentAnalyzer
+
+    entry = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
+    typo = _index(
+        ABS.replace(
+            "variants: function, method\n  dispatch:\n    CompositeExplicitAutograd: abs\n",
+            "variants: function, methd\n  dispatch:\n    CompositeExplicitAutograd: abs\n",
+            1,
+        )
+    )
+    (left_out,) = [d for d in DocumentAnalyzer(typo).analyse(entry).diagnostics if d.code == "native-function-left-out"]
+    assert "fix it on that line of native_functions.yaml" in left_out.message
+    assert "--torch-version" not in left_out.message
+
+    newer = _index(ABS.replace("abs(Tensor self) -> Tensor", "abs(Tensor self, NewType x) -> Tensor", 1))
+    entry = "- name: abs(Tensor self, NewType x) -> Tensor\n  self: grad * self.sgn()\n"
+    (left_out,) = [
+        d for d in DocumentAnalyzer(newer).analyse(entry).diagnostics if d.code == "native-function-left-out"
+    ]
+    assert "--torch-version" in left_out.message
