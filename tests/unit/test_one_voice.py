@@ -31,7 +31,6 @@ ERROR_PATHS = {
     "check: a folder": ["check", "tools"],
     "check: a missing --native": ["check", DERIVATIVES, "--native", "missing.yaml"],
     "check: not a torch version": ["check", DERIVATIVES, "--torch-version", "two"],
-    "check: a native_functions.yaml alone": ["check", "lone/native_functions.yaml"],
     "check: --since outside a git repository": ["check", DERIVATIVES, "--since", "HEAD"],
     "check --compile: no such compiler": ["check", DERIVATIVES, "--compile", "--cxx", "/no/such/compiler"],
     "dump: a missing file": ["dump", "nope.yaml"],
@@ -48,8 +47,6 @@ ERROR_PATHS = {
 
 @pytest.mark.parametrize("args", ERROR_PATHS.values(), ids=ERROR_PATHS.keys())
 def test_every_subcommand_says_what_it_cannot_do_in_one_form(checkout: Path, args, capsys, monkeypatch):
-    (checkout / "lone").mkdir()
-    (checkout / "lone" / "native_functions.yaml").write_text("[]\n")
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(checkout.parent))  # the checkout is no git repository
     if args == ["cache"]:
         monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")
