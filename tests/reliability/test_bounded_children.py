@@ -117,6 +117,33 @@ def test_a_guarded_process_killed_9_has_its_scratch_folder_removed_at_once(tmp_p
     assert wait_until(lambda: not folder.exists(), 10) is guarded
 
 
+def test_the_scratch_guard_runs_isolated_from_the_root_in_a_session_of_its_own_and_ends_with_its_work(tmp_path: Path):
+    code = (
+        "import time\n"
+        "from derivls import bounded\n"
+        "bounded.guard_scratch()\n"
+        "print(bounded.scratch_folder(), bounded._scratch_guards[0].pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env, cwd=workspace)
+    try:
+        folder, pid = process.stdout.readline().split()  # type: ignore[union-attr]
+        guard = int(pid)
+        assert os.readlink(f"/proc/{guard}/cwd") == "/"
+        assert os.getsid(guard) == guard != os.getsid(process.pid)  # not in the server's group: it outlives a kill -9
+        argv = Path(f"/proc/{guard}/cmdline").read_bytes().split(b"\0")
+        assert argv[1:3] == [b"-I", b"-c"]  # (no workspace, user site or PYTHON* variable reaches it)
+    finally:
+        process.kill()
+        process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
+    assert wait_until(lambda: not Path(folder).exists(), 10)
+    assert wait_until(lambda: not alive(guard), 10)
+
+
 def test_a_sigterm_while_a_process_is_started_exits_only_once_it_is_registered_so_the_exit_kills_it(monkeypatch):
     # the workers' SIGTERM (set_exit_on_term) raised inside Popen left a compiler in its own group that no
     # kill_all found: after a kill -9 of the server under load, its cc1plus ran on (seen in CI)

@@ -127,6 +127,25 @@ def test_an_idle_session_is_stopped_and_its_folder_removed(tmp_path):
         session.close()
 
 
+def test_the_sessions_guard_runs_isolated_in_its_folder_in_a_session_of_its_own_and_ends_with_the_session(tmp_path):
+    session = stand_in(tmp_path)
+    try:
+        session.start()
+        assert session.ready.wait(20)
+        assert session._guard is not None and session.folder is not None
+        guard = session._guard.pid
+        assert os.readlink(f"/proc/{guard}/cwd") == session.folder
+        assert os.getsid(guard) == guard != os.getsid(0)  # not in the server's group: it outlives a kill -9
+        assert os.getsid(guard) != session.pid  # nor in the group it kills
+        argv = Path(f"/proc/{guard}/cmdline").read_bytes().split(b"\0")
+        assert argv[1:3] == [b"-I", b"-c"]
+        session.stop()
+        assert wait_for(lambda: session.state == "stopped")
+        assert wait_for(lambda: not alive(guard))
+    finally:
+        session.close()
+
+
 def test_a_run_over_its_bound_kills_the_session_and_it_is_restarted(tmp_path):
     from derivls.gradcheck.session import SessionDied
 

@@ -29,13 +29,24 @@ def row(title: str) -> str:
     return line
 
 
+def process_table() -> tuple[list[str], list[list[str]]]:
+    """The table "What derivls runs": its header's cells, and each row's cells."""
+    section = PAGE.read_text(encoding="utf-8").split("## What derivls runs", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+
+    def cells(line: str) -> list[str]:
+        return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+    return cells(lines[0]), [cells(line) for line in lines[2:]]
+
+
 def test_every_test_the_security_page_names_exists():
     named = named_tests(PAGE.read_text(encoding="utf-8"))
     assert len(named) >= 12
     missing = [
         f"{file}::{name}"
         for file, name in named
-        if file is None or not re.search(rf"^def {name}\(", (REPO / file).read_text(encoding="utf-8"), re.M)
+        if file is None or not re.search(rf"^(async )?def {name}\(", (REPO / file).read_text(encoding="utf-8"), re.M)
     ]
     assert missing == []
 
@@ -69,3 +80,22 @@ def test_the_daemon_row_states_its_bounds():
     assert f"`RLIMIT_AS` {serve.MEMORY >> 30} GB" in daemon
     assert f"{address.IDLE_SECONDS // 60:g} min without a request" in daemon
     assert "on the first SIGTERM" in daemon and "`derivls cache --clear` asks it to stop" in daemon
+
+
+def test_every_process_in_the_table_names_the_tests_that_show_its_claims():
+    header, rows = process_table()
+    assert header[-1] == "Shown by"
+    assert len(rows) >= 13
+    for cells in rows:
+        assert len(cells) == len(header), cells[0]
+        assert named_tests(cells[-1]), cells[0]
+        # the first test a row names comes with its file: a `::test` never leans on the row above's
+        assert named_tests(" | ".join(cells))[0][0] is not None, cells[0]
+
+
+def test_the_guard_processes_have_rows_that_say_how_they_start_and_end():
+    scratch, session = row("The scratch folder's guard"), row("The gradcheck session's guard")
+    for guard in (scratch, session):
+        assert "`python -I`" in guard and "its own session" in guard and "even by SIGKILL" in guard
+    assert "working folder `/`" in scratch
+    assert "working folder the session's folder" in session

@@ -141,6 +141,53 @@ def test_the_detached_writer_keeps_no_descriptor_a_caller_may_wait_on(tmp_path: 
     assert DiskCache(tmp_path).get("value") == ["written late" * 8000] * 8
 
 
+RECORD_WHERE = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from derivls import writebehind
+
+    folder = Path(sys.argv[1])
+
+    def record():
+        fds = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)]
+        seen = {"pid": os.getpid(), "sid": os.getsid(0), "cwd": os.getcwd(), "fds": fds}
+        (folder / "seen.tmp").write_text(repr(seen))
+        os.replace(folder / "seen.tmp", folder / "seen")
+
+    with writebehind.deferring():
+        writebehind.defer(folder, record)
+        print(os.getpid(), flush=True)
+        writebehind.finish()
+    """
+)
+
+
+def test_the_detached_writer_starts_in_the_cache_folder_in_a_session_of_its_own_on_dev_null(tmp_path: Path) -> None:
+    import ast
+
+    cache, workspace = tmp_path / "cache", tmp_path / "workspace"
+    cache.mkdir()
+    workspace.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", RECORD_WHERE, str(cache)],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+        check=True,
+    )
+    deadline = time.monotonic() + 20
+    while not (cache / "seen").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seen = ast.literal_eval((cache / "seen").read_text())
+    assert seen["pid"] != int(proc.stdout)  # (a forked child wrote it, not the command)
+    assert seen["sid"] == seen["pid"]  # its own session: a Ctrl-C meant for the next command spares it
+    assert seen["cwd"] == str(cache)  # not the command's working folder (the workspace)
+    assert seen["fds"] == [os.devnull] * 3
+
+
 def test_the_server_never_waits_for_a_writer(tmp_path: Path, monkeypatch) -> None:
     import fcntl
 
