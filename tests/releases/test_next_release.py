@@ -68,7 +68,7 @@ def test_only_the_three_changed_functions_are_left_out_each_with_its_line(both):
     with open(nxt.index.path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     assert lines[problems["sin"].line - 1].startswith("- func: sin(")
-    assert lines[problems["abs"].line - 1] == "  dispatch:"
+    assert lines[problems["abs"].line - 1] == "    NewBackend: abs_new_backend"  # the key's own line
     assert lines[problems["cos"].line - 1].startswith("  tags: [core, pointwise, brand_new_tag]")
     assert len(nxt.index.functions) == len(current.index.functions) - 3
 

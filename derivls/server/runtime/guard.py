@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +31,18 @@ def guarded(default: Any = None) -> Callable[[F], F]:
                     return default
 
             return run_async  # type: ignore[return-value]
+
+        if inspect.isgeneratorfunction(fn):  # pygls runs it at once; what it yields pygls runs, then resumes it
+
+            @functools.wraps(fn)
+            def run_generator(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return (yield from fn(*args, **kwargs))
+                except Exception:
+                    log.exception("%s failed", fn.__name__)
+                    return default
+
+            return run_generator  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -151,9 +152,12 @@ def _register_navigation(server: DerivlsServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded()
-    async def on_hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
-        if native.is_native(params.text_document.uri):  # an open native_functions.yaml: on its func: lines
-            return await native.hover(ls, params)
+    def on_hover(ls: DerivlsServer, params: types.HoverParams) -> Generator[Any, Any, types.Hover | None]:
+        # A generator, so that a derivatives.yaml hover is answered at once, in the order of the requests (a
+        # coroutine would wait for its task: a `shutdown` sent after it would cancel it); an open
+        # native_functions.yaml's, on its func: lines, is yielded to pygls, which awaits it and resumes here.
+        if native.is_native(params.text_document.uri):
+            return (yield guarded()(native.hover), (ls, params), {})
         return hover.hover(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
@@ -163,9 +167,11 @@ def _register_navigation(server: DerivlsServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded()
-    async def on_definition(ls: DerivlsServer, params: types.DefinitionParams) -> list[types.Location] | None:
-        if native.is_native(params.text_document.uri):  # from a func: to the entries that cover it
-            return await native.definition(ls, params)
+    def on_definition(
+        ls: DerivlsServer, params: types.DefinitionParams
+    ) -> Generator[Any, Any, list[types.Location] | None]:
+        if native.is_native(params.text_document.uri):  # from a func: to the entries that cover it (as on_hover)
+            return (yield guarded()(native.definition), (ls, params), {})
         return definition.definition(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
