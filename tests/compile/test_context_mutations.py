@@ -34,7 +34,9 @@ def _show(vs: list[Verdict]) -> str:
 
 def test_every_context_kind_is_drawn_and_reaches_the_compiler(verdicts):
     assert {v.mutation.kind for v in verdicts} == set(CONTEXT_KINDS), table(verdicts)
-    assert sum(v.judged for v in verdicts) >= 0.9 * COUNT, table(verdicts)
+    # (a mutation the gate refuses never reaches a compiler, issue 54: it must be said on its entry instead)
+    assert all(v.gated for v in verdicts if v.refused and not v.stopped), _show([v for v in verdicts if v.refused])
+    assert sum(v.judged or v.gated for v in verdicts) >= 0.9 * COUNT, table(verdicts)
 
 
 def test_derivls_reports_every_context_mistake_the_compiler_rejects(verdicts):

@@ -136,6 +136,13 @@ class Verdict:
     # torchgen's loader or codegen stops on the entry before C++ (derivls reports an error that is not a formula's,
     # `x.size(1)`: size-not-supported): the loader and codegen parity tests judge those, not the compiler
     stopped: bool = False
+    # derivls's gate refused the entry before any compiler (a backslash, a '#'... outside a literal: compile/safety.py)
+    refused: bool = False
+
+    @property
+    def gated(self) -> bool:
+        """Refused by the gate, and said so on the entry (formula-context): derivls's verdict, the compiler's none."""
+        return self.refused and not self.stopped and "formula-context" in self.derivls
 
     @property
     def judged(self) -> bool:
@@ -365,6 +372,9 @@ def judge(
         analysis, _ = analyse_path(path, native, tags, "torchgen")
         assert analysis is not None
         result = compile_file(path, analysis, torch_include=torch_include, lines=[m.entry_line for m in mutations])
+    from derivls.compile.units import safe_info
+
+    refused = {placed.line for placed in analysis.entries for _, info in placed.infos() if safe_info(info)[1]}
     verdicts = []
     for m in mutations:
         verdict = Verdict(m)
@@ -372,7 +382,10 @@ def judge(
             d.code for d in analysis.diagnostics if d.severity == 1 and m.entry_line <= d.span.line < m.end_line
         ]
         verdict.stopped = any(not code.startswith("formula-") for code in verdict.derivls)
-        verdict.compiled = m.entry_line in result.by_entry
+        # an entry the gate refuses (compile/safety.py: a directive-like text, formula-context) never reaches the
+        # compiler: no verdict of the compiler's, as for one not compiled
+        verdict.refused = m.entry_line in refused
+        verdict.compiled = m.entry_line in result.by_entry and not verdict.refused
         verdict.compiler = [d.message for d in result.by_entry.get(m.entry_line, ())]
         verdicts.append(verdict)
     return verdicts
