@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types
 
 from derivls.ide import hover as ide_hover
 from derivls.server.documents.pipeline import current
+from derivls.server.documents.positions import LineIndex
 from derivls.server.runtime.app import DerivlsServer
 
 
@@ -18,14 +21,20 @@ def hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | None:
     info = ide_hover.hover(doc.analysis, index, line, column)
     if info is None:
         return None
+    return to_hover(ls, info, doc.lines)
+
+
+def to_hover(ls: DerivlsServer, info: Any, lines: LineIndex) -> types.Hover:
+    """An ide hover answer (markdown, plain text, span) as the client wants it: derivatives.yaml's and
+    native_functions.yaml's alike."""
     markdown = ls.markdown()
     return types.Hover(
         contents=types.MarkupContent(
             kind=types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText,
             value=info.markdown if markdown else info.plain,
         ),
-        range=doc.lines.range(info.span) if info.span is not None else None,
+        range=lines.range(info.span) if info.span is not None else None,
     )
 
 
-__all__ = ["hover"]
+__all__ = ["hover", "to_hover"]

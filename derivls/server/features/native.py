@@ -11,6 +11,7 @@ from derivls.server.documents import indexes
 from derivls.server.documents.positions import LineIndex
 from derivls.server.features import convert
 from derivls.server.features.convert import file_uri
+from derivls.server.features.hover import to_hover
 from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
 
 _KINDS = {
@@ -59,14 +60,7 @@ async def hover(ls: DerivlsServer, params: types.HoverParams) -> types.Hover | N
     info = native_file.func_hover(lines.lines, line, index, analyses)  # type: ignore[arg-type]
     if info is None:
         return None
-    markdown = ls.markdown()
-    return types.Hover(
-        contents=types.MarkupContent(
-            kind=types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText,
-            value=info.markdown if markdown else info.plain,
-        ),
-        range=lines.range(info.span) if info.span is not None else None,
-    )
+    return to_hover(ls, info, lines)
 
 
 async def definition(ls: DerivlsServer, params: types.DefinitionParams) -> list[types.Location] | None:
