@@ -111,13 +111,23 @@ class Tools:
     install_seconds: float
 
 
-def _artifacts_dir() -> Path:
+def _artifacts_dir() -> tuple[Path, bool]:
+    """The folder of screenshots and logs, and whether it is a temporary one (removed after a passing run)."""
     explicit = os.environ.get("DERIVLS_E2E_ARTIFACTS")
     if explicit:
         path = Path(explicit)
         path.mkdir(parents=True, exist_ok=True)
-        return path
-    return Path(tempfile.mkdtemp(prefix="derivls-vscode-e2e-"))
+        return path, False
+    return Path(tempfile.mkdtemp(prefix="derivls-vscode-e2e-")), True
+
+
+def _keep_or_remove(artifacts: Path, temporary: bool, failed: int) -> None:
+    """A temporary artifacts folder is removed when every test passed and kept (its path printed) when one failed;
+    DERIVLS_E2E_ARTIFACTS names a folder that is always kept."""
+    if temporary and not failed:
+        shutil.rmtree(artifacts, ignore_errors=True)
+    else:
+        print(f"\n[vscode e2e] kept: {artifacts}", file=sys.__stderr__, flush=True)
 
 
 def _run(argv: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None, timeout: float = 1800) -> str:
@@ -134,8 +144,8 @@ def _run(argv: list[str], cwd: Path, log: Path, env: dict[str, str] | None = Non
 
 
 @pytest.fixture(scope="session")
-def tools() -> Tools:
-    artifacts = _artifacts_dir()
+def tools(request: pytest.FixtureRequest) -> Iterator[Tools]:
+    artifacts, temporary = _artifacts_dir()
     print(f"\n[vscode e2e] screenshots and logs: {artifacts}", file=sys.__stderr__, flush=True)
     log = artifacts / "install.log"
     start = time.monotonic()
@@ -175,7 +185,8 @@ def tools() -> Tools:
     seconds = time.monotonic() - start
     (artifacts / "timings.txt").open("a").write(f"install (setup.sh + vsix): {seconds:.1f} s\n")
     print(f"[vscode e2e] install: {seconds:.1f} s", file=sys.__stderr__, flush=True)
-    return Tools(code_server, extensions_dir, artifacts, seconds)
+    yield Tools(code_server, extensions_dir, artifacts, seconds)
+    _keep_or_remove(artifacts, temporary, request.session.testsfailed)
 
 
 # ---------------------------------------------------------------------------------------------
