@@ -21,6 +21,7 @@ from tests.conftest import FIXTURES
 
 D = "tools/autograd/derivatives.yaml"
 USED = "{used}"  # replaced by a port something listens on
+RELATIVE_CACHE = "{relative cache}"  # dropped from the argv; DERIVLS_CACHE_DIR is set to a relative folder
 
 
 # (subcommand, case) -> (argv, words the message must hold, owner when another change fixes it)
@@ -95,6 +96,23 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, ...], str | None]] = {
         ("--all", "--op"),
         None,
     ),
+    # a value the command cannot use
+    ("check", "not a torch version"): (["check", D, "--torch-version", "two"], ("two",), None),
+    ("check", "--since outside a git repository"): (["check", D, "--since", "HEAD"], ("--since",), None),
+    ("check", "no such compiler"): (
+        ["check", D, "--compile", "--cxx", "/no/such/compiler"],
+        ("/no/such/compiler",),
+        None,
+    ),
+    ("gradcheck", "no entry named"): (["gradcheck", D], ("--op",), None),
+    ("gradcheck", "a Python without torch"): (
+        ["gradcheck", D, "--op", "abs", "--python", "/no/such/python"],
+        ("/no/such/python",),
+        None,
+    ),
+    ("gradcheck", "--since outside a git repository"): (["gradcheck", D, "--since", "HEAD"], ("--since",), None),
+    ("explain", "no such code"): (["explain", "no-such-code"], ("no-such-code",), None),
+    ("cache", "a relative cache folder"): (["cache", RELATIVE_CACHE], ("relative/cache",), None),
 }
 
 
@@ -114,6 +132,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "binary.yaml").write_bytes(b"- name: abs\x00\xd0\xff\xfe(Tensor self)\n" * 4)
     monkeypatch.chdir(root)
     monkeypatch.setenv("DERIVLS_NO_CACHE", "1")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root.parent))  # the checkout is no git repository
     return root
 
 
@@ -150,9 +169,18 @@ def run(argv: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple
 
 @pytest.mark.parametrize(("command", "argv", "words"), list(_params()))
 def test_every_subcommand_refuses_bad_input_in_one_line_with_exit_2(
-    command: str, argv: list[str], words: tuple[str, ...], workspace: Path, used_port: int, capsys
+    command: str,
+    argv: list[str],
+    words: tuple[str, ...],
+    workspace: Path,
+    used_port: int,
+    capsys,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    argv = [str(used_port) if a == USED else a for a in argv]
+    if RELATIVE_CACHE in argv:
+        monkeypatch.delenv("DERIVLS_NO_CACHE")
+        monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")
+    argv = [str(used_port) if a == USED else a for a in argv if a != RELATIVE_CACHE]
     code, out, err = run(argv, workspace, capsys)
     assert (code, out) == (2, ""), err
     assert FORM.fullmatch(err), err

@@ -1,5 +1,5 @@
-"""One voice: every subcommand says what it cannot do as `derivls CMD: error: MESSAGE.` on stderr, exit status
-2, nothing on stdout, no traceback; the sentence ends. And every count derivls prints is pluralised."""
+"""One voice: an error line ends its sentence once, a warning has the same form, and every count derivls prints is
+pluralised. (Every subcommand's refusals of bad input: test_cli_matrix.py.)"""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from derivls.exits import ended, error_line
 from derivls.report import plural
 from tests.conftest import FIXTURES
 
-FORM = re.compile(r"derivls (check|dump|codegen|gradcheck|explain|cache): error: \S")
-
 
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -26,37 +24,6 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 DERIVATIVES = "tools/autograd/derivatives.yaml"
-ERROR_PATHS = {
-    "check: a missing file": ["check", "nope.yaml"],
-    "check: a folder": ["check", "tools"],
-    "check: a missing --native": ["check", DERIVATIVES, "--native", "missing.yaml"],
-    "check: not a torch version": ["check", DERIVATIVES, "--torch-version", "two"],
-    "check: --since outside a git repository": ["check", DERIVATIVES, "--since", "HEAD"],
-    "check --compile: no such compiler": ["check", DERIVATIVES, "--compile", "--cxx", "/no/such/compiler"],
-    "dump: a missing file": ["dump", "nope.yaml"],
-    "codegen: a missing file": ["codegen", "nope.yaml"],
-    "codegen: a missing --native": ["codegen", DERIVATIVES, "--native", "missing.yaml"],
-    "gradcheck: no entry named": ["gradcheck", DERIVATIVES],
-    "gradcheck: a missing file": ["gradcheck", "nope.yaml", "--all"],
-    "gradcheck: a Python without torch": ["gradcheck", DERIVATIVES, "--op", "abs", "--python", "/no/such/python"],
-    "gradcheck: --since outside a git repository": ["gradcheck", DERIVATIVES, "--since", "HEAD"],
-    "explain: no such code": ["explain", "no-such-code"],
-    "cache: a relative cache folder": ["cache"],
-}
-
-
-@pytest.mark.parametrize("args", ERROR_PATHS.values(), ids=ERROR_PATHS.keys())
-def test_every_subcommand_says_what_it_cannot_do_in_one_form(checkout: Path, args, capsys, monkeypatch):
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(checkout.parent))  # the checkout is no git repository
-    if args == ["cache"]:
-        monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")
-    code = cli.main(["--version"] if not args else args)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == ""
-    assert FORM.match(err) and err.startswith(f"derivls {args[0]}: error: "), err
-    assert err.endswith((".\n", "?\n")), err
-    assert "Traceback" not in err
 
 
 def test_an_error_line_ends_its_sentence_once():
