@@ -159,9 +159,11 @@ def checkout(real_files, tmp_path_factory) -> Path:
     return root
 
 
-def _run(checkout: Path, text: str, *args: str) -> Run:
+def _run(checkout: Path, name: str, text: str, *args: str) -> Run:
     (checkout / MANUAL).write_text(text)
-    return gradcheck(checkout / "tools" / "autograd" / "derivatives.yaml", *args, "--no-repair", cwd=checkout)
+    folder = checkout.parent / f"run-{name}"  # (its own summary file: none of another run's is read)
+    folder.mkdir()
+    return gradcheck(checkout / "tools" / "autograd" / "derivatives.yaml", *args, "--no-repair", cwd=folder)
 
 
 @pytest.fixture(scope="module")
@@ -187,10 +189,11 @@ def runs(checkout) -> dict:
     )
     ops = [a for op in [*BUG_UNITS, "copysign.Tensor"] for a in ("--op", op)]
     return {
-        "shipped": _run(checkout, shipped, *ops),
-        "edited": _run(checkout, edited, "--since", "HEAD"),
+        "shipped": _run(checkout, "shipped", shipped, *ops),
+        "edited": _run(checkout, "edited", edited, "--since", "HEAD"),
         "broken": _run(
             checkout,
+            "broken",
             broken,
             "--since",
             "HEAD",
