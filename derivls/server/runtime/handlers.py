@@ -300,6 +300,7 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "profile": ls.settings.profile,
             "torchVersion": ls.settings.torch_version,
             "torchInclude": str(ls.settings.torch_include) if ls.settings.torch_include else None,
+            "functionsManual": str(ls.settings.functions_manual) if ls.settings.functions_manual else None,
             "trustedWorkspace": ls.settings.trusted_workspace,
             "gradcheckOnSave": ls.settings.gradcheck_on_save,
             "compileCxx": ls.settings.compile_cxx,
