@@ -197,13 +197,16 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         lines: list[int],
         profile: str = "auto",
         torch_version: str | None = None,
+        manual: str | None = None,
     ) -> GradcheckJob | None:
-        """Check the entries on `lines` (0-based `- name:` lines); a running job is cancelled."""
+        """Check the entries on `lines` (0-based `- name:` lines); a running job is cancelled. `manual`: the
+        FunctionsManual.cpp whose edited helpers the entries call (compiled into the run)."""
         request = {
             **document_request(path, text, native, tags, profile, torch_version),
             "python": self.python,
             "cxx": self.cxx,
             "torch_include": self.torch_include,
+            "manual": manual,
         }
         self._analysis = analysis
         return self.launch(uri, analysis, lines, request)
