@@ -43,6 +43,8 @@ class JobResult:
     cancelled: bool = False
     # entry key -> what the worker said of the entry as a whole (gradcheck: "passed in 8.1 s"), if anything
     verdicts: dict[str, str] = field(default_factory=dict)
+    # gradcheck: the FunctionsManual.cpp of the run, if any ({"path", "edited", "compiled", "diagnostics": [...]})
+    manual: dict[str, Any] | None = None
 
 
 def kill_all() -> None:
@@ -135,6 +137,7 @@ class WorkerJob:
                     result.error = message["error"]
                 elif "entries" in message:
                     result.summary = str(message.get("summary", ""))
+                    result.manual = message.get("manual")
                     for entry in message["entries"]:
                         result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
                         if isinstance(entry.get("verdict"), str):

@@ -176,3 +176,75 @@ def test_closing_the_buffer_clears_what_was_published_for_it(tmp_path, started):
     assert ls.published[manual_uri]
     manual_runs.closed(ls, manual_uri)
     assert ls.published[manual_uri] == []
+
+
+def compile_error(line: int) -> dict[str, Any]:
+    """A compile-error on `line` of FunctionsManual.cpp, as the worker's answer gives it (its "manual")."""
+    from derivls.codes.compile import COMPILE_ERROR
+    from derivls.compile.worker import diagnostic_to_json
+
+    d = Diagnostic(Span(line, 2, line, 30), Severity.ERROR, COMPILE_ERROR, "scale_grad: 'kk' was not declared")
+    return diagnostic_to_json(d, 0)
+
+
+def test_a_helper_that_does_not_compile_shows_the_compilers_error_on_its_line_until_a_save_changes_helpers(
+    tmp_path, started
+):
+    derivatives, manual = checkout(tmp_path)
+    ls = server(tmp_path, derivatives)
+    manual_uri = from_fs_path(str(manual))
+    manual_runs.opened(ls, manual_uri, MANUAL)
+    runs = ls._derivls_gradcheck = GradcheckRuns()  # type: ignore[attr-defined]
+    line = MANUAL.splitlines().index("  return grad * k;")
+    path = str(manual.resolve())
+    runs.record_manual(
+        {"path": path, "edited": ["scale_grad"], "compiled": ["scale_grad"], "diagnostics": [compile_error(line)]}
+    )
+    manual_runs.publish(ls)
+    (shown,) = ls.published[manual_uri]
+    assert (shown.range.start.line, shown.code, shown.source) == (line, "compile-error", "derivls-gradcheck")
+    runs.record_manual({"path": path, "edited": ["scale_grad"], "compiled": [], "diagnostics": []})
+    manual_runs.publish(ls)
+    assert len(ls.published[manual_uri]) == 1  # (a run that compiled no helper leaves the error)
+    manual.write_text(MANUAL.replace("return grad * k;", "return grad * k * 1;"), encoding="utf-8")
+    manual_runs.on_save(ls, manual_uri)
+    assert ls.published[manual_uri] == []
+
+
+def test_a_helper_the_run_found_edited_against_its_base_carries_its_callers_failure(tmp_path, started):
+    """A helper edited before the server read the file: the run's base (torch's commit) says it is edited."""
+    derivatives, manual = checkout(tmp_path)
+    ls = server(tmp_path, derivatives)
+    uri, doc = next(iter(ls.docs.items()))
+    manual_uri = from_fs_path(str(manual))
+    manual_runs.opened(ls, manual_uri, MANUAL)
+    failed(ls, uri, doc.analysis.entries[0])
+    manual_runs.publish(ls)
+    assert ls.published[manual_uri] == []  # (nothing edited since the server read it)
+    ls._derivls_gradcheck.record_manual(
+        {"path": str(manual.resolve()), "edited": ["acos_grad"], "compiled": ["acos_grad"]}
+    )  # type: ignore[attr-defined]
+    manual_runs.publish(ls)
+    (shown,) = ls.published[manual_uri]
+    assert shown.range.start.line == MANUAL.splitlines().index(
+        "Tensor acos_grad(const Tensor& grad, const Tensor& self) {"
+    )
+
+
+def test_a_failures_related_place_in_functions_manual_comes_through_the_workers_json():
+    """The run places a failing formula's helper as related information (its line in FunctionsManual.cpp): the
+    editor keeps it (a place in another file, not moved with the entry)."""
+    from derivls.compile.worker import diagnostic_to_json
+    from derivls.diagnostics import Related
+    from derivls.gradcheck.job import diagnostic_from_json
+
+    d = Diagnostic(
+        Span(43, 8, 43, 30),
+        Severity.ERROR,
+        GRADCHECK_MISMATCH,
+        "gradcheck: wrong",
+        (Related("/w/torch/csrc/autograd/FunctionsManual.cpp", 120, "calls scale_grad, compiled from this file"),),
+    )
+    back = diagnostic_from_json(diagnostic_to_json(d, 42))
+    assert back.span == Span(1, 8, 1, 30) and back.related == d.related
+    assert back.shifted(42).related == d.related

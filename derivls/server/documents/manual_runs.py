@@ -17,9 +17,10 @@ run, on each open derivatives.yaml using that file, of the entries that call a c
 other helpers), through the same path as a derivatives.yaml save (the session when warm, else one-shot), with the
 file named in the request so the run compiles the edited helpers. Those entries' old results are dropped at once.
 A failing entry that calls an edited helper (one whose definition differs from the file as the server first read
-it) gets, besides its diagnostics in derivatives.yaml, one on the helper's name in FunctionsManual.cpp (source
+it, or from the base the run compiled against: derivls.gradcheck.edited) gets, besides its diagnostics in derivatives.yaml, one on the helper's name in FunctionsManual.cpp (source
 `derivls-gradcheck`), published for that buffer while it is open; it goes when the entry's results go (the entry
-edited, the helper saved again).
+edited, the helper saved again). A helper that does not compile has the compiler's error on its line there (kept
+until the file is saved with changed helpers, or a run compiles helpers of it again).
 """
 
 from __future__ import annotations
@@ -168,6 +169,7 @@ def _file_saved(ls: Any, path: str) -> None:
         runs = gradcheck_runs.engine(ls) if enabled else getattr(ls, "_derivls_gradcheck", None)
         if runs is not None:
             runs.forget(uri, doc.analysis, lines)  # their results were of the helpers before this save
+            runs.forget_manual_errors(path)
         if doc.lines is not None:
             ls.publish(doc)
         if enabled:
@@ -179,9 +181,12 @@ def helper_diagnostics(ls: Any, path: str) -> list[Any]:
     """The derivls Diagnostics of FunctionsManual.cpp `path`: each failing entry of the open derivatives.yaml
     documents using it, on each edited helper it calls."""
     saves = state(ls).saves
-    edited = saves.edited(path)
+    runs = getattr(ls, "_derivls_gradcheck", None)
+    report = runs.manual.get(path) if runs is not None else None
+    errors = list(report.errors) if report is not None else []  # helpers that do not compile: the compiler's
+    edited = saves.edited(path) | (report.edited if report is not None else frozenset())
     if not edited:
-        return []
+        return errors
     failures = []
     for doc in list(ls.docs.values()):
         if doc.analysis is None or doc.path is None or manual_path(ls, doc) != path:
@@ -201,7 +206,7 @@ def helper_diagnostics(ls: Any, path: str) -> list[Any]:
                         mine,
                     )
                 )
-    return plain_helper_diagnostics(saves.manual(path), edited, failures)
+    return errors + plain_helper_diagnostics(saves.manual(path), edited, failures)
 
 
 def publish(ls: Any) -> None:
