@@ -179,17 +179,18 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         return result
 
     def record_manual(self, report: dict[str, Any]) -> None:
-        """A run's word on its FunctionsManual.cpp: its edited helpers; its compile errors when it compiled helpers
-        (a run that compiled none leaves the errors of an earlier one)."""
+        """A run's word on its FunctionsManual.cpp: its edited helpers; its compile errors (a run that compiled helpers
+        without one clears them; a run that compiled none and found none leaves those of an earlier one)."""
         path = report.get("path")
         if not isinstance(path, str):
             return
         found = self.manual.setdefault(path, ManualReport())
         found.edited = frozenset(str(n) for n in report.get("edited") or ())
-        if report.get("compiled"):
-            found.errors = [
-                diagnostic_from_json(d) for d in report.get("diagnostics") or () if d.get("code") == str(COMPILE_ERROR)
-            ]
+        errors = [
+            diagnostic_from_json(d) for d in report.get("diagnostics") or () if d.get("code") == str(COMPILE_ERROR)
+        ]
+        if errors or report.get("compiled"):
+            found.errors = errors
 
     def forget_manual_errors(self, path: str) -> None:
         """The file was saved with changed helpers: its compile errors are of the text before (the next run says)."""

@@ -197,9 +197,8 @@ def test_a_helper_that_does_not_compile_shows_the_compilers_error_on_its_line_un
     runs = ls._derivls_gradcheck = GradcheckRuns()  # type: ignore[attr-defined]
     line = MANUAL.splitlines().index("  return grad * k;")
     path = str(manual.resolve())
-    runs.record_manual(
-        {"path": path, "edited": ["scale_grad"], "compiled": ["scale_grad"], "diagnostics": [compile_error(line)]}
-    )
+    # (the helper left out of the build: nothing compiled, its error reported)
+    runs.record_manual({"path": path, "edited": ["scale_grad"], "compiled": [], "diagnostics": [compile_error(line)]})
     manual_runs.publish(ls)
     (shown,) = ls.published[manual_uri]
     assert (shown.range.start.line, shown.code, shown.source) == (line, "compile-error", "derivls-gradcheck")
