@@ -71,17 +71,21 @@ class CompileResult:
     by_entry: dict[int, list[Diagnostic]] = field(default_factory=dict)
 
 
-def make_batches(units: Sequence[Unit], templates: Templates, size: int = BACKWARD_BATCH) -> list[Batch]:
+def make_batches(
+    units: Sequence[Unit], templates: Templates, size: int = BACKWARD_BATCH, helpers: tuple[str, str] | None = None
+) -> list[Batch]:
+    """`helpers`: C++ defining FunctionsManual.cpp helpers and the using-declarations that make the formulas call
+    them (derivls.gradcheck.manual.ManualCode's text and usings()), put in each batch's source."""
     batches: list[Batch] = []
     units = [u for u in units if u.refused is None]  # (compile/safety.py: formula-context reports them)
     backward = [u for u in units if u.has_backward]
     forward = [u for u in units if u.has_forward and u.in_generated_kernel]
     for i in range(0, len(backward), size):
         part = tuple(backward[i : i + size])
-        batches.append(Batch("backward", part, backward_source(part, templates)))
+        batches.append(Batch("backward", part, backward_source(part, templates, helpers)))
     for i in range(0, len(forward), min(size, FORWARD_BATCH)):
         part = tuple(forward[i : i + min(size, FORWARD_BATCH)])
-        source = forward_source(part)
+        source = forward_source(part, helpers)
         if source.units:
             batches.append(Batch("forward", part, source))
     return batches
@@ -98,14 +102,16 @@ def compile_units(
     progress: Callable[[int, int, str], None] | None = None,
     cache: Path | None = None,
     nice: bool = True,
+    helpers: tuple[str, str] | None = None,
 ) -> CompileResult:
-    """Compile the units' generated code; every compiler error as a Diagnostic on the YAML."""
+    """Compile the units' generated code; every compiler error as a Diagnostic on the YAML. `helpers`: see
+    make_batches (gradcheck's edited FunctionsManual.cpp helpers)."""
     started = time.monotonic()
     stats = CompileStats()
     if progress:
         progress(0, 1, "precompiled header")
     stats.pch = ensure_pch(toolchain, templates.pch_header(), cache, nice=nice)
-    batches = make_batches(units, templates, batch_size)
+    batches = make_batches(units, templates, batch_size, helpers)
     stats.batches, stats.units = len(batches), len(units)
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
     with tempfile.TemporaryDirectory(prefix="compile-", dir=scratch_folder()) as work:
@@ -151,7 +157,7 @@ def compile_units(
                     limit = process.limit_hit(stderr)
                     if limit is not None and len(batch.units) > 1:
                         # which unit made the compiler work that hard: each alone, under its own bound
-                        singles = [b for b in make_batches(batch.units, templates, 1) if b.kind == batch.kind]
+                        singles = [b for b in make_batches(batch.units, templates, 1, helpers) if b.kind == batch.kind]
                         queue.extend(singles)
                         total += len(singles) - 1
                         continue

@@ -316,16 +316,20 @@ def _indent_shift(text: str, spaces: int) -> Callable[[int], int]:
     return shift
 
 
-def forward_source(units: Sequence[Unit]) -> SourceMap:
-    """One VariableType-like translation unit for these units' forward formulas."""
+def forward_source(units: Sequence[Unit], helpers: tuple[str, str] | None = None) -> SourceMap:
+    """One VariableType-like translation unit for these units' forward formulas. `helpers`: as backward_source's."""
     source = SourceMap()
     source.append(f'#include "{PCH_NAME}"\n')
+    if helpers is not None:
+        source.append(helpers[0])
     source.append(
         "using namespace at;\n"
         "using namespace torch::autograd::generated;\n"
         "using namespace torch::autograd::generated::details;\n\n"
         "namespace torch::autograd {\nnamespace VariableType {\nnamespace {\n"
     )
+    if helpers is not None:
+        source.append(helpers[1])
     for unit in units:
         kernel = forward_kernel(unit)
         if kernel is None:

@@ -40,6 +40,12 @@ def add_gradcheck_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-repair", action="store_true", help="do not try the usual repairs of a failing formula (faster)"
     )
+    parser.add_argument(
+        "--manual",
+        type=Path,
+        metavar="FILE",
+        help="the FunctionsManual.cpp whose edited helpers the formulas call (default: the checkout's)",
+    )
 
 
 def file_release(path: Path) -> str | None:
@@ -101,6 +107,9 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         path, _ = find_default_derivatives()
         if path is None:
             raise UsageError("no derivatives.yaml given and none found; pass a PATH")
+    from derivls.gradcheck import edited
+
+    manual_path = edited.find_manual(path, getattr(args, "manual", None))  # (a bad --manual: before any work)
     analysis, extra = analyse_path(path, args.native, args.tags)
     missing = [d for d in extra if d.code in (NATIVE_NOT_FOUND, NATIVE_UNREADABLE)]
     if missing:  # no schemas: no entry can be found, nor compiled (`check` goes on with a warning)
@@ -114,6 +123,10 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         raise UsageError(mismatch)
     # the headers and libraries of the chosen Python's torch, never ones a workspace ships beside the file
     include = args.torch_include or torch_include(python)
+    manual = None
+    if manual_path is not None:  # its edited helpers (against --since REF, else torch's own commit)
+        header = edited.header_beside(manual_path, [Path(include)] if include else [])
+        manual = edited.load(manual_path, since=args.since, python=python, header=header)
     whole_file = () if analysis is None else tuple(d for d in analysis.diagnostics if d.code == NOT_A_LIST)
     if analysis is None or whole_file:  # no index, or a file torchgen's loader rejects whole (an empty one)
         results = [CheckedFile(path, tuple(extra) + whole_file)]
@@ -128,8 +141,14 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         from derivls.since import changed_since
 
         lines = changed_since(args.since, path, read_text(path, "derivatives.yaml")).first_lines
+        if manual is not None and manual.edited:  # and the entries calling a helper changed since REF
+            lines = sorted(set(lines) | {u.entry_line for u in collect_units(analysis) if manual.edited_reached(u)})
         if not lines:
-            print(f"derivls gradcheck: no entry of {path} changed since {args.since}; nothing to check.", file=err)
+            changed = f" or {manual.path.name}" if manual is not None else ""
+            print(
+                f"derivls gradcheck: no entry of {path}{changed} changed since {args.since}; nothing to check.",
+                file=err,
+            )
             return EXIT_OK
     units = collect_units(analysis, None if args.all else args.op, lines)
     if not units and args.op:
@@ -154,6 +173,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
             double_backward=args.double_backward,
             max_samples=args.max_samples,
             progress=(lambda what: print(f"derivls gradcheck: {what}", file=err)) if args.format == "text" else None,
+            manual=manual,
         )
     except SetupError as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
@@ -175,6 +195,8 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     if args.format != "json":  # a `suggestion:` line under each failure a repair was found for
         shown = [_with_suggestion(d) for d in shown]
     checked = [CheckedFile(path, tuple(shown))]
+    if result.manual_path is not None and result.manual_diagnostics:  # (FunctionsManual.cpp's own lines)
+        checked.append(CheckedFile(result.manual_path, tuple(result.manual_diagnostics)))
     if args.format == "json":  # the diagnostics, the summary (counts, checks, units), the repairs found
         document = {
             "diagnostics": diagnostic_rows(checked),
@@ -191,7 +213,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
             args.summary_json.write_text(json.dumps(_summary(result), indent=1), encoding="utf-8")
         except OSError as e:  # (checked before the run; changed since)
             raise UsageError(f"--summary-json: cannot write {args.summary_json}: {e.strerror or e}") from None
-    failed = any(d.severity == Severity.ERROR for d in result.diagnostics)
+    failed = any(d.severity == Severity.ERROR for d in (*result.diagnostics, *result.manual_diagnostics))
     return EXIT_ERRORS if failed else EXIT_OK
 
 
@@ -248,4 +270,6 @@ def _summary(result: Any) -> dict[str, Any]:
             for o in s.outcomes
         ],
         "unreachable_helpers": s.unreachable_helpers,
+        # FunctionsManual.cpp: its path, the base its edits are told against, the edited helpers, the ones compiled
+        "manual": getattr(result, "manual_summary", None),
     }

@@ -18,8 +18,8 @@ from derivls.compile.toolchain import SetupError, Toolchain
 from derivls.compile.units import Unit
 from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
+from derivls.gradcheck import edited, reach, runner
 from derivls.gradcheck import jit as jitting
-from derivls.gradcheck import reach, runner
 from derivls.gradcheck.results import Summary, interpret
 from derivls.gradcheck.runner import Child, child_limits
 from derivls.gradcheck.source import render
@@ -53,6 +53,11 @@ class GradcheckResult:
     timings: Timings = field(default_factory=Timings)
     torch_version: str | None = None
     suggestions: list[Suggestion] = field(default_factory=list)  # (each also a fix of its diagnostic)
+    # FunctionsManual.cpp (derivls.gradcheck.edited): its path, the diagnostics on it (a helper that does not
+    # compile; a failure of a formula calling an edited helper, on the helper's name) and what was compiled of it
+    manual_path: Path | None = None
+    manual_diagnostics: list[Diagnostic] = field(default_factory=list)
+    manual_summary: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,16 +81,37 @@ def gradcheck_units(
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
     repair: RepairSource | None = None,
+    manual: Any = None,
 ) -> GradcheckResult:
     """Raises SetupError (no compiler, headers, torch) and Cancelled. `repair`: after the checks, try the usual
-    repairs of each failed formula in the same child (derivls.gradcheck.trials)."""
+    repairs of each failed formula in the same child (derivls.gradcheck.trials). `manual`: the FunctionsManual.cpp
+    whose edited helpers the formulas call (a derivls.gradcheck.edited.EditedManual)."""
     timings = Timings()
     templates = Templates(derivatives)
     toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
-    rendered = render(units, building.LIBRARY_PLACEHOLDER, templates)
+    code = manual.code(units, toolchain.include_dirs) if manual is not None else None
+    rendered = _render(units, templates, code)
+    helper_errors: list[Diagnostic] = []
+
+    def with_manual(result: GradcheckResult) -> GradcheckResult:
+        if manual is None:
+            return result
+        result.manual_path = manual.path
+        final = getattr(rendered, "manual", None)
+        defined = sorted(final.names) if final is not None else []
+        result.manual_summary = {**manual.summary(), "compiled": defined}
+        if final is not None:
+            result.diagnostics, on_helpers = edited.failure_diagnostics(
+                result.diagnostics, units, final.names, manual, derivatives
+            )
+        else:
+            on_helpers = []
+        result.manual_diagnostics = sorted([*helper_errors, *on_helpers], key=lambda d: (d.span.line, d.span.column))
+        return result
+
     if not rendered.plans:
         _, summary = interpret([], [], rendered.not_buildable)
-        return GradcheckResult([], summary, timings)
+        return with_manual(GradcheckResult([], summary, timings))
     request = {
         "units": [p.to_json() for p in rendered.plans],
         "double_backward": double_backward,
@@ -103,7 +129,9 @@ def gradcheck_units(
             progress(f"building {plural(len(rendered.plans), 'unit')} (reused when already built)")
         started = time.monotonic()
         first = rendered
-        built, rendered, not_compiled = _build_checkable(units, rendered, toolchain, templates, cache, cancel)
+        built, rendered, not_compiled = _build_checkable(
+            units, rendered, toolchain, templates, cache, cancel, manual, helper_errors
+        )
         timings.build = time.monotonic() - started
         if built is not None:
             timings.build_reused = built.reused
@@ -116,7 +144,7 @@ def gradcheck_units(
         if reader.setup_error is not None:  # (the build was stopped for it)
             raise SetupError(reader.setup_error) from None
         if isinstance(e, building.BuildLimit):  # one diagnostic per entry of the build: a bound reached on them
-            return _limited(rendered, str(e), e.which, building.build_limits(len(rendered.plans)), timings)
+            return with_manual(_limited(rendered, str(e), e.which, building.build_limits(len(rendered.plans)), timings))
         raise
     reader.build_over.set()
     if reader.setup_error is not None:
@@ -125,7 +153,7 @@ def gradcheck_units(
     if built is None:  # no entry's code compiles: their compile errors are the result
         child.close()
         _, summary = interpret([], [], rendered.not_buildable)
-        return GradcheckResult(not_compiled, summary, timings)
+        return with_manual(GradcheckResult(not_compiled, summary, timings))
     if rendered is not first:  # entries left out for their compile errors: the others' plans, in a new child
         child.close()
         for event in reader.pending():  # (the reach index the first child made, kept for the new one)
@@ -183,9 +211,20 @@ def gradcheck_units(
                         break
                 return answers
 
+            # (a unit calling an edited helper: its formula is not where to look; no repair of it is offered)
+            helper_units = {p.id for p in rendered.plans if manual is not None and manual.edited_reached(p.unit)}
             try:
                 suggestions = repair_phase(
-                    events, rendered, repair, toolchain, templates, cache, check, timings, progress, cancel
+                    [e for e in events if e.get("id") not in helper_units],
+                    rendered,
+                    repair,
+                    toolchain,
+                    templates,
+                    cache,
+                    check,
+                    timings,
+                    progress,
+                    cancel,
                 )
             finally:
                 child.end_input()
@@ -266,7 +305,7 @@ def gradcheck_units(
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = built.unreachable
     diagnostics = sorted([*not_compiled, *diagnostics], key=lambda d: (d.span.line, d.span.column))
-    return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, version, suggestions)
+    return with_manual(GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, version, suggestions))
 
 
 MAX_RESTARTS = 3  # new children after torch crashed on a unit's sample (each imports torch again: seconds)
@@ -357,7 +396,7 @@ def repair_phase(
         if jit_check is not None and units:
             if progress:
                 progress(f"trying {plural(len(units), 'repair')}")
-            candidates = render(units, building.LIBRARY_PLACEHOLDER, templates)
+            candidates = _render(units, templates, getattr(rendered, "manual", None))
             if not candidates.plans:
                 return []
             plans = trial_plans(candidates)
@@ -370,7 +409,7 @@ def repair_phase(
                 return []
             if progress:
                 progress(f"trying {plural(len(units), 'repair')}")
-            candidates = render(units, building.LIBRARY_PLACEHOLDER, templates)
+            candidates = _render(units, templates, getattr(rendered, "manual", None))
             if not candidates.plans:
                 return []
             building_started = time.monotonic()
@@ -686,12 +725,19 @@ def _build_checkable(
     templates: Templates,
     cache: Path | None,
     cancel: threading.Event | None = None,
+    manual: Any = None,
+    helper_errors: list[Diagnostic] | None = None,
 ) -> tuple[Any, Any, list[Diagnostic]]:
     """The extension of `rendered` (the units' code), entry by entry: when the compiler rejects some units' code,
     their entries get `check --compile`'s diagnostics (each compiler error mapped through the source map onto its
     formula's YAML line: derivls.compile.engine), those units are left out (not checkable: NOT_COMPILED), and the
     others are rendered and built again. Returns (built, the rendered code built, the compile diagnostics).
-    Raises CompileFailed when the failure is no unit's (nothing left to build, or none of the units to blame)."""
+    Raises CompileFailed when the failure is no unit's (nothing left to build, or none of the units to blame).
+
+    With `manual` (derivls.gradcheck.edited.EditedManual; its helpers defined in the source): a compiler error on a
+    helper's line is a diagnostic on that line of FunctionsManual.cpp (appended to `helper_errors`), the units
+    whose formulas reach that helper are left out, and the rest built again; the check --compile run that places a
+    unit's errors on its formulas compiles them with the same helpers (a changed signature: the build's error)."""
     from derivls.compile.engine import compile_units
     from derivls.gradcheck.trials import culprits
 
@@ -705,12 +751,31 @@ def _build_checkable(
         except building.CompileFailed as e:
             if attempt == BUILD_ATTEMPTS - 1:
                 raise
+            if manual is not None and getattr(rendered, "manual", None) is not None:
+                on_lines, broken = edited.compile_diagnostics(rendered, e.lines, manual)
+                if on_lines:
+                    if helper_errors is not None:
+                        helper_errors.extend(d for d in on_lines if d not in helper_errors)
+                    names = ", ".join(sorted(broken))
+                    why = f"FunctionsManual.cpp's {names} does not compile (its error is on its line there)"
+                    gone = {u.entry_line for u in units if manual.reached(u) & broken}
+                    left_out.extend((u, why) for u in units if u.entry_line in gone)
+                    units = [u for u in units if u.entry_line not in gone]
+                    rendered = _render(units, templates, manual.code(units, toolchain.include_dirs))
+                    if not rendered.plans:
+                        rendered.not_buildable = [*rendered.not_buildable, *left_out]
+                        return None, rendered, diagnostics
+                    continue
             by_plan = {p.id: SimpleNamespace(unit=p.unit) for p in rendered.plans}
             blamed = culprits(rendered.source, "\n".join(e.lines), by_plan)
             suspects = [p.unit for p in rendered.plans if blamed is None or p.id in blamed]
             if cancel is not None and cancel.is_set():
                 raise Cancelled() from None
-            found = compile_units(suspects, toolchain, templates, cache=cache, cancel=cancel)
+            helpers = None
+            code = getattr(rendered, "manual", None)
+            if code is not None:
+                helpers = (code.text, code.usings())
+            found = compile_units(suspects, toolchain, templates, cache=cache, cancel=cancel, helpers=helpers)
             failed = [u for u in suspects if found.by_entry.get(u.entry_line)]
             if failed:  # (by_entry's order is the batches' finishing order: sorted, as check --compile's)
                 diagnostics.extend(d for u in failed for d in found.by_entry[u.entry_line] if d not in diagnostics)
@@ -723,11 +788,19 @@ def _build_checkable(
             gone = {u.entry_line for u in failed}
             left_out.extend((u, NOT_COMPILED) for u in units if u.entry_line in gone)
             rest = [u for u in units if u.entry_line not in gone]
-            rendered = render(rest, building.LIBRARY_PLACEHOLDER, templates)
+            code = manual.code(rest, toolchain.include_dirs) if manual is not None else None
+            rendered = _render(rest, templates, code)
             if not rendered.plans:
                 rendered.not_buildable = [*rendered.not_buildable, *left_out]
                 return None, rendered, diagnostics
     raise AssertionError("unreachable")
+
+
+def _render(units: Sequence[Unit], templates: Templates, manual: Any = None) -> Any:
+    """source.render into the extension's library, with FunctionsManual.cpp's helpers `manual` when there are."""
+    if manual is None:
+        return render(units, building.LIBRARY_PLACEHOLDER, templates)
+    return render(units, building.LIBRARY_PLACEHOLDER, templates, manual)
 
 
 def _harness_error(unit: Unit, e: Exception) -> Diagnostic:

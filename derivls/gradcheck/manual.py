@@ -99,6 +99,7 @@ class ManualFile:
     helpers: tuple[Helper, ...]
     usings: tuple[str, ...]  # namespace-scope `using` declarations/directives of the helpers' namespace, as written
     includes: tuple[str, ...]  # the `#include` lines, as written
+    using_lines: tuple[int, ...] = ()  # the 0-based line of each of `usings`
 
     @property
     def names(self) -> frozenset[str]:
@@ -183,6 +184,7 @@ def parse_manual(text: str, path: str = "FunctionsManual.cpp") -> ManualFile:
     namespaces: list[str] = []  # the open namespaces ("" for a transparent block: extern "C")
     raw: list[tuple[str, int, int, int, int, bool, list[str]]] = []  # name, start, name index, open, close, ...
     usings: list[str] = []
+    using_lines: list[int] = []
     i, n = 0, len(toks)
     stmt = 0  # the statement's first token
     while i < n:
@@ -190,6 +192,7 @@ def parse_manual(text: str, path: str = "FunctionsManual.cpp") -> ManualFile:
         if tok == ";":
             if toks[stmt][1] == "using" and _in_helpers(namespaces):
                 usings.append(text[toks[stmt][2] : toks[i][2] + 1])
+                using_lines.append(lines.at(toks[stmt][2])[0])
             i += 1
             stmt = i
             continue
@@ -253,7 +256,7 @@ def parse_manual(text: str, path: str = "FunctionsManual.cpp") -> ManualFile:
                 body_line=lines.at(brace)[0],
             )
         )
-    return ManualFile(path, tuple(helpers), tuple(usings), includes)
+    return ManualFile(path, tuple(helpers), tuple(usings), includes, tuple(using_lines))
 
 
 def _in_helpers(namespaces: list[str]) -> bool:
@@ -429,8 +432,8 @@ def manual_code(
         if m and any((Path(root) / m.group(2)).is_file() for root in include_roots):
             add(f"#include <{m.group(2)}>", None)
     add(f"namespace {qualified} {{", None)
-    for using in manual.usings:
-        add(re.sub(r"\s+", " ", using), None)
+    for k, using in enumerate(manual.usings):
+        add(re.sub(r"\s+", " ", using), manual.using_lines[k] if k < len(manual.using_lines) else None)
     for h in helpers:  # declarations first: a definition may call one defined after it
         add(_declaration(h, defaults) + ";", h.start_line)
     for h in helpers:

@@ -89,6 +89,17 @@ class Rendered:
     plans: list[UnitPlan]
     not_buildable: list[tuple[Unit, str]]  # units left out, and why
     ops: list[Registered] = field(default_factory=list)
+    # FunctionsManual.cpp's helpers defined in the source (derivls.gradcheck.manual.ManualCode), and the 0-based
+    # line of the source its text starts at (its `origin()` maps a line of it back to FunctionsManual.cpp)
+    manual: Any = None
+    manual_line: int = 0
+
+    def manual_origin(self, line: int) -> int | None:
+        """The 0-based FunctionsManual.cpp line of the source's 0-based `line` (None: not a helper's line)."""
+        if self.manual is None or not self.manual.text:
+            return None
+        origin: int | None = self.manual.origin(line - self.manual_line)
+        return origin
 
 
 def _ident(name: str, index: int) -> str:
@@ -231,8 +242,10 @@ def _schema_type(t: Any) -> str:
 _SETTER = re.compile(r"(\w+)\._set_fw_grad\((.*), /\* level \*/ 0, /\* is_inplace_op \*/ \w+\);")
 
 
-def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendered:
-    """One translation unit with every unit's harness, registered in the library `library`."""
+def render(units: Sequence[Unit], library: str, templates: Templates, manual: Any = None) -> Rendered:
+    """One translation unit with every unit's harness, registered in the library `library`. `manual`: the
+    FunctionsManual.cpp helpers to define (a derivls.gradcheck.manual.ManualCode): its text goes before the formulas
+    and its using-declarations into each namespace holding formulas, so they call these helpers."""
     from derivls.aten import cpp
     from derivls.codegen.nodes import generate_node
 
@@ -377,17 +390,22 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
             left_out.append((unit, other_backend_fact(key) or f"a formula for {key}"))
             continue
         plans.append(plan)
+    helpers = manual.text if manual is not None and manual.text else ""
+    usings = manual.usings() if helpers else ""
     text = (
         f'#include "{PCH_NAME}"\n'
+        + helpers
         + head
         + "namespace derivls_gradcheck {\n"
+        + usings
         + "".join(backward_parts)
         + "} // namespace derivls_gradcheck\n"
         + tail
         + "\nusing namespace at;\nusing namespace torch::autograd::generated;\n"
         "using namespace torch::autograd::generated::details;\n"
         "namespace torch::autograd::VariableType {\nnamespace derivls_gradcheck {\n"
-        "static at::Tensor derivls_tangent(const c10::List<::std::optional<at::Tensor>>& ts, size_t i) {\n"
+        + usings
+        + "static at::Tensor derivls_tangent(const c10::List<::std::optional<at::Tensor>>& ts, size_t i) {\n"
         "  if (i >= ts.size()) return at::Tensor();\n"
         "  ::std::optional<at::Tensor> o = ts.get(i);\n"
         "  return o.has_value() ? *o : at::Tensor();\n"
@@ -397,7 +415,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates) -> Rendere
         f"TORCH_LIBRARY({library}, m) {{\n" + "".join(registrations) + "}\n"
     )
     kept = {p.backward for p in plans} | {p.forward for p in plans}
-    return Rendered(text, plans, left_out, [op for op in ops if op.name in kept])
+    return Rendered(text, plans, left_out, [op for op in ops if op.name in kept], manual if helpers else None, 1)
 
 
 def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: UnitPlan) -> str | None:

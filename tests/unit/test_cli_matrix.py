@@ -45,6 +45,11 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, ...], str | None]] = {
     ("codegen", "a missing file"): (["codegen", "nope.yaml"], ("nope.yaml",), None),
     ("codegen", "a missing --native"): (["codegen", D, "--native", "nope.yaml"], ("nope.yaml",), None),
     ("gradcheck", "a missing file"): (["gradcheck", "nope.yaml", "--all"], ("nope.yaml",), None),
+    ("gradcheck", "a missing --manual"): (
+        ["gradcheck", D, "--op", "abs", "--manual", "nope.cpp"],
+        ("--manual not found", "nope.cpp"),
+        None,
+    ),
     # a folder (said to be a folder, not "not found")
     ("check", "a folder"): (["check", "adir"], ("adir",), None),
     ("check", "a folder as paths file"): (["check", "@adir"], ("adir",), None),
@@ -53,6 +58,11 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, ...], str | None]] = {
     ("codegen", "a folder"): (["codegen", "adir"], ("adir",), None),
     ("codegen", "a folder as --native"): (["codegen", D, "--native", "adir"], ("adir",), None),
     ("gradcheck", "a folder"): (["gradcheck", "adir", "--all"], ("adir",), None),
+    ("gradcheck", "a folder as --manual"): (
+        ["gradcheck", D, "--op", "abs", "--manual", "adir"],
+        ("--manual adir", "directory"),
+        None,
+    ),
     # an empty file (an empty derivatives.yaml is no usage error but the loader's: the test after this one)
     ("check", "an empty paths file"): (["check", "@empty.txt"], ("empty.txt",), None),
     # a binary file
@@ -61,6 +71,16 @@ CASES: dict[tuple[str, str], tuple[list[str], tuple[str, ...], str | None]] = {
     ("dump", "a binary file"): (["dump", "binary.yaml"], ("binary.yaml", "UTF-8"), None),
     ("codegen", "a binary file"): (["codegen", "binary.yaml"], ("binary.yaml", "UTF-8"), None),
     ("gradcheck", "a binary file"): (["gradcheck", "binary.yaml", "--all"], ("binary.yaml", "UTF-8"), None),
+    ("gradcheck", "a binary --manual"): (
+        ["gradcheck", D, "--op", "abs", "--manual", "binary.yaml"],
+        ("--manual", "binary.yaml", "UTF-8"),
+        None,
+    ),
+    ("gradcheck", "a --manual with a NUL byte"): (
+        ["gradcheck", D, "--op", "abs", "--manual", "nul.cpp"],
+        ("--manual", "nul.cpp", "binary"),
+        None,
+    ),
     # an unwritable output, refused before the work starts
     ("serve", "a folder as --log-file"): (["serve", "--log-file", "adir"], ("--log-file", "adir"), None),
     ("serve", "a --log-file in a missing folder"): (["serve", "--log-file", "nodir/x.log"], ("nodir",), None),
@@ -112,6 +132,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "empty.yaml").write_text("")
     (root / "empty.txt").write_text("\n")
     (root / "binary.yaml").write_bytes(b"- name: abs\x00\xd0\xff\xfe(Tensor self)\n" * 4)
+    (root / "nul.cpp").write_bytes(b"Tensor f(const Tensor& t) { return t; }\x00\n")  # (UTF-8, yet not text)
     monkeypatch.chdir(root)
     monkeypatch.setenv("DERIVLS_NO_CACHE", "1")
     return root
