@@ -77,11 +77,13 @@ def manual_path(ls: Any, doc: Any) -> str | None:
     setting = _setting(ls)
     if setting is not None:
         return setting
-    if doc.path is None:
+    path = getattr(doc, "path", None)
+    if path is None:
         return None
-    native = doc.files.native if doc.files is not None else None
-    roots = list(ls.workspace_roots())
-    found = discovery.functions_manual_sources(doc.path, Path(native) if native is not None else None, roots)
+    files = getattr(doc, "files", None)
+    native = files.native if files is not None else None
+    roots = list(ls.workspace_roots()) if hasattr(ls, "workspace_roots") else []
+    found = discovery.functions_manual_sources(path, Path(native) if native is not None else None, roots)
     return next((resolved(p) for p in found if p.suffix == ".cpp"), None)
 
 
