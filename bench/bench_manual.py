@@ -8,8 +8,11 @@ Each edit changes the helper's text (the same value written another way: `* (N.0
 before, so no extension or JIT definition of an earlier edit is reused) and is timed from the save to the verdict,
 as the server does it: the helpers the save changed (derivls.gradcheck.manual_saves), the entries calling them, then
 the gradcheck worker's code (derivls.gradcheck.worker.run, in-process, the session warm) with the file named.
-`--wrong N`: N more edits with the helper's sign dropped (failed, reported on the helper too). Prints each time, the
-medians, the session's start and the load (/proc/loadavg) before and after each edit. Uses the user's cache folder.
+`--wrong N`: N more edits with the helper's sign dropped (failed, reported on the helper too). `--formula-edits N`: for
+comparison, in the same session, N edits of deg2rad's formula in derivatives.yaml instead (`deg2rad_backward(grad) *
+(N.0 / N.0)`, libtorch's helper: no FunctionsManual.cpp named), as a derivatives.yaml save runs. Prints each time,
+the medians, the session's start and the load (/proc/loadavg) before and after each edit. Uses the user's cache
+folder.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--edits", type=int, default=5, help="edits of the helper timed with the session warm")
     parser.add_argument("--wrong", type=int, default=2, help="edits with the helper's sign dropped")
+    parser.add_argument("--formula-edits", type=int, default=0, help="edits of deg2rad's formula, for comparison")
     args = parser.parse_args()
 
     from bench.bench_gradcheck import wheel_copy
@@ -70,12 +74,31 @@ def main() -> int:
     manual = folder / "manual" / "FunctionsManual.cpp"
     manual.parent.mkdir()
     text = path.read_text()
-    analysis = open_project(path, native, tags, "auto").analyzer.analyse(text)
+    analyzer = open_project(path, native, tags, "auto").analyzer
+    analysis = analyzer.analyse(text)
     saves = ManualSaves()
     edit = [int(time.time() * 1000)]  # an edit no earlier run of the bench built
     manual.write_text(manual_text(edit[0]))
     saves.read(str(manual), manual.read_text())
     setup: dict = {}
+
+    def formula_once(session) -> tuple[float, str]:
+        edit[0] += 1
+        formula = "  self: deg2rad_backward(grad)\n"
+        assert formula in text
+        changed = text.replace(formula, f"  self: deg2rad_backward(grad) * ({edit[0]}.0 / {edit[0]}.0)\n", 1)
+        line = changed.splitlines().index("- name: deg2rad(Tensor self) -> Tensor")
+        before = load()
+        edited = analyzer.analyse(changed)  # (the server's analysis, made on the edit, before the save)
+        started = time.monotonic()  # the save
+        request = {"path": str(path), "text": changed, "native": str(native), "tags": str(tags), "lines": [line]}
+        out = io.StringIO()
+        run(request, out, analysis=edited, session=session, setup=setup)
+        took = time.monotonic() - started
+        last = json.loads(out.getvalue().splitlines()[-1])
+        verdicts = [e["verdict"] for e in last.get("entries", [])] or [last.get("error", "?")]
+        how = f"JIT, Cling {last.get('jit_define', 0):.2f} s" if last.get("jit") else "g++"
+        return took, f"{'/'.join(verdicts)} ({how}; load {before}->{load()})"
 
     def once(session, wrong: bool = False) -> tuple[float, str]:
         edit[0] += 1
@@ -123,10 +146,20 @@ def main() -> int:
         took, verdict = once(session, wrong=True)
         wrong.append(took)
         print(f"  {HELPER} with its sign dropped: {took:.2f} s {verdict}", flush=True)
+    formula = []
+    for _ in range(args.formula_edits):
+        took, verdict = formula_once(session)
+        formula.append(took)
+        print(f"  deg2rad's formula edited (libtorch's helper): {took:.2f} s {verdict}", flush=True)
     print(
         f"edit -> save -> verdict, {HELPER} (one entry), session warm: median {statistics.median(right):.2f} s of "
         f"{len(right)}"
         + (f"; sign dropped: median {statistics.median(wrong):.2f} s of {len(wrong)}" if wrong else "")
+        + (
+            f"; deg2rad's formula edited: median {statistics.median(formula):.2f} s of {len(formula)}"
+            if formula
+            else ""
+        )
         + f"; load {load()} at the end",
         flush=True,
     )

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from derivls.diagnostics import Diagnostic, Related, Severity, Span
-from derivls.gradcheck.manual import ManualFile, edited_helpers, parse_manual, reached_helpers
+from derivls.gradcheck.manual import (
+    ManualFile,
+    callers_of,
+    edited_helpers,
+    formula_names,
+    parse_manual,
+    reached_helpers,
+)
 
 __all__ = ["EntryFailure", "ManualSaves", "entries_calling", "entry_formulas", "helper_diagnostics"]
 
@@ -80,11 +87,11 @@ def entries_calling(analysis: Any, manual: ManualFile | None, names: Collection[
     other helpers of `manual`."""
     if manual is None or not names:
         return []
-    wanted = set(names)
+    affected = callers_of(manual, names)  # `names` and every helper calling one of them: once, not per entry
     return [
         placed.line
         for placed in analysis.entries
-        if placed.result.canonical is not None and reached_helpers(manual, entry_formulas(placed)) & wanted
+        if placed.result.canonical is not None and any(formula_names(f) & affected for f in entry_formulas(placed))
     ]
 
 
