@@ -185,7 +185,10 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         if not isinstance(path, str):
             return
         found = self.manual.setdefault(path, ManualReport())
-        found.edited = frozenset(str(n) for n in report.get("edited") or ())
+        # without a base (derivls.gradcheck.edited: "no base (...)") every helper counts as edited, which says nothing
+        # of what the user changed: the editor's own "edited since read" stands alone then
+        known = not str(report.get("base") or "").startswith("no base")
+        found.edited = frozenset(str(n) for n in report.get("edited") or ()) if known else frozenset()
         errors = [
             diagnostic_from_json(d) for d in report.get("diagnostics") or () if d.get("code") == str(COMPILE_ERROR)
         ]

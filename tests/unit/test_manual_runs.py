@@ -220,9 +220,15 @@ def test_a_helper_the_run_found_edited_against_its_base_carries_its_callers_fail
     failed(ls, uri, doc.analysis.entries[0])
     manual_runs.publish(ls)
     assert ls.published[manual_uri] == []  # (nothing edited since the server read it)
-    ls._derivls_gradcheck.record_manual(
-        {"path": str(manual.resolve()), "edited": ["acos_grad"], "compiled": ["acos_grad"]}
-    )  # type: ignore[attr-defined]
+    runs = ls._derivls_gradcheck  # type: ignore[attr-defined]
+    path = str(manual.resolve())
+    no_base = "no base (torch's commit is not known): every helper the entries call"
+    runs.record_manual({"path": path, "base": no_base, "edited": ["acos_grad", "scale_grad"], "compiled": ["x"]})
+    manual_runs.publish(ls)
+    assert ls.published[manual_uri] == []  # (without a base every helper is "edited": that says nothing)
+    runs.record_manual(
+        {"path": path, "base": "torch's commit 0123456789ab", "edited": ["acos_grad"], "compiled": ["x"]}
+    )
     manual_runs.publish(ls)
     (shown,) = ls.published[manual_uri]
     assert shown.range.start.line == MANUAL.splitlines().index(
