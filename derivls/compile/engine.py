@@ -111,7 +111,7 @@ def compile_units(
     if progress:
         progress(0, 1, "precompiled header")
     stats.pch = ensure_pch(toolchain, templates.pch_header(), cache, nice=nice)
-    batches = make_batches(units, templates, batch_size, helpers)
+    batches = _batches(units, templates, batch_size, helpers)
     stats.batches, stats.units = len(batches), len(units)
     by_entry: dict[int, list[Diagnostic]] = {u.entry_line: [] for u in units}
     with tempfile.TemporaryDirectory(prefix="compile-", dir=scratch_folder()) as work:
@@ -186,6 +186,13 @@ def compile_units(
     diagnostics = [d for found in by_entry.values() for d in found]
     diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
     return CompileResult(_dedup(diagnostics), stats, by_entry)
+
+
+def _batches(units: Sequence[Unit], templates: Templates, size: int, helpers: tuple[str, str] | None) -> list[Batch]:
+    """make_batches, given `helpers` only when there are (check --compile's own calls are as they were)."""
+    if helpers is None:
+        return make_batches(units, templates, size)
+    return make_batches(units, templates, size, helpers)
 
 
 def compile_limits(units: int) -> Limits:

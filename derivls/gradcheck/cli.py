@@ -1,5 +1,8 @@
 """`derivls gradcheck [PATH] --op NAME [--op NAME ...] [--all] [--python PY] [--double-backward] [--force]
-[--no-repair]`.
+[--no-repair] [--manual FILE]`.
+
+In a checkout (or with `--manual FILE`) the formulas call FunctionsManual.cpp's edited helpers
+(derivls.gradcheck.edited); `--since REF` also picks the entries calling a helper changed since REF.
 
 Exit: 0 every checked formula passes, 1 a formula fails (or the file has errors), 2 usage / set-up.
 """

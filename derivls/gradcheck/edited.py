@@ -288,6 +288,7 @@ def failure_diagnostics(
     for key, (h, d) in first.items():
         name, _, unit_name = key
         summary = d.message.splitlines()[0] if d.message else ""
+        summary = summary.removeprefix(f"{unit_name}: ")
         more = f" (and {counts[key] - 1} more of its failures)" if counts[key] > 1 else ""
         message = (
             f"{name}: {unit_name}, whose formulas call it, fails gradcheck ({derivatives}:{d.span.line + 1}): "

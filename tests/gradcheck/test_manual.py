@@ -97,9 +97,28 @@ BUG_UNITS = {
     "pow.Tensor_Tensor": "PowBackward1",
     "_linalg_det": "LinalgDetBackward0",
 }
-# a mistake seeded in a helper two entries call (copysign.Tensor and copysign.Scalar): a dropped sign
-SEEDED = ("copysign_tensor_self_backward", "  return grad * ratio;", "  return -grad * ratio;")
-SEEDED_UNITS = {"CopysignBackward0", "CopysignBackward1"}
+# mistakes seeded in helpers: helper -> (the shipped line, the mistaken one, the units whose formulas call it)
+SEEDED = {
+    # a dropped sign, in a helper two entries call (copysign.Tensor and copysign.Scalar)
+    "copysign_tensor_self_backward": (
+        "  return grad * ratio;",
+        "  return -grad * ratio;",
+        {"CopysignBackward0", "CopysignBackward1"},
+    ),
+    # a dropped .conj(), in a helper of sgn's backward and forward formulas (wrong for complex inputs only)
+    "sgn_backward": (
+        "    return ((gx - (sgn * sgn) * gx.conj()) / (2. * abs)).masked_fill_(abs == 0., 0.);",
+        "    return ((gx - (sgn * sgn) * gx) / (2. * abs)).masked_fill_(abs == 0., 0.);",
+        {"SgnBackward0"},
+    ),
+    # a wrong special value: sinc'(0) given as 1 (right everywhere else)
+    "sinc_backward": (
+        "at::scalar_tensor(0.0, grad.options()), out);",
+        "at::scalar_tensor(1.0, grad.options()), out);",
+        {"SincBackward0"},
+    ),
+}
+SEEDED_UNITS = {unit for *_, units in SEEDED.values() for unit in units}
 
 
 def with_helper(text: str, name: str, definition: str) -> str:
@@ -140,9 +159,11 @@ def checkout(real_files, tmp_path_factory) -> Path:
     return root
 
 
-def _run(checkout: Path, text: str, *args: str) -> Run:
+def _run(checkout: Path, name: str, text: str, *args: str) -> Run:
     (checkout / MANUAL).write_text(text)
-    return gradcheck(checkout / "tools" / "autograd" / "derivatives.yaml", *args, "--no-repair", cwd=checkout)
+    folder = checkout.parent / f"run-{name}"  # (its own summary file: none of another run's is read)
+    folder.mkdir()
+    return gradcheck(checkout / "tools" / "autograd" / "derivatives.yaml", *args, "--no-repair", cwd=folder)
 
 
 @pytest.fixture(scope="module")
@@ -158,19 +179,21 @@ def runs(checkout) -> dict:
         scalar_base,
         "return at::logical_or(at::real(exp) > 0, at::logical_and(at::imag(exp) == 0, at::real(exp) >= 0));",
     )
-    assert SEEDED[1] in edited
-    edited = edited.replace(SEEDED[1], SEEDED[2])
-    broken = edited.replace(SEEDED[2], "  return grad * ratio_not_declared;")
+    for shipped_line, mistaken, _ in SEEDED.values():
+        assert edited.count(shipped_line) == 1
+        edited = edited.replace(shipped_line, mistaken)
+    broken = edited.replace(SEEDED["copysign_tensor_self_backward"][1], "  return grad * ratio_not_declared;")
     broken = broken.replace(
         "Tensor mse_loss_double_backward(const Tensor& grad, const Tensor& input, int64_t reduction) {",
         "Tensor mse_loss_double_backward(const Tensor& grad, const Tensor& input, int64_t reduction, double scale) {",
     )
     ops = [a for op in [*BUG_UNITS, "copysign.Tensor"] for a in ("--op", op)]
     return {
-        "shipped": _run(checkout, shipped, *ops),
-        "edited": _run(checkout, edited, "--since", "HEAD"),
+        "shipped": _run(checkout, "shipped", shipped, *ops),
+        "edited": _run(checkout, "edited", edited, "--since", "HEAD"),
         "broken": _run(
             checkout,
+            "broken",
             broken,
             "--since",
             "HEAD",
@@ -222,7 +245,7 @@ def test_the_fixed_helpers_pass_and_since_picks_the_entries_calling_them(runs):
     assert {name: units[name]["status"] for name in BUG_UNITS.values()} == dict.fromkeys(BUG_UNITS.values(), "passed")
     manual = run.summary["manual"]
     assert manual["base"] == "--since HEAD"
-    assert set(manual["edited"]) == {h for h, _ in FIXES.values()} | {SEEDED[0]}
+    assert set(manual["edited"]) == {h for h, _ in FIXES.values()} | set(SEEDED)
     # the edited helpers and the file-local one they call (handle_r_to_c has a static overload), nothing else
     assert set(manual["compiled"]) == set(manual["edited"]) | {"handle_r_to_c"}
 
@@ -231,14 +254,16 @@ def test_a_mistake_in_a_helper_is_flagged_on_each_calling_entry_and_on_the_helpe
     run = runs["edited"]
     units = _units(run)
     assert run.code == 1
-    assert {units[name]["status"] for name in SEEDED_UNITS} == {"failed"}
+    assert {name: units[name]["status"] for name in SEEDED_UNITS} == dict.fromkeys(SEEDED_UNITS, "failed")
     yaml = [d for d in run.diagnostics if d["path"].endswith("derivatives.yaml")]
-    flagged = {d["message"].split(":")[0] for d in yaml}
-    assert flagged == SEEDED_UNITS
+    assert {d["message"].split(":")[0] for d in yaml} == SEEDED_UNITS  # (nothing else is flagged)
     text = runs["texts"]["edited"]
-    on_helper = _on_manual(run)
-    assert {d["line"] for d in on_helper} == {_line(text, f" {SEEDED[0]}(")}
-    assert {u for d in on_helper for u in SEEDED_UNITS if u in d["message"]} == SEEDED_UNITS
+    on_helpers = _on_manual(run)
+    for helper, (*_, callers) in SEEDED.items():
+        line = _line(text, f" {helper}(")
+        here = [d for d in on_helpers if d["line"] == line]
+        assert {u for d in here for u in callers if d["message"].startswith(f"{helper}: {u},")} == callers, here
+    assert {d["line"] for d in on_helpers} == {_line(text, f" {helper}(") for helper in SEEDED}
 
 
 def test_a_helper_that_does_not_compile_is_an_error_on_its_line_and_a_changed_signature_on_its_caller(runs, checkout):

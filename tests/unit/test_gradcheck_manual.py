@@ -220,3 +220,61 @@ def test_text_it_does_not_understand_gives_what_was_found():
     assert parse_manual("Tensor f(const Tensor& t) { return t; }\nTensor g( {").names == {"f"}
     assert parse_manual("").helpers == ()
     assert parse_manual("}}} ;; Tensor f() { }").names == {"f"}
+
+
+def test_constructs_of_the_real_file_are_read_as_it_means_them():
+    # (as torch's FunctionsManual.cpp writes them: explicit instantiations, a variadic template, a return type on
+    # a line of its own, a statement macro without its `;`, a comment after the `{`, a lambda in a body)
+    text = textwrap.dedent(
+        """\
+        namespace torch::autograd::generated::details {
+        template <typename T>
+        Tensor mul_tensor_backward(const Tensor& grad, T other, ScalarType self_st) {
+          auto out = grad * other.conj();
+          return handle_r_to_c(self_st, std::move(out));
+        }
+        template Tensor mul_tensor_backward(const Tensor&, Tensor, ScalarType);
+        template Tensor mul_tensor_backward(const Tensor&, Scalar, ScalarType);
+
+        template <typename F1, typename F2, typename... Ts>
+        static Tensor masked_fmap(const Tensor& mask, const F1& f1, const F2& f2, const Tensor& t, const Ts&... ts) {
+          return f1(t, ts...);
+        }
+
+        std::tuple<Tensor, Tensor>
+        group_norm_backward(const Tensor& dY, std::array<bool, 3> grad_input_mask) {
+          TORCH_INTERNAL_ASSERT(dY.defined())
+          auto f = [&](const Tensor& x) -> Tensor { return masked_fmap(x, x, x, x); };
+          return {f(dY), dY};
+        }
+
+        Tensor error_for_max_pool2d_double_backward() { // This is mps-only.
+          TORCH_CHECK(false, "not infinitely differentiable.");
+          return Tensor();
+        }
+
+        Tensor handle_r_to_c(ScalarType self_st, Tensor gradient_result) {
+          return gradient_result;
+        }
+        } // namespace torch::autograd::generated::details
+        """
+    )
+    manual = parse_manual(text)
+    assert [h.name for h in manual.helpers] == [
+        "mul_tensor_backward",
+        "masked_fmap",
+        "group_norm_backward",
+        "error_for_max_pool2d_double_backward",
+        "handle_r_to_c",
+    ]
+    (fmap,) = manual.by_name("masked_fmap")
+    assert fmap.template and fmap.file_local
+    (norm,) = manual.by_name("group_norm_backward")
+    assert (norm.start_line, norm.name_line) == (14, 15)
+    assert norm.calls == {"masked_fmap"}
+    assert reached_helpers(manual, ["mul_tensor_backward(grad, other, self.scalar_type())"]) == {
+        "mul_tensor_backward",
+        "handle_r_to_c",
+    }
+    code = manual_code(manual, helpers_to_define(manual, {"group_norm_backward", "masked_fmap"}, {"masked_fmap"}))
+    assert code.names == ("group_norm_backward", "masked_fmap") and code.public == ("group_norm_backward",)

@@ -19,6 +19,22 @@ Tensor copysign_tensor_self_backward(const Tensor& grad, const Tensor& self, con
   return grad * ratio;
 }
 
+Tensor sgn_backward(const Tensor& x, const Tensor& gx, const Tensor& sgn) {
+  if (x.is_complex()) {
+    auto abs = x.abs();
+    return ((gx - (sgn * sgn) * gx.conj()) / (2. * abs)).masked_fill_(abs == 0., 0.);
+  } else {
+    return at::_efficientzerotensor(sgn.sizes(), sgn.options());
+  }
+}
+
+Tensor sinc_backward(const Tensor& grad, const Tensor& self) {
+  auto self_pi = self * M_PI;
+  auto self_squared_pi = self * self * M_PI;
+  auto out = grad * ((self_pi * self_pi.cos() - self_pi.sin()) / self_squared_pi).conj();
+  return at::where(self_squared_pi == 0.0, at::scalar_tensor(0.0, grad.options()), out);  // (sinc'(0) = 0)
+}
+
 Tensor handle_r_to_c(ScalarType self_st, Tensor gradient_result) {
   if (!at::isComplexType(self_st) && gradient_result.is_complex()) {
     return at::real(gradient_result);  // R -> C
