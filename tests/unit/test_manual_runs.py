@@ -253,3 +253,22 @@ def test_a_failures_related_place_in_functions_manual_comes_through_the_workers_
     back = diagnostic_from_json(diagnostic_to_json(d, 42))
     assert back.span == Span(1, 8, 1, 30) and back.related == d.related
     assert back.shifted(42).related == d.related
+
+
+def test_go_to_definition_and_completion_read_the_functions_manual_setting_first(tmp_path):
+    """Outside a checkout the setting's FunctionsManual.cpp is where a helper call's definition is."""
+    from derivls.server.documents.indexes import manual_files
+
+    lone = tmp_path / "lone" / "derivatives.yaml"
+    lone.parent.mkdir()
+    lone.write_text(DERIVATIVES, encoding="utf-8")
+    mine = tmp_path / "mine" / "FunctionsManual.cpp"
+    mine.parent.mkdir()
+    mine.write_text(MANUAL, encoding="utf-8")
+    ls = server(tmp_path / "lone", lone)
+    doc = next(iter(ls.docs.values()))
+    assert manual_files(ls, doc) == []  # type: ignore[arg-type]
+    ls.settings = replace(ls.settings, functions_manual=mine)
+    assert manual_files(ls, doc) == [mine]  # type: ignore[arg-type]
+    ls.settings = replace(ls.settings, functions_manual=tmp_path / "missing.cpp")
+    assert manual_files(ls, doc) == []  # type: ignore[arg-type]
