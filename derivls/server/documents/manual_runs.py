@@ -215,7 +215,8 @@ def publish(ls: Any) -> None:
     """The helper diagnostics of every open FunctionsManual.cpp buffer, when they changed."""
     found = state(ls)
     for uri, (path, text) in list(found.buffers.items()):
-        lsp = convert.to_lsp_all(helper_diagnostics(ls, path), LineIndex(text, ls.encoding), uri)
+        plain = helper_diagnostics(ls, path)  # (called at each publication of a derivatives.yaml: mostly none)
+        lsp = convert.to_lsp_all(plain, LineIndex(text, ls.encoding), uri) if plain else []
         for d in lsp:
             d.source = gradcheck_runs.SOURCE
         if found.published.get(uri) == lsp:
