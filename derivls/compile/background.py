@@ -43,6 +43,8 @@ class JobResult:
     cancelled: bool = False
     # entry key -> what the worker said of the entry as a whole (gradcheck: "passed in 8.1 s"), if anything
     verdicts: dict[str, str] = field(default_factory=dict)
+    # gradcheck: the FunctionsManual.cpp of the run, if any ({"path", "edited", "compiled", "diagnostics": [...]})
+    manual: dict[str, Any] | None = None
 
 
 def kill_all() -> None:
@@ -58,7 +60,7 @@ def kill_all() -> None:
 def absolute_paths(request: dict[str, Any]) -> dict[str, Any]:
     """The request's paths made absolute: the worker starts in another folder (children.neutral_folder)."""
     out = dict(request)
-    for name in ("path", "native", "tags", "torch_include"):
+    for name in ("path", "native", "tags", "torch_include", "manual"):
         if isinstance(out.get(name), str) and out[name]:
             out[name] = os.path.abspath(out[name])
     for name in ("cxx", "python"):
@@ -135,6 +137,7 @@ class WorkerJob:
                     result.error = message["error"]
                 elif "entries" in message:
                     result.summary = str(message.get("summary", ""))
+                    result.manual = message.get("manual")
                     for entry in message["entries"]:
                         result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
                         if isinstance(entry.get("verdict"), str):
@@ -256,6 +259,20 @@ class EntryJobs(Generic[J]):
         state.job_keys = {line: current[line] for line in wanted}
         state.job = self._make_job({**request, "lines": wanted})
         return state.job
+
+    def forget(self, uri: str, analysis: Any, lines: list[int]) -> None:
+        """The results of the entries at `lines` (0-based `- name:` lines) dropped, as if they were done without one:
+        what they depend on besides their text changed (a FunctionsManual.cpp helper they call)."""
+        from derivls.compile.units import entry_key
+
+        state = self._state(uri)
+        wanted = set(lines)
+        for placed in analysis.entries:
+            if placed.line in wanted:
+                key = entry_key(placed)
+                state.done[key] = []
+                state.verdicts.pop(key, None)
+        state.collected += 1
 
     def collect(self, uri: str) -> JobResult | None:
         """The finished job's result, recorded (None while it runs or when there is none)."""

@@ -460,6 +460,7 @@ def gradcheck_in_session(
     repair: RepairSource | None = None,
     jit: bool = True,
     on_checked: Callable[[GradcheckResult], None] | None = None,
+    manual: Any = None,
 ) -> GradcheckResult:
     """gradcheck_units in a live session (derivls.gradcheck.session): when its JIT is ready and the extension is
     not built yet, the session defines the code itself (derivls.gradcheck.jit) and checks; else (or when the JIT
@@ -467,17 +468,24 @@ def gradcheck_in_session(
     pch cached), then loads it (a library of its own namespace per build) and checks. `jit` False: g++ builds it
     (the caller knows the code has errors: Cling would reject it, and a rejection costs the JIT a restart).
     `on_checked`: given the checks' result before the repair phase, when a unit failed and repairs will be tried.
-    Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it ended during the run: it is
+    `manual`: as gradcheck_units' (the edited FunctionsManual.cpp helpers are in the source the JIT defines, in a
+    namespace of that source's own: derivls.gradcheck.jit). Raises SessionUnavailable (not warm: run gradcheck_units), SessionDied (it ended during the run: it is
     restarted), SetupError and Cancelled."""
     from derivls.gradcheck.session import SessionDied, UnitTimedOut, run_seconds
 
     timings = Timings()
     templates = Templates(derivatives)
     toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
-    rendered = render(units, building.LIBRARY_PLACEHOLDER, templates)
+    code = manual.code(units, toolchain.include_dirs) if manual is not None else None
+    rendered = _render(units, templates, code)
+    helper_errors: list[Diagnostic] = []
+
+    def with_manual(result: GradcheckResult) -> GradcheckResult:
+        return _with_manual(result, manual, rendered, units, derivatives, helper_errors)
+
     if not rendered.plans:
         _, summary = interpret([], [], rendered.not_buildable)
-        return GradcheckResult([], summary, timings)
+        return with_manual(GradcheckResult([], summary, timings))
     plans = [p.to_json() for p in rendered.plans]
     index_file = _reach_file(session.python, cache)
     events: list[dict[str, Any]] = []
@@ -571,13 +579,15 @@ def gradcheck_in_session(
                 progress(f"building {plural(len(plans), 'unit')} (reused when already built)")
             started = time.monotonic()
             try:
-                built, rendered, not_compiled = _build_checkable(units, rendered, toolchain, templates, cache, cancel)
+                built, rendered, not_compiled = _build_checkable(
+                    units, rendered, toolchain, templates, cache, cancel, manual, helper_errors
+                )
             except building.BuildLimit as e:
-                return _limited(rendered, str(e), e.which, building.build_limits(len(plans)), timings)
+                return with_manual(_limited(rendered, str(e), e.which, building.build_limits(len(plans)), timings))
             timings.build = time.monotonic() - started
             if built is None:  # no entry's code compiles: their compile errors are the result
                 _, summary = interpret([], [], rendered.not_buildable)
-                return GradcheckResult(not_compiled, summary, timings, session.torch_version)
+                return with_manual(GradcheckResult(not_compiled, summary, timings, session.torch_version))
             timings.build_reused = built.reused
             timings.pch_built = bool(built.pch and built.pch.built)
             unreachable = built.unreachable
@@ -618,8 +628,10 @@ def gradcheck_in_session(
                 except SessionDied:
                     return []
 
+            # (a unit calling an edited helper: its formula is not where to look; no repair of it is offered)
+            helper_units = {p.id for p in rendered.plans if manual is not None and manual.edited_reached(p.unit)}
             suggestions = repair_phase(
-                events,
+                [e for e in events if e.get("id") not in helper_units],
                 rendered,
                 repair,
                 toolchain,
@@ -634,7 +646,35 @@ def gradcheck_in_session(
     diagnostics, summary = interpret(events, rendered.plans, rendered.not_buildable)
     summary.unreachable_helpers = unreachable
     diagnostics = sorted([*not_compiled, *diagnostics], key=lambda d: (d.span.line, d.span.column))
-    return GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, session.torch_version, suggestions)
+    return with_manual(
+        GradcheckResult(with_fixes(diagnostics, suggestions), summary, timings, session.torch_version, suggestions)
+    )
+
+
+def _with_manual(
+    result: GradcheckResult,
+    manual: Any,
+    rendered: Any,
+    units: Sequence[Unit],
+    derivatives: Path,
+    helper_errors: list[Diagnostic],
+) -> GradcheckResult:
+    """`result` with what the run says of its FunctionsManual.cpp (`manual`, an EditedManual; None: unchanged):
+    each failure of a formula calling an edited helper also on the helper's name, and the helpers' compile errors
+    (as gradcheck_units does)."""
+    if manual is None:
+        return result
+    result.manual_path = manual.path
+    final = getattr(rendered, "manual", None)
+    defined = sorted(final.names) if final is not None else []
+    result.manual_summary = {**manual.summary(), "compiled": defined}
+    on_helpers: list[Diagnostic] = []
+    if final is not None:
+        result.diagnostics, on_helpers = edited.failure_diagnostics(
+            result.diagnostics, units, final.names, manual, derivatives
+        )
+    result.manual_diagnostics = sorted([*helper_errors, *on_helpers], key=lambda d: (d.span.line, d.span.column))
+    return result
 
 
 RESTART_SECONDS = 180.0  # a session killed for a unit past its bound: how long its run waits for the new process

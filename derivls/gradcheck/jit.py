@@ -5,7 +5,9 @@ the FunctionsManual helpers libtorch does not export (build.helpers_library: the
 the precompiled header's includes once and defines PRELUDE. Each run then sends `jit_source(rendered, ns)`: the
 same rendered code as the g++ extension (the node, its apply, the forward blocks, the harness around them) with
 
-- every derivls namespace renamed to a fresh one per source (Cling cannot define a name twice);
+- every derivls namespace renamed to a fresh one per source (Cling cannot define a name twice), the namespace of
+  the edited FunctionsManual.cpp helpers too (derivls.gradcheck.manual's `derivls_manual_<hash>`, named by the
+  helpers' text: an edited formula calling the same edited helper would define it again);
 - the compiled-autograd methods' bodies (`compiled_args`, `apply_with_saved`, `*_apply_functional_ivalue`)
   left out: torch.compile's path, never run by a gradcheck, and a third of the time to define a node;
 - the ops registered boxed through PRELUDE's `derivls_jit::op` (each argument unboxed by
@@ -57,6 +59,8 @@ inline int op(const char* schema, const char* name, void (*fn)(torch::jit::Stack
 """
 
 PCH_LINE = re.compile(r'^#include "derivls-autograd\.h"\n', re.MULTILINE)
+# the namespace derivls.gradcheck.manual.manual_code gives the edited helpers (inside torch::...::details)
+MANUAL_NAMESPACE = re.compile(r"\bderivls_manual_\w+\b")
 # the compiled-autograd methods of a node (Functions.cpp's shape since 2.5): a definition from its head to the
 # first `}` in column 0
 COMPILED_AUTOGRAD = re.compile(
@@ -93,6 +97,7 @@ def jit_source(rendered: Rendered, ns: str, includes: list[str], roots: Sequence
         )
     text = COMPILED_AUTOGRAD.sub(lambda m: m.group(1) + LEFT_OUT, text)
     text = re.sub(r"\bderivls_gradcheck\b", ns, text)
+    text = MANUAL_NAMESPACE.sub(f"{ns}_manual", text)
     adapters = "".join(_adapter(op, ns) for op in rendered.ops)
     registrations = "".join(
         f'  derivls_jit::op("{op.schema}", "{op.name}", &{op.name}_boxed),\n' for op in rendered.ops

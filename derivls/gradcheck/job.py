@@ -19,7 +19,7 @@ from typing import Any
 
 from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
 from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request
-from derivls.diagnostics import Diagnostic, Severity, Span
+from derivls.diagnostics import Diagnostic, Related, Severity, Span
 from derivls.gradcheck.results import CODE, SOURCE
 
 __all__ = ["CODE", "SOURCE", "GradcheckJob", "GradcheckRuns", "JobResult"]
@@ -37,18 +37,26 @@ class GradcheckJob(WorkerJob):
         self.progress = str(value)
 
     def diagnostic(self, d: dict[str, Any]) -> Diagnostic:
-        # the worker reports gradcheck-mismatch, compile-limit when a build reached a bound, and compile-error on
-        # an entry whose code does not compile (the other entries are checked)
-        from derivls.compile.worker import fixes_from_json
+        return diagnostic_from_json(d)
 
-        code = next((c for c in (COMPILE_LIMIT, COMPILE_ERROR) if d.get("code") == str(c)), CODE)
-        return Diagnostic(
-            Span(d["line"], d["column"], d["end_line"], d["end_column"]),
-            Severity.ERROR,
-            code,
-            d["message"],
-            fixes=fixes_from_json(d),  # the repair that passes, when one was found (never applied by derivls)
-        )
+
+def diagnostic_from_json(d: dict[str, Any]) -> Diagnostic:
+    """A diagnostic of the worker's JSON (derivls.compile.worker.diagnostic_to_json)."""
+    # the worker reports gradcheck-mismatch, compile-limit when a build reached a bound, and compile-error on
+    # an entry whose code does not compile (the other entries are checked)
+    from derivls.compile.worker import fixes_from_json
+
+    code = next((c for c in (COMPILE_LIMIT, COMPILE_ERROR) if d.get("code") == str(c)), CODE)
+    # places in other files (a FunctionsManual.cpp helper the failing formula calls: issue 51)
+    related = tuple(Related(str(r[0]), int(r[1]), str(r[2])) for r in d.get("related") or () if len(r) == 3 and r[0])
+    return Diagnostic(
+        Span(d["line"], d["column"], d["end_line"], d["end_column"]),
+        Severity.ERROR,
+        code,
+        d["message"],
+        related=related,
+        fixes=fixes_from_json(d),  # the repair that passes, when one was found (never applied by derivls)
+    )
 
 
 class SessionJob(GradcheckJob):
@@ -119,6 +127,7 @@ class SessionJob(GradcheckJob):
                 result.error = message["error"]
             elif "entries" in message:
                 result.summary = str(message.get("summary", ""))
+                result.manual = message.get("manual")
                 for entry in message["entries"]:
                     result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
                     if isinstance(entry.get("verdict"), str):
@@ -137,6 +146,14 @@ class SessionJob(GradcheckJob):
 PREFETCH_DELAY = 0.1  # seconds without an edit before the session finds an edited entry's samples
 
 
+class ManualReport:
+    """What the runs said of one FunctionsManual.cpp (GradcheckRuns.manual)."""
+
+    def __init__(self) -> None:
+        self.edited: frozenset[str] = frozenset()
+        self.errors: list[Diagnostic] = []
+
+
 class GradcheckRuns(EntryJobs[GradcheckJob]):
     """The gradcheck runs of a server: one job at a time per document, never blocking."""
 
@@ -151,6 +168,37 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         self.live_session: Any = None  # the session last asked for (what the server's status reports)
         self._prefetched: tuple[int | None, set[str]] = (None, set())  # (session pid, entries whose samples it has)
         self._prefetch_timer: Any = None
+        # FunctionsManual.cpp path -> what the runs said of it (issue 51): the helpers edited against the run's base,
+        # and the compiler's errors on helpers that do not compile (diagnostics of that file)
+        self.manual: dict[str, ManualReport] = {}
+
+    def collect(self, uri: str) -> JobResult | None:
+        result = super().collect(uri)
+        if result is not None and not result.cancelled and result.error is None and result.manual:
+            self.record_manual(result.manual)
+        return result
+
+    def record_manual(self, report: dict[str, Any]) -> None:
+        """A run's word on its FunctionsManual.cpp: its edited helpers; its compile errors (a run that compiled helpers
+        without one clears them; a run that compiled none and found none leaves those of an earlier one)."""
+        path = report.get("path")
+        if not isinstance(path, str):
+            return
+        found = self.manual.setdefault(path, ManualReport())
+        # without a base (derivls.gradcheck.edited: "no base (...)") every helper counts as edited, which says nothing
+        # of what the user changed: the editor's own "edited since read" stands alone then
+        known = not str(report.get("base") or "").startswith("no base")
+        found.edited = frozenset(str(n) for n in report.get("edited") or ()) if known else frozenset()
+        errors = [
+            diagnostic_from_json(d) for d in report.get("diagnostics") or () if d.get("code") == str(COMPILE_ERROR)
+        ]
+        if errors or report.get("compiled"):
+            found.errors = errors
+
+    def forget_manual_errors(self, path: str) -> None:
+        """The file was saved with changed helpers: its compile errors are of the text before (the next run says)."""
+        if path in self.manual:
+            self.manual[path].errors = []
 
     def prefetch(self, uri: str, path: str, analysis: Any, delay: float = PREFETCH_DELAY) -> None:
         """An entry was edited (gradcheck on save): after `delay` s without another edit, the warm session finds the
@@ -197,13 +245,16 @@ class GradcheckRuns(EntryJobs[GradcheckJob]):
         lines: list[int],
         profile: str = "auto",
         torch_version: str | None = None,
+        manual: str | None = None,
     ) -> GradcheckJob | None:
-        """Check the entries on `lines` (0-based `- name:` lines); a running job is cancelled."""
+        """Check the entries on `lines` (0-based `- name:` lines); a running job is cancelled. `manual`: the
+        FunctionsManual.cpp whose edited helpers the entries call (compiled into the run)."""
         request = {
             **document_request(path, text, native, tags, profile, torch_version),
             "python": self.python,
             "cxx": self.cxx,
             "torch_include": self.torch_include,
+            "manual": manual,
         }
         self._analysis = analysis
         return self.launch(uri, analysis, lines, request)

@@ -3,9 +3,11 @@
 It runs in derivls's own Python (no torch); it builds the extension and starts the torch child
 (derivls.gradcheck.runner), which dies with it. Request: {"path", "text", "native", "tags",
 "profile", "torch_version", "lines": [0-based `- name:` lines], "python", "cxx", "torch_include",
-"force", "repair" (default true: the repair phase)}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
+"force", "repair" (default true: the repair phase), "manual" (a FunctionsManual.cpp: its edited helpers the entries
+call are compiled)}. Output, one JSON object per line: {"progress": "what"} while it runs, then {"entries":
 [{"line", "key", "diagnostics": [...]}], "summary": "text", "jit", "jit_define"} (spans relative to their entry's line; a diagnostic a repair was found for carries it in "fixes")
-or {"error": "one line"}. Each entry also carries its "verdict" (passed, failed, not checkable) and
+or {"error": "one line"}; with "manual", the answer's "manual" is {"path", "base", "edited", "compiled",
+"diagnostics": [...]} (spans of that file: a helper's compile error, a failure on the helper's name). Each entry also carries its "verdict" (passed, failed, not checkable) and
 "seconds" (the run's build and check time), what the editor shows on the entry's lens.
 """
 
@@ -83,6 +85,9 @@ def run(
             cancel=cancel,
             progress=lambda what: emit({"progress": what}),
         )
+        manual = _edited_manual(request.get("manual"), python, include, found)
+        if manual is not None:  # (the edited FunctionsManual.cpp helpers the entries call are compiled: issue 51)
+            arguments["manual"] = manual
         result = None
 
         def on_checked(early: Any) -> None:
@@ -128,6 +133,13 @@ def _entries_message(
     for outcome in result.summary.outcomes:
         statuses.setdefault(outcome.entry_line, set()).add(outcome.status)
     seconds = result.timings.build + result.timings.run
+    manual = None
+    if getattr(result, "manual_path", None) is not None:  # what the run said of its FunctionsManual.cpp
+        manual = {
+            **(result.manual_summary or {}),
+            "path": str(result.manual_path),
+            "diagnostics": [diagnostic_to_json(d, 0) for d in result.manual_diagnostics],
+        }
     return {
         "entries": [
             {
@@ -142,7 +154,33 @@ def _entries_message(
         "summary": result.summary.text(),
         "jit": result.timings.jit,  # defined by the session's JIT (no g++ build)
         "jit_define": round(result.timings.jit_define, 3),  # seconds of it Cling's definitions took
+        **({"manual": manual} if manual is not None else {}),
     }
+
+
+def _edited_manual(path: Any, python: str, include: Any, found: dict[str, Any]) -> Any:
+    """The request's FunctionsManual.cpp and its edited helpers (derivls.gradcheck.edited), None without one. Kept in
+    `found` (the caller's set-up) while the file's size and mtime hold: the editor's runs do not read and parse the
+    file, nor ask git for its base, again for each save of derivatives.yaml."""
+    import os
+
+    from derivls.gradcheck import edited
+
+    if not isinstance(path, str) or not path:
+        return None
+    manual = Path(path)
+    try:
+        stat = os.stat(manual)
+    except OSError:
+        return None  # (gone since the server named it: the installed helpers run, as without one)
+    key = (str(manual), stat.st_size, stat.st_mtime_ns, python, str(include))
+    kept = found.get("manual")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    header = edited.header_beside(manual, [Path(include)] if include else [])
+    loaded = edited.load(manual, python=python, header=header)
+    found["manual"] = (key, loaded)
+    return loaded
 
 
 def _end_line(analysis: Any, line: int) -> int:

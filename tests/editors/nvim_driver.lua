@@ -350,6 +350,51 @@ if client ~= nil then
   after_attach()
 end
 
+local function clients_of(bufnr)
+  local names = {}
+  for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    table.insert(names, c.name)
+  end
+  return names
+end
+
+-- FunctionsManual.cpp (issue 51): derivls attaches to it (filetype cpp) and is told of its saves; another C++ file
+-- is left alone.
+if client ~= nil and cfg.manual_cpp then
+  step('manual_cpp', function()
+    vim.cmd.edit(vim.fn.fnameescape(cfg.manual_cpp))
+    local manual = vim.api.nvim_get_current_buf()
+    wait_for('derivls to attach to FunctionsManual.cpp', timeout, function()
+      return vim.tbl_contains(clients_of(manual), 'derivls')
+    end)
+    vim.api.nvim_buf_set_lines(manual, -1, -1, false, { '// edited' })
+    vim.cmd.write()
+    local saved = nil
+    if cfg.server_log then
+      saved = wait_for('the save in the stub server log', timeout, function()
+        local f = io.open(cfg.server_log, 'r')
+        if not f then
+          return nil
+        end
+        local text = f:read('*a')
+        f:close()
+        local ok, decoded = pcall(vim.json.decode, text)
+        return ok and decoded.saved and #decoded.saved > 0 and decoded or nil
+      end)
+    end
+    return { filetype = vim.bo[manual].filetype, clients = clients_of(manual), log = saved }
+  end)
+
+  step('other_cpp', function()
+    vim.cmd.edit(vim.fn.fnameescape(cfg.other_cpp))
+    local other = vim.api.nvim_get_current_buf()
+    vim.wait(cfg.other_wait_ms or 1000, function()
+      return false
+    end, 50)
+    return { filetype = vim.bo[other].filetype, clients = clients_of(other) }
+  end)
+end
+
 write_result()
 for _, c in ipairs(vim.lsp.get_clients()) do
   c:stop()

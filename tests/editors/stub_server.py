@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 LOG_PATH = sys.argv[1]
-log: dict[str, Any] = {"opened": [], "commands": []}
+log: dict[str, Any] = {"opened": [], "commands": [], "saved": []}
 server = LanguageServer("derivls-stub", "0.0.0")
 
 
@@ -55,7 +55,9 @@ def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> Non
     flush()
     diagnostics = [
         types.Diagnostic(
-            range=types.Range(start=types.Position(line=i, character=0), end=types.Position(line=i, character=len(line))),
+            range=types.Range(
+                start=types.Position(line=i, character=0), end=types.Position(line=i, character=len(line))
+            ),
             message=".sizes() is not supported in derivative formulas",
             source="derivls",
             severity=types.DiagnosticSeverity.Error,
@@ -64,6 +66,12 @@ def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> Non
         if ".sizes()" in line
     ]
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diagnostics))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    log["saved"].append(params.text_document.uri)
+    flush()
 
 
 def _backward(name: str) -> str:
@@ -75,7 +83,9 @@ def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
     doc = ls.workspace.get_text_document(params.text_document.uri)
     for line, name in _entries(doc.source):
         if line == params.position.line:
-            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"`{_backward(name)}`"))
+            return types.Hover(
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"`{_backward(name)}`")
+            )
     return None
 
 
@@ -83,7 +93,10 @@ def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
 def inlay_hints(ls: LanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     doc = ls.workspace.get_text_document(params.text_document.uri)
     return [
-        types.InlayHint(position=types.Position(line=line, character=len(doc.lines[line].rstrip("\r\n"))), label=f" {_backward(name)}")
+        types.InlayHint(
+            position=types.Position(line=line, character=len(doc.lines[line].rstrip("\r\n"))),
+            label=f" {_backward(name)}",
+        )
         for line, name in _entries(doc.source)
         if params.range.start.line <= line <= params.range.end.line
     ]
@@ -95,7 +108,9 @@ def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.Co
     return [
         types.CodeLens(
             range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=1)),
-            command=types.Command(title="generated code", command="derivls.showGeneratedCode", arguments=[doc.uri, line]),
+            command=types.Command(
+                title="generated code", command="derivls.showGeneratedCode", arguments=[doc.uri, line]
+            ),
         )
         for line, _name in _entries(doc.source)
     ]
@@ -126,7 +141,9 @@ def show_generated_code(ls: LanguageServer, uri: str, entry_line: int) -> dict[s
 def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     for target, (uri, entry_line) in shown.items():
         if uri == params.text_document.uri:
-            ls.protocol.notify("derivls/generatedCodeChanged", {"uri": target, "content": _generated(uri, entry_line)[1]})
+            ls.protocol.notify(
+                "derivls/generatedCodeChanged", {"uri": target, "content": _generated(uri, entry_line)[1]}
+            )
 
 
 if __name__ == "__main__":

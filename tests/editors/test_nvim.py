@@ -308,6 +308,12 @@ def stub(tmp_path_factory: pytest.TempPathFactory, real_files) -> tuple[Run, Lay
         },
     )
     config["server_log"] = str(log)
+    manual = checkout / "torch" / "csrc" / "autograd" / "FunctionsManual.cpp"
+    manual.parent.mkdir(parents=True)
+    manual.write_text("namespace torch::autograd::generated::details {}\n", encoding="utf-8")
+    other_cpp = checkout / "torch" / "csrc" / "autograd" / "Other.cpp"
+    other_cpp.write_text("int other() { return 0; }\n", encoding="utf-8")
+    config["manual_cpp"], config["other_cpp"] = str(manual), str(other_cpp)
     return run_nvim(workdir, config), layout, checkout
 
 
@@ -338,6 +344,18 @@ def test_plugin_opens_only_the_derivatives_file(stub):
         ("derivatives.yaml", "yaml")
     ]
     assert "derivls" not in run.step("other_yaml")["clients"]
+
+
+def test_plugin_attaches_to_functions_manual_cpp_and_sends_its_saves_but_not_other_cpp_files(stub):
+    """Issue 51: the server re-checks the entries calling a helper a save of FunctionsManual.cpp changed."""
+    run, _, checkout = stub
+    manual = run.step("manual_cpp")
+    assert manual["filetype"] == "cpp" and "derivls" in manual["clients"]
+    opened = [(o["uri"].rsplit("/", 1)[-1], o["languageId"]) for o in manual["log"]["opened"]]
+    assert ("FunctionsManual.cpp", "cpp") in opened
+    assert [uri.rsplit("/", 1)[-1] for uri in manual["log"]["saved"]] == ["FunctionsManual.cpp"]
+    other = run.step("other_cpp")
+    assert other["filetype"] == "cpp" and "derivls" not in other["clients"]
 
 
 def test_plugin_generated_code_round_trip(stub):

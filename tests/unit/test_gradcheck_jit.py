@@ -107,3 +107,34 @@ def test_the_session_parses_the_precompiled_headers_includes(real_files):
     found = jit.includes(header)
     assert found[0] == '"torch/csrc/autograd/FunctionsManual.h"'
     assert "<torch/library.h>" in found and len(found) == header.count("#include")
+
+
+def test_the_edited_helpers_namespace_is_the_sources_own_so_a_second_source_defines_them_again(real_files):
+    """Issue 51: the edited FunctionsManual.cpp helpers are defined in a namespace named by their text
+    (derivls.gradcheck.manual); a later edit of the formula with the same helpers would define that namespace's
+    names a second time in the session, which Cling refuses: the JIT renames it with the source."""
+    from dataclasses import replace
+
+    from derivls.gradcheck.manual import manual_code, parse_manual
+
+    manual = parse_manual(
+        "namespace torch::autograd::generated::details {\n"
+        "Tensor acos_grad(const Tensor& grad, const Tensor& self) {\n"
+        "  return grad * -((-self * self + 1).rsqrt()).conj();\n"
+        "}\n"
+        "}\n"
+    )
+    code = manual_code(manual, {"acos_grad"})
+    assert re.search(r"derivls_manual_\w+", code.text)
+    sources = []
+    for n in (1, 2):
+        rendered = _rendered(real_files, "acos")
+        rendered = replace(rendered, source=code.text + rendered.source.replace("{\n", "{\n" + code.usings(), 1))
+        rendered = replace(rendered, source=rendered.source + f"// edit {n}\n")  # (another formula, same helpers)
+        ns = jit.namespace(rendered)
+        source = jit.jit_source(rendered, ns, [], [real_files.packaged.parent.parent / "torch" / "include"])
+        assert "derivls_manual_" not in source
+        assert f"namespace torch::autograd::generated::details::{ns}_manual {{" in source
+        assert f"using ::torch::autograd::generated::details::{ns}_manual::acos_grad;" in source
+        sources.append(ns)
+    assert sources[0] != sources[1]

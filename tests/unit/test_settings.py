@@ -159,3 +159,16 @@ def test_gradcheck_on_save_from_a_workspace_configuration_needs_trust():
     # the user's own setting stands; an untrusted workspace only repeats it
     own = Settings().merged({"gradcheckOnSave": True}, None)
     assert own.merged({"gradcheckOnSave": True}, None).gradcheck_on_save
+
+
+def test_functions_manual_is_a_path_setting_a_workspace_may_set(monkeypatch):
+    """`functionsManual` names the FunctionsManual.cpp gradcheck and the server's watch use outside a checkout: it is
+    only read (compiled only by a trusted workspace's gradcheck), so an untrusted workspace's configuration may set it
+    like `nativeFunctions`; `~`, `$VARS` and workspace-relative paths work, "" clears it."""
+    monkeypatch.setenv("HOME", "/home/u")
+    user = Settings().merged({"functionsManual": "~/pt/torch/csrc/autograd/FunctionsManual.cpp"}, Path("/w"))
+    assert user.functions_manual == Path("/home/u/pt/torch/csrc/autograd/FunctionsManual.cpp")
+    workspace = user.merged({"functionsManual": "manual/FunctionsManual.cpp"}, Path("/w"))
+    assert not workspace.trusted_workspace and workspace.functions_manual == Path("/w/manual/FunctionsManual.cpp")
+    assert workspace.merged({"functionsManual": ""}, Path("/w")).functions_manual is None
+    assert Settings().functions_manual is None

@@ -134,10 +134,22 @@ def on_save(ls: Any, uri: str) -> None:
         _start(ls, uri, doc, changed)
 
 
-def _start(ls: Any, uri: str, doc: Any, lines: list[int]) -> bool:
+def start_entries(ls: Any, uri: str, doc: Any, lines: list[int], manual: str | None = None) -> bool:
+    """Check the entries at `lines` of an open document now (a FunctionsManual.cpp save: the entries calling a
+    changed helper; `manual`, that file, whose edited helpers the run compiles)."""
+    if doc.analysis is None:
+        return False
+    return _start(ls, uri, doc, lines, manual)
+
+
+def _start(ls: Any, uri: str, doc: Any, lines: list[int], manual: str | None = None) -> bool:
     files = doc.files
     if doc.path is None or doc.text is None or files is None or files.native is None:
         return False
+    if manual is None:  # a derivatives.yaml save or a lens: its FunctionsManual.cpp's edited helpers are compiled too
+        from derivls.server.documents import manual_runs
+
+        manual = manual_runs.manual_path(ls, doc)
     job = engine(ls).start(
         uri,
         str(doc.path),
@@ -148,6 +160,7 @@ def _start(ls: Any, uri: str, doc: Any, lines: list[int]) -> bool:
         lines,
         ls.settings.profile,
         getattr(files, "torch_version", None),
+        manual=manual,
     )
     if job is None:
         return False
@@ -173,6 +186,8 @@ def _finished(result: Any) -> str:
 
 
 def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
+    from derivls.server.documents import manual_runs
+
     if doc.analysis is None or doc.lines is None:
         return []
     if bool(getattr(ls.settings, "gradcheck_on_save", False)):  # the text as opened counts as checked
@@ -180,6 +195,7 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
         if doc.uri not in runs.opened:
             runs.opened.add(doc.uri)
             runs.seen(doc.uri, doc.analysis)
+            manual_runs.seen(ls, doc)  # its FunctionsManual.cpp as now: what its saves are compared with
             if trusted(ls):  # gradcheck on save in a trusted workspace: the session starts in the background
                 runs.session(start=True)
                 watch_session(ls, runs)
@@ -188,7 +204,9 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is None:
         return []
-    return background.lsp_diagnostics(found, doc, SOURCE)
+    out = background.lsp_diagnostics(found, doc, SOURCE)
+    manual_runs.publish(ls)  # a failure of an entry calling an edited helper, on the helper's line
+    return out
 
 
 def diagnostics_now(ls: Any, doc: Any) -> list[Any]:

@@ -355,10 +355,16 @@ def workspace_derivatives(ls: DerivlsServer) -> list[Path]:
 
 
 def manual_files(ls: DerivlsServer, doc: DerivDocument) -> list[Path]:
+    """FunctionsManual.cpp/.h for go to definition and completion: the `functionsManual` setting's file first (a
+    derivatives.yaml outside a checkout), then what discovery finds."""
     native = doc.files.native if doc.files is not None else None
-    return discovery.functions_manual_sources(
+    found = discovery.functions_manual_sources(
         doc.path, Path(native) if native is not None else None, list(ls.workspace_roots())
     )
+    setting = getattr(ls.settings, "functions_manual", None)
+    if setting is not None and Path(setting).is_file() and Path(setting) not in found:
+        found.insert(0, Path(setting))
+    return found
 
 
 __all__ = [

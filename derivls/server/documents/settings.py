@@ -1,5 +1,5 @@
 """The server's settings: `nativeFunctions`, `tags`, `profile`, `torchVersion`, `torchInclude`,
-`compileOnSave`, `compileCxx`, `compileTorchInclude`, `gradcheckOnSave`, `gradcheckPython` (section
+`functionsManual`, `compileOnSave`, `compileCxx`, `compileTorchInclude`, `gradcheckOnSave`, `gradcheckPython` (section
 `derivls`).
 
 They come from `initializationOptions` (flat, or nested under `derivls`) and
@@ -46,6 +46,9 @@ class Settings:
     # `torchInclude`: a torch `include` folder where the formula checks find the headers the files' tree lacks
     # (`check --torch-include`); read, never compiled, so a workspace may set it like nativeFunctions
     torch_include: Path | None = None
+    # `functionsManual`: the FunctionsManual.cpp whose helpers gradcheck compiles and the server watches, outside a
+    # checkout (`gradcheck --manual`); None: the checkout's torch/csrc/autograd/FunctionsManual.cpp, if any
+    functions_manual: Path | None = None
     compile_on_save: bool = False  # `compileOnSave`: compile the saved entries' C++ (derivls check --compile)
     compile_cxx: str | None = None  # `compileCxx`: the compiler (default: $CXX, g++, c++, clang++)
     compile_torch_include: str | None = None  # `compileTorchInclude`: torch's include folder (default: found)
@@ -76,6 +79,8 @@ class Settings:
             result = replace(result, tags=_path(raw["tags"], root))
         if "torchInclude" in raw:
             result = replace(result, torch_include=_path(raw["torchInclude"], root))
+        if "functionsManual" in raw:
+            result = replace(result, functions_manual=_path(raw["functionsManual"], root))
         if isinstance(raw.get("compileOnSave"), bool):
             result = replace(result, compile_on_save=raw["compileOnSave"])
         if isinstance(raw.get("gradcheckOnSave"), bool):

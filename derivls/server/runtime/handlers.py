@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from derivls.limits import MAX_RESPONSE_ITEMS
-from derivls.server.documents import compile_on_save, gradcheck_runs, indexes, pipeline, saving
+from derivls.server.documents import compile_on_save, gradcheck_runs, indexes, manual_runs, pipeline, saving
 from derivls.server.documents.settings import Settings
 from derivls.server.features import (
     actions,
@@ -116,6 +116,8 @@ def _register_documents(server: DerivlsServer) -> None:
             pipeline.open_document(ls, item.uri)
         elif indexes.native_kind(item.uri):
             indexes.set_overlay(ls, item.uri, item.text)
+        elif manual_runs.is_manual(ls, item.uri):  # FunctionsManual.cpp: its saves re-check the helpers' callers
+            manual_runs.opened(ls, item.uri, item.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded()
@@ -125,6 +127,8 @@ def _register_documents(server: DerivlsServer) -> None:
             pipeline.schedule(ls, uri)
         elif indexes.native_kind(uri):
             indexes.set_overlay(ls, uri, ls.workspace.get_text_document(uri).source)
+        elif manual_runs.is_manual(ls, uri):
+            manual_runs.changed(ls, uri, ls.workspace.get_text_document(uri).source)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @guarded()
@@ -134,17 +138,21 @@ def _register_documents(server: DerivlsServer) -> None:
         gradcheck_runs.close(ls, uri)
         if not pipeline.close_document(ls, uri) and indexes.native_kind(uri):
             indexes.set_overlay(ls, uri, None)
+        manual_runs.closed(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     @guarded()
     def did_save(ls: DerivlsServer, params: types.DidSaveTextDocumentParams) -> None:
         compile_on_save.on_save(ls, params.text_document.uri)  # the compileOnSave setting (off: nothing)
         gradcheck_runs.on_save(ls, params.text_document.uri)  # the gradcheckOnSave setting (off: nothing)
+        manual_runs.on_save(ls, params.text_document.uri)  # a FunctionsManual.cpp: the changed helpers' callers
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded()
     def did_change_watched_files(ls: DerivlsServer, params: types.DidChangeWatchedFilesParams) -> None:
-        indexes.files_changed(ls, [p for change in params.changes if (p := to_fs_path(change.uri))])
+        paths = [p for change in params.changes if (p := to_fs_path(change.uri))]
+        indexes.files_changed(ls, paths)
+        manual_runs.files_changed(ls, paths)  # a FunctionsManual.cpp changed on disk: as its save
 
 
 def _register_navigation(server: DerivlsServer) -> None:
@@ -300,6 +308,7 @@ def status(ls: DerivlsServer) -> dict[str, Any]:
             "profile": ls.settings.profile,
             "torchVersion": ls.settings.torch_version,
             "torchInclude": str(ls.settings.torch_include) if ls.settings.torch_include else None,
+            "functionsManual": str(ls.settings.functions_manual) if ls.settings.functions_manual else None,
             "trustedWorkspace": ls.settings.trusted_workspace,
             "gradcheckOnSave": ls.settings.gradcheck_on_save,
             "compileCxx": ls.settings.compile_cxx,

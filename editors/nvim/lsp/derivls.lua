@@ -13,7 +13,10 @@
 ---
 --- The filetype stays `yaml` (YAML highlighting and other YAML servers keep working); `root_dir` only
 --- accepts buffers named `derivatives.yaml` or `native_functions.yaml`, so other YAML files never start
---- it. Settings (`nativeFunctions`, `tags`, `profile`, `torchVersion`, `compileOnSave`, ...) go under
+--- it. It also attaches to `FunctionsManual.cpp` (filetype `cpp`, beside clangd; or the file the
+--- `functionsManual` setting names): saving it re-checks, with `gradcheckOnSave`, the entries that call
+--- a helper whose text changed, and a failure is shown on the helper's line too. Settings
+--- (`nativeFunctions`, `tags`, `profile`, `torchVersion`, `functionsManual`, `compileOnSave`, ...) go under
 --- `settings.derivls`:
 ---
 --- ```lua
@@ -32,6 +35,8 @@
 --- `vim.g.derivls_autostart = false`).
 
 local handled = { ['derivatives.yaml'] = true, ['native_functions.yaml'] = true }
+-- FunctionsManual.cpp (filetype cpp): the helpers the formulas call; the server watches it (gradcheckOnSave)
+local manual = 'FunctionsManual.cpp'
 
 -- The server's working directory: this file's folder, never the project. `python -m` puts its working
 -- directory first on sys.path, so a project holding `derivls/`, `yaml/`, `pygls/`, `asyncio/`… would
@@ -60,11 +65,21 @@ local function expand_paths(settings)
   if type(settings) ~= 'table' then
     return
   end
-  for _, key in ipairs({ 'nativeFunctions', 'tags' }) do
+  for _, key in ipairs({ 'nativeFunctions', 'tags', 'functionsManual' }) do
     if type(settings[key]) == 'string' and settings[key] ~= '' then
       settings[key] = vim.fs.normalize(settings[key])
     end
   end
+end
+
+--- Whether `path` is the file the `functionsManual` setting names (a FunctionsManual.cpp of another name).
+---@param path string absolute, normalized
+---@return boolean
+local function is_manual_setting(path)
+  local config = vim.lsp.config and vim.lsp.config.derivls
+  local settings = config and config.settings and config.settings.derivls
+  local named = type(settings) == 'table' and settings.functionsManual or nil
+  return type(named) == 'string' and named ~= '' and vim.fs.normalize(named) == path
 end
 
 ---@type vim.lsp.Config
@@ -73,13 +88,22 @@ return {
   -- installed but no script on PATH: cmd = { 'python3', '-m', 'derivls' }.
   cmd = { 'derivls' },
   cmd_cwd = neutral_cwd,
-  filetypes = { 'yaml' },
+  filetypes = { 'yaml', 'cpp' },
   root_dir = function(bufnr, on_dir)
     local fname = vim.api.nvim_buf_get_name(bufnr)
-    if fname == '' or not handled[vim.fs.basename(fname)] then
+    if fname == '' then
+      return
+    end
+    local path = vim.fs.normalize(vim.fn.fnamemodify(fname, ':p'))
+    local base = vim.fs.basename(fname)
+    if vim.bo[bufnr].filetype == 'cpp' then
+      if base ~= manual and not is_manual_setting(path) then
+        return -- not ours: leave every other C++ buffer to clangd
+      end
+    elseif not handled[base] then
       return -- not ours: leave every other YAML buffer alone
     end
-    on_dir(find_root(vim.fs.normalize(vim.fn.fnamemodify(fname, ':p'))))
+    on_dir(find_root(path))
   end,
   settings = {
     derivls = {

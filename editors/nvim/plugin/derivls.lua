@@ -1,5 +1,7 @@
 -- derivls plugin: starts the derivls language server for buffers named derivatives.yaml or
--- native_functions.yaml (filetype stays yaml), and wires the generated-code command.
+-- native_functions.yaml (filetype stays yaml), attaches it to FunctionsManual.cpp too (filetype cpp: its
+-- saves re-check the entries calling a changed helper, with gradcheckOnSave), and wires the generated-code
+-- command.
 --   vim.g.derivls_autostart = false   -- don't call vim.lsp.enable('derivls') (do it yourself)
 --   vim.g.derivls_generated_split = 'split' | 'vsplit' (default) | 'tabnew'
 --   vim.g.derivls_inlay_hints = false  -- don't turn inlay hints on for derivls buffers (default: on)
@@ -29,6 +31,9 @@ vim.api.nvim_create_autocmd('LspAttach', {
     if client == nil or client.name ~= 'derivls' or vim.g.derivls_inlay_hints == false then
       return
     end
+    if vim.bo[args.buf].filetype ~= 'yaml' then
+      return -- FunctionsManual.cpp: the server only follows its saves (hints are clangd's there)
+    end
     if client:supports_method('textDocument/inlayHint', args.buf) then
       vim.lsp.inlay_hint.enable(true, { bufnr = args.buf })
     end
@@ -40,6 +45,6 @@ vim.api.nvim_create_user_command('DerivlsShowGeneratedCode', derivls.show_at_cur
 })
 
 if vim.g.derivls_autostart ~= false then
-  -- lsp/derivls.lua's root_dir accepts only derivatives.yaml / native_functions.yaml buffers.
+  -- lsp/derivls.lua's root_dir accepts only derivatives.yaml / native_functions.yaml / FunctionsManual.cpp buffers.
   vim.lsp.enable('derivls')
 end

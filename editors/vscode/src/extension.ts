@@ -40,7 +40,15 @@ const RUN_GRADCHECK = 'derivls.runGradcheck';
 /** Told to the server when the user grants trust to the workspace: its gradcheck lenses become runnable. */
 const WORKSPACE_TRUSTED = 'derivls/workspaceTrusted';
 const FILE_PATTERN = '**/{derivatives,native_functions}.yaml';
-const DOCUMENT_SELECTOR = [{ scheme: 'file', language: 'yaml', pattern: FILE_PATTERN }];
+/**
+ * FunctionsManual.cpp: the helpers the formulas call. The server follows its saves (with gradcheckOnSave, the
+ * entries calling a helper whose text changed are checked again) and shows a failure on the helper's line.
+ */
+const MANUAL_PATTERN = '**/FunctionsManual.cpp';
+const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'yaml', pattern: FILE_PATTERN },
+  { scheme: 'file', language: 'cpp', pattern: MANUAL_PATTERN },
+];
 
 let output: vscode.OutputChannel;
 let generated: GeneratedCodeProvider;
@@ -152,6 +160,8 @@ async function startClient(): Promise<void> {
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
+    // FunctionsManual.cpp changed on disk (a checkout switched, another editor): the server re-reads its helpers
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher(MANUAL_PATTERN) },
     outputChannel: output,
     // trustedWorkspace: the server takes compileCxx, compileTorchInclude and gradcheckPython from a
     // workspace's configuration only when it is trusted (docs/security.md)

@@ -268,6 +268,7 @@ export const SERVER_SETTING_KEYS = [
   'profile',
   'torchVersion',
   'torchInclude',
+  'functionsManual',
   'compileOnSave',
   'compileCxx',
   'compileTorchInclude',
@@ -287,6 +288,7 @@ export function readServerSettings(get: <T>(key: string, fallback: T) => T): Raw
     profile: get('profile', 'auto'),
     torchVersion: get('torchVersion', 'auto'),
     torchInclude: get('torchInclude', ''),
+    functionsManual: get('functionsManual', ''),
     compileOnSave: get('compileOnSave', false),
     compileCxx: get('compileCxx', ''),
     compileTorchInclude: get('compileTorchInclude', ''),
@@ -302,6 +304,7 @@ export interface RawServerSettings {
   profile?: string;
   torchVersion?: string;
   torchInclude?: string;
+  functionsManual?: string;
   compileOnSave?: boolean;
   compileCxx?: string;
   compileTorchInclude?: string;
@@ -317,6 +320,7 @@ export interface ServerSettingsPayload {
   profile: Profile;
   torchVersion: string;
   torchInclude: string;
+  functionsManual: string;
   compileOnSave: boolean;
   compileCxx: string;
   compileTorchInclude: string;
@@ -341,6 +345,7 @@ export function serverSettings(raw: RawServerSettings, ctx: Pick<LaunchContext, 
     profile: PROFILES.includes(raw.profile ?? '') ? (raw.profile as Profile) : 'auto',
     torchVersion: torchVersion === '' ? 'auto' : torchVersion,
     torchInclude: expandPath(raw.torchInclude ?? '', ctx),
+    functionsManual: expandPath(raw.functionsManual ?? '', ctx),
     compileOnSave: raw.compileOnSave === true,
     compileCxx: expandPath(raw.compileCxx ?? '', ctx),
     compileTorchInclude: expandPath(raw.compileTorchInclude ?? '', ctx),

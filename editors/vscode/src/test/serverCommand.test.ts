@@ -214,6 +214,7 @@ describe('serverSettings', () => {
     profile: 'auto',
     torchVersion: 'auto',
     torchInclude: '',
+    functionsManual: '',
     compileOnSave: false,
     compileCxx: '',
     compileTorchInclude: '',
@@ -245,6 +246,11 @@ describe('serverSettings', () => {
 
   it('expands torchInclude like the other paths', () => {
     assert.equal(serverSettings({ torchInclude: '${workspaceFolder}/torch/include' }, linux).torchInclude, '/src/pytorch/torch/include');
+  });
+
+  it('expands functionsManual like the other paths', () => {
+    const sent = serverSettings({ functionsManual: '~/pytorch/torch/csrc/autograd/FunctionsManual.cpp' }, linux);
+    assert.equal(sent.functionsManual, '/home/u/pytorch/torch/csrc/autograd/FunctionsManual.cpp');
   });
 
   it('sends torchVersion as set, and an empty one as auto', () => {
