@@ -1,6 +1,6 @@
 """Operands OpInfo's samples lack (derivls/gradcheck/child/operands.py, in-process, no compiler), found by the releases
 checking each other (issue 52): a floating input given as integers, every other element negative, where the op
-promotes it and another input is left to vary (ldexp's `other`: torch 2.13's formula computes 2**-1 in integers);
+promotes it, another input is left to vary and torch's own autograd runs on it (ldexp's `other`: torch 2.13's formula computes 2**-1 in integers);
 a NaN in an input, where the op ignores it (fmax: torch 2.14's formula gives the NaN input the gradient)."""
 
 from __future__ import annotations
@@ -38,6 +38,14 @@ def test_no_integer_operand_for_an_op_of_one_input_nor_where_the_op_rejects_it(c
     # lerp's end must have self's dtype: lerp(x, int end, w) raises, so none is made for it
     made = _made(child, torch, "lerp", "Tensor", x, x + 1, x / 2, wrt=("self", "end", "weight"))
     assert "end as integers" not in made
+
+
+def test_no_integer_operand_where_torchs_own_backward_raises_on_it(child, torch):
+    # torch.addr(m, v1, integer v2) runs, its backward raises (addmv of Long and Double): the formula's would too
+    m, v1, v2 = torch.zeros(2, 3, dtype=torch.float64), torch.ones(2, dtype=torch.float64), torch.ones(3).double()
+    made = _made(child, torch, "addr", "default", m, v1, v2, wrt=("self", "vec1", "vec2"))
+    assert "vec1 as integers" not in made and "vec2 as integers" not in made
+    assert "a NaN in self" not in made  # (addr propagates a NaN of self)
 
 
 def test_a_nan_is_put_in_an_input_only_where_the_op_ignores_it(child, torch):

@@ -2,7 +2,7 @@
 argument given as integers (ldexp's `other`: torch 2.13 computed `pow(2, other)` in integers, so 2**-1 was 0), and a
 NaN that the op ignores (fmax's: torch 2.14 gave the gradient to the NaN input too)."""
 
-from .values import all_strided, flat_output, leaf_slots, positional
+from .values import all_strided, call_overload, flat_output, leaf_slots, positional
 from .variants import VARIANT_BASES, VARIANT_NUMEL, unchecked_arguments, variant
 
 
@@ -64,6 +64,34 @@ def with_nan(torch, tensor):
 
 
 def kept(torch, overload, values):
-    """The op takes the values and its outputs are floating and finite."""
+    """The op takes the values, its outputs are floating and finite, and torch's own autograd runs on them (backward
+    and forward mode): where torch's own backward raises on a mixed call (addr's or huber_loss's with an integer
+    operand), a formula raising there is no news. Its values are not asked to be right: the formula's are checked."""
     out = flat_output(torch, overload, values)
-    return out is not None and out.numel() > 0 and bool(torch.isfinite(out).all())
+    if out is None or out.numel() == 0 or not bool(torch.isfinite(out).all()):
+        return False
+    return own_autograd_runs(torch, overload, values)
+
+
+def own_autograd_runs(torch, overload, values):
+    import torch.autograd.forward_ad as fwAD
+
+    def floating(v):
+        return isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
+
+    def outputs(out):
+        return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if floating(o)]
+
+    try:
+        leaves = [v.detach().clone().requires_grad_() if floating(v) else v for v in values]
+        outs = [o for o in outputs(call_overload(torch, overload, leaves)) if o.requires_grad]
+        inputs = [v for v in leaves if floating(v)]
+        if outs:
+            torch.autograd.grad(outs, inputs, [torch.ones_like(o) for o in outs], allow_unused=True)
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(v.detach(), torch.ones_like(v)) if floating(v) else v for v in values]
+            for o in outputs(call_overload(torch, overload, duals)):
+                fwAD.unpack_dual(o)
+    except Exception:
+        return False
+    return True
