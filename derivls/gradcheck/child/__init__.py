@@ -13,6 +13,7 @@ Modules, each one job (each imports only the ones above it in this list):
   samples   find_samples: OpInfo's (and ModuleInfo's) samples at the level of the overload they reach
   schema    inputs made from the schema when no sample reaches an overload
   variants  inputs where mistakes live: special values, quadrants, number arguments, the call's structure
+  operands  operands OpInfo's samples lack: a floating input given as integers, a NaN the op ignores
   checks    check_unit: gradcheck / check_forward_ad / gradgradcheck of one unit, its failures
   jit       the session's JIT: the extension's code defined by Cling in the process
   oneshot   main: one run (the request, samples, the checks, the repair phase)

@@ -16,6 +16,7 @@ from .limits import (
 )
 from .lineage import backward_slots, recomputed
 from .nested import from_flat, nested_samples, no_nested_kernel, structure, to_flat
+from .operands import operand_variants
 from .protocol import summarize
 from .samples import DROPPED
 from .schema import fitting_schema_samples, formula_without_cpu_kernel, no_cpu_kernel, op_without_cpu_kernel
@@ -79,7 +80,8 @@ def check_unit(torch, ns, unit, found, request):
         found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
     elif request.get("variants", True) and not nested:
-        found = list(found) + inplace_fit(torch, overload, unit, variants(torch, overload, unit, found))
+        made = variants(torch, overload, unit, found) + operand_variants(torch, overload, unit, found)
+        found = list(found) + inplace_fit(torch, overload, unit, made)
     if nested and found:
         found = nested_samples(torch, overload, unit, found)
         if not found:
