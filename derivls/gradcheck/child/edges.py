@@ -32,8 +32,7 @@ def edge_variants(torch, overload, unit, found, double=False):
     kept where the op takes it and torch's own gradient agrees with finite differences there."""
     made = []
     bases = {}
-    # (the highest-rank samples first: a 0-dim one has no ties, no spread, no dims)
-    for sample in sorted(found, key=lambda s: -max((v.dim() for v in s["args"] if hasattr(v, "dim")), default=0)):
+    for sample in sorted(found, key=lambda s: base_order(torch, s)):
         if sample.get("transforms") or sample.get("variant"):  # (reference inputs too: often of a higher rank)
             continue
         if sample.get("from_backward") and any(
@@ -77,6 +76,15 @@ def edge_variants(torch, overload, unit, found, double=False):
             edge["skip"] = {**sample.get("skip", {}), **skip}
             made.append(edge)
     return made
+
+
+def base_order(torch, sample):
+    """Samples whose floating inputs all have one shape first (two inputs can tie everywhere), then those of the
+    highest rank (a 0-dim one has no ties, no spread, no dims; it is widened when it is all there is)."""
+    shapes = [
+        v.shape for v in sample["args"] if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex())
+    ]
+    return (len(set(shapes)) > 1, -max((len(shape) for shape in shapes), default=0))
 
 
 WIDE = (4, 4)  # the shape a 0-dim floating input is widened to (seeded values)
@@ -154,7 +162,7 @@ def torch_agrees(torch, overload, unit, values, double=False):
         except Exception:
             return False
 
-    common = {"check_undefined_grad": False, "check_batched_grad": False}
+    common = {"check_undefined_grad": False, "check_batched_grad": False, "fast_mode": True}  # (a random projection)
     if not passes(torch.autograd.gradcheck, check_backward_ad=True, **common):
         return None
     skip = {}
@@ -371,13 +379,17 @@ def index_candidates(torch, overload, values):
             made.append(
                 (f"repeated indices in {arguments[index_at].name}", with_value(values, index_at, repeated), None)
             )
-    held = [int(k) for k in index.reshape(-1).tolist() if int(k) >= 0]
+    held = list(dict.fromkeys(int(k) for k in index.reshape(-1).tolist() if int(k) >= 0))
     for j, a in enumerate(arguments):
-        if a.name not in SPECIAL_INDEX_NAMES or j >= len(values) or not held:
+        if a.name not in SPECIAL_INDEX_NAMES or j >= len(values) or not held or values[j] in held:
             continue
-        if values[j] in held:
-            continue
-        changed = with_value(values, j, held[0])
-        if accepted(torch, overload, changed):
-            made.append((f"{a.name}={held[0]} (an index {arguments[index_at].name} holds)", changed, None))
+        for k in held:
+            changed = with_value(values, j, k)
+            if bool((index == k).all()):  # (every index special: a mean over none; half of them another index)
+                other = index.clone()
+                other.view(-1)[1::2] = 0 if k else 1
+                changed[index_at] = other
+            if accepted(torch, overload, changed):
+                made.append((f"{a.name}={k} (an index {arguments[index_at].name} holds)", changed, None))
+                break
     return made
