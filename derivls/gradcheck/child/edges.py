@@ -56,25 +56,35 @@ def edge_variants(torch, overload, unit, found, double=False):
                 values, widened = wide, True
         if flat_output(torch, overload, values) is None:
             continue
-        # (a sample reached through a backward, whose tensors are another op's: its numbers and indices only)
-        candidates = scalar_edge_candidates(torch, overload, values) + index_candidates(torch, overload, values)
-        if not sample.get("from_backward"):
-            candidates += (
-                tie_candidates(torch, overload, values, slots)
-                + constant_candidates(torch, overload, values, slots)
-                + dim_candidates(torch, overload, values)
-                + mixed_candidates(torch, overload, values, slots)
-            )
-        for what, changed, kink in candidates:
-            if kink is not None and not kinked(torch, overload, changed, *kink):
-                continue  # (the op is smooth there: nothing a formula could pick)
-            skip = torch_agrees(torch, overload, unit, changed, double)
-            if skip is None:
-                continue
-            what = f"edge: {what}" + (f", every 0-dim input made {WIDE}" if widened else "")
-            edge = variant(sample, changed, what, False)
-            edge["skip"] = {**sample.get("skip", {}), **skip}
-            made.append(edge)
+        try:  # (an edge the harness cannot make costs the unit that edge, never its other samples)
+            made += edges_of(torch, overload, unit, sample, values, slots, widened, double)
+        except Exception:
+            continue
+    return made
+
+
+def edges_of(torch, overload, unit, sample, values, slots, widened, double):
+    """The edge samples of one base sample (values: its arguments, widened or not), each kept where torch agrees."""
+    made = []
+    # (a sample reached through a backward, whose tensors are another op's: its numbers and indices only)
+    candidates = scalar_edge_candidates(torch, overload, values) + index_candidates(torch, overload, values)
+    if not sample.get("from_backward"):
+        candidates += (
+            tie_candidates(torch, overload, values, slots)
+            + constant_candidates(torch, overload, values, slots)
+            + dim_candidates(torch, overload, values)
+            + mixed_candidates(torch, overload, values, slots)
+        )
+    for what, changed, kink in candidates:
+        if kink is not None and not kinked(torch, overload, changed, *kink):
+            continue  # (the op is smooth there: nothing a formula could pick)
+        skip = torch_agrees(torch, overload, unit, changed, double)
+        if skip is None:
+            continue
+        what = f"edge: {what}" + (f", every 0-dim input made {WIDE}" if widened else "")
+        edge = variant(sample, changed, what, False)
+        edge["skip"] = {**sample.get("skip", {}), **skip}
+        made.append(edge)
     return made
 
 
