@@ -189,7 +189,9 @@ def variants(torch, overload, unit, found):
         if bases.get(dtype, 0) < VARIANT_BASES and small and all_strided(torch, values):
             bases[dtype] = bases.get(dtype, 0) + 1
             made += point_variants(torch, overload, unit, sample, values, slots)
-    return made + structure_of_samples(torch, overload, unit, found)
+    from .edges import edge_variants  # (edges.py builds on this module's variant())
+
+    return made + structure_of_samples(torch, overload, unit, found) + edge_variants(torch, overload, unit, found)
 
 
 def variant(sample, values, what, points):
