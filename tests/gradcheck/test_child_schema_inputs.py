@@ -67,3 +67,30 @@ def test_a_float32_sample_is_checked_at_float32_tolerances_and_a_wrong_formula_s
     assert ok, message  # (at float64's step and tolerances, rounding alone fails it)
     ok, _, _ = child.run_check(torch, overload, unit, values, slot, "backward", _square_backward(torch, -1), None, {})
     assert not ok
+
+
+def test_a_sparse_or_mkldnn_output_is_seen_as_its_dense_values(child, torch):
+    x = torch.rand(3, 4, dtype=torch.float64)
+    assert torch.equal(child.to_flat(torch, x.to_sparse_csr()), x)
+    assert torch.equal(child.to_flat(torch, x.float().to_mkldnn()), x.float())
+    flat = child.flat_output(torch, torch.ops.aten._to_sparse_csr.default, [x, None])
+    assert flat is not None and torch.equal(flat, x.reshape(-1).to(torch.complex128))
+
+
+def test_an_overload_no_sample_reaches_gets_its_sibling_overloads_samples_by_argument_name(child, torch):
+    aten = torch.ops.aten
+    unit = unit_request(torch, "norm", "Scalar", "self")  # (OpInfos reach norm.ScalarOpt_dim, not norm.Scalar)
+    reach = {"aten::norm.ScalarOpt_dim": ["nn.functional.triplet_margin_loss"]}  # (a part of the reach index)
+    found = child.find_samples(torch, [unit], 2, reach)[unit["id"]]
+    assert found and all(s["origin"].endswith("(through aten.norm.ScalarOpt_dim)") for s in found)
+    assert all(len(s["args"]) == 2 and isinstance(s["args"][0], torch.Tensor) for s in found)  # (self, p)
+    sibling = {"dtype": torch.float64, "args": (torch.rand(3), None, [0]), "kwargs": {}}
+    # a None p does not fit norm.Scalar's `Scalar p=2`: its default; a dtype the schema needs: the sample's
+    assert child.as_overload(torch, aten.norm.Scalar, aten.norm.ScalarOpt_dim, sibling)[1] == 2
+    assert child.as_overload(torch, aten.norm.ScalarOpt_dtype, aten.norm.ScalarOpt_dim, sibling)[2] == torch.float64
+
+
+def test_values_above_one_are_a_retry_for_an_op_defined_there(child, torch):
+    unit = unit_request(torch, "special_zeta", "self_scalar", "other")  # (zeta(0.75, q) is nan)
+    (sample,) = child.fitting_schema_samples(torch, unit, torch.ops.aten.special_zeta.self_scalar)
+    assert sample["origin"] == "schema-made (values above 1)" and sample["args"][0] == 1.75

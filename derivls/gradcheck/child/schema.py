@@ -67,7 +67,9 @@ SCHEMA_RETRIES = (
     ("a transposed 3-d convolution's", (1, 2, 5, 5, 5), (3,), "conv3d-transposed", False),
     ("an image and a sampling grid", (1, 2, 4, 4), None, "grid", False),
     ("a time, batch, channel input and its convolution", (5, 1, 2), (3,), "tbc", False),
+    ("values above 1", (3, 4), None, "above 1", False),  # (zeta's domain: tensors in [1.2, 1.9], numbers 1.75)
 )
+ABOVE_ONE = {"number": 1.75, "Scalar": 1.75, "float": 1.75}
 RETRY_SECONDS = 5  # one call of the op on a retry's inputs
 INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
 GRAD_NAMES = ("grad_output", "grad_out", "grad")  # a *_backward function's incoming grad: shaped by its forward
@@ -117,6 +119,8 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
                 value = (torch.rand(size, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(dtype)
                 if kind == "grid" and a.name == "grid":
                     value = value * 2.5 - 1.4
+                if kind == "above 1":
+                    value = value + 1
                 if definite and value.dim() == 2 and value.shape[0] == value.shape[1]:
                     value = value @ value.mT + value.shape[0] * torch.eye(value.shape[0], dtype=dtype)
             main = value if main is None else main
@@ -130,7 +134,7 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
         elif a.has_default_value():
             values.append(a.default_value)
         elif t in SCHEMA_VALUES:
-            values.append(SCHEMA_VALUES[t])
+            values.append(ABOVE_ONE.get(t, SCHEMA_VALUES[t]) if kind == "above 1" else SCHEMA_VALUES[t])
         elif t.startswith("Optional["):
             values.append(None)
         elif t == "ScalarType":

@@ -128,6 +128,8 @@ def flat_output(torch, overload, values):
     except Exception:
         return None
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+    # (a sparse or mkldnn output, of to_sparse or to_mkldnn: its dense values; a nested one: none)
+    outs = [o.to_dense() if o.layout != torch.strided and not o.is_nested else o for o in outs]
     if not all_strided(torch, outs):
         return None
     parts = [o.detach().reshape(-1).to(torch.complex128) for o in outs if o.is_floating_point() or o.is_complex()]
