@@ -94,3 +94,20 @@ def test_values_above_one_are_a_retry_for_an_op_defined_there(child, torch):
     unit = unit_request(torch, "special_zeta", "self_scalar", "other")  # (zeta(0.75, q) is nan)
     (sample,) = child.fitting_schema_samples(torch, unit, torch.ops.aten.special_zeta.self_scalar)
     assert sample["origin"] == "schema-made (values above 1)" and sample["args"][0] == 1.75
+
+
+def test_a_unit_whose_opinfo_samples_all_lie_outside_its_domain_is_checked_on_schema_made_inputs(child, torch):
+    unit = {**unit_request(torch, "special_zeta", "default", "other"), "outputs": ["result"], "grads": [0]}
+    unit["backward"], unit["fw_inputs"] = "zeta_backward", []
+
+    class Formulas:  # (what the compiled extension holds: the entry's formula for `other`)
+        @staticmethod
+        def zeta_backward(self, other, result, grads, mask):
+            (grad,) = grads
+            return [None if grad is None else grad * -self * torch.special.zeta(self + 1.0, other)]
+
+    below = (torch.rand(3, dtype=torch.float64) - 2, torch.rand(3, dtype=torch.float64) + 0.5)  # (zeta(x < 1): nan)
+    found = [{"dtype": torch.float64, "args": below, "kwargs": {}, "origin": "an OpInfo", "skip": {}, "transforms": {}}]
+    assert child.check_samples(torch, Formulas, unit, found, {})["reason"].endswith("not finite")
+    result = child.check_unit(torch, Formulas, unit, found, {})
+    assert (result["status"], result["inputs"]) == ("passed", "schema")

@@ -55,18 +55,17 @@ def intermediate_input(torch, overload, unit, values, slots, kernels, request, s
 
 
 NOT_FINITE = "the op's output at the sample is not finite"
+UNRELIABLE = "finite differences are not reliable at a special point"
+OUTSIDE = (f"every check was skipped: {NOT_FINITE}", f"every check was skipped: {UNRELIABLE}")
 
 
 def check_unit(torch, ns, unit, found, request):
     """The unit's result on its samples; when every check of OpInfo's samples was skipped because the op's output
-    there is not finite (special.zeta's samples, all below its domain), the result on inputs made from the schema
-    instead, where those give a check (the retries include values above 1)."""
+    there is not finite (special.zeta's samples, all below its domain) or finite differences are not reliable there
+    (_to_copy's samples: casts to float32), the result on inputs made from the schema instead, where those give a
+    check (the retries include values above 1)."""
     result = check_samples(torch, ns, unit, found, request)
-    if (
-        found
-        and result["status"] == "not-checkable"
-        and result.get("reason") == f"every check was skipped: {NOT_FINITE}"
-    ):
+    if found and result["status"] == "not-checkable" and result.get("reason") in OUTSIDE:
         retried = check_samples(torch, ns, unit, [], request)
         if retried["status"] != "not-checkable" or retried["reason"].startswith(("not implemented", "no CPU kernel")):
             return retried
@@ -185,7 +184,7 @@ def check_samples(torch, ns, unit, found, request):
                     )
                 except Unstable as e:
                     unstable += e.args[0]
-                    skipped.append("finite differences are not reliable at a special point")
+                    skipped.append(UNRELIABLE)
                     continue
                 except TooLarge as e:
                     skipped.append(f"too large for a dense gradcheck ({e})")
