@@ -103,7 +103,9 @@ class Summary:
             if o.status == "not-checkable":
                 lines.append(f"  not checkable: {o.name} (line {o.entry_line + 1}): {o.reason}")
             elif o.inputs == "schema":
-                lines.append(f"  {o.name}: {o.status} on inputs made from the schema (no OpInfo sample reaches it)")
+                lines.append(
+                    f"  {o.name}: {o.status} on inputs made from the schema (no OpInfo sample reaches it, or none it can be checked on)"
+                )
         if self.unreachable_helpers:
             lines.append("  FunctionsManual helpers not reachable: " + ", ".join(self.unreachable_helpers))
         return "\n".join(lines)

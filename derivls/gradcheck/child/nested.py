@@ -23,9 +23,12 @@ def no_nested_kernel(torch, overload):
 
 
 def to_flat(torch, value):
-    """A nested tensor's components' values as one flat dense tensor (in order); any other value as it is."""
+    """A nested tensor's components' values as one flat dense tensor (in order); a sparse or mkldnn one (an output of
+    to_sparse, to_mkldnn) as its dense values; any other value as it is."""
     if isinstance(value, torch.Tensor) and value.is_nested:
         return torch.cat([c.reshape(-1) for c in value.unbind()])
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided:
+        return value.to_dense()
     return value
 
 

@@ -8,7 +8,7 @@ from .reach import REACH_BACKWARD, REACH_MODULE, backward_of, module_infos, modu
 from .values import all_finite, all_strided, largest_tensor, positional
 
 
-def find_samples(torch, units, limit, reach=None):
+def find_samples(torch, units, limit, reach=None, siblings=True):
     """{unit id: [sample]} from OpInfo samples whose call reaches the overload; a sample is a dict: dtype, args,
     kwargs (the aten call's), origin (the OpInfo), skip (the kinds of check OpInfo skips or expects to fail for
     it: "backward", "forward", "double-backward"), transforms ({argument index: function}: what OpInfo's
@@ -192,7 +192,85 @@ def find_samples(torch, units, limit, reach=None):
                     except Exception:
                         continue
         module_samples(torch, reach, {uid for uid in empty if not found[uid]}, overload_of, wanted, found, limit)
+    if siblings:  # (the units still without samples: their op's other overloads')
+        sibling_samples(torch, units, found, limit, reach)
     return found
+
+
+def sibling_samples(torch, units, found, limit, reach):
+    """For each unit no sample reaches (norm.Scalar: OpInfo's norm calls norm.ScalarOpt_dim), the samples of its op's
+    other overloads (not the out= ones), their arguments taken by name (as_overload); kept where the op runs on them
+    and gives a finite output (schema.survives). Added to `found` as OpInfo's samples (origin: `(through ...)`)."""
+    from .schema import survives
+
+    asked = {}
+    for unit in units:
+        if found.get(unit["id"]) or unit["id"] in DROPPED:
+            continue
+        packet = getattr(torch.ops.aten, unit["aten"], None)
+        target = getattr(packet, unit["overload"], None) if packet is not None else None
+        if target is None:
+            continue
+        for name in packet.overloads():
+            sibling = getattr(packet, name)
+            if name == unit["overload"] or any(a.is_out for a in sibling._schema.arguments):
+                continue
+            names = [a.name for a in sibling._schema.arguments]
+            wrt = [(n, is_list) for n, is_list in unit["wrt"] if n in names]
+            if wrt:
+                pseudo = {**unit, "id": f"{unit['id']}@{name}", "overload": name, "args": names, "wrt": wrt}
+                asked[pseudo["id"]] = (unit["id"], target, sibling, {**pseudo, "inplace": False})
+    if not asked:
+        return
+    more = find_samples(torch, [pseudo for *_, pseudo in asked.values()], limit, reach, siblings=False)
+    for pid, (uid, target, sibling, _) in asked.items():
+        for sample in more.get(pid, []):
+            # (a call inside a backward has intermediates, a wrapper's change an index: both of the other overload)
+            if (
+                sample.get("from_backward")
+                or sample["transforms"]
+                or not has_room(found[uid], sample["dtype"], limit, bool(sample.get("reference")))
+            ):
+                continue
+            values = as_overload(torch, target, sibling, sample)
+            if values is None or not survives(torch, target, values):
+                continue
+            found[uid].append(
+                {**sample, "args": tuple(values), "kwargs": {}, "origin": f"{sample['origin']} (through {sibling})"}
+            )
+
+
+def as_overload(torch, target, sibling, sample):
+    """A sibling overload's sample as positional values of `target`: each argument by name where the sibling has it
+    with a value of its kind (a tensor, a list, a number), else its default, the sample's dtype for a ScalarType,
+    None when optional; None when an argument has none of these."""
+    given = dict(
+        zip([a.name for a in sibling._schema.arguments], positional(sibling, sample["args"], sample["kwargs"]))
+    )
+    out = []
+    for a in target._schema.arguments:
+        t = str(getattr(a, "real_type", a.type))
+        optional = t.startswith("Optional[")
+        value = given.get(a.name)
+        if value is None:
+            fits = a.name in given and optional
+        elif "Tensor" in t and "List" not in t:
+            fits = isinstance(value, torch.Tensor)
+        elif "List" in t:
+            fits = isinstance(value, (list, tuple))
+        else:
+            fits = not isinstance(value, (torch.Tensor, list, tuple))
+        if fits:
+            out.append(value)
+        elif a.has_default_value():
+            out.append(a.default_value)
+        elif t == "ScalarType":
+            out.append(sample["dtype"])
+        elif optional:
+            out.append(None)
+        else:
+            return None
+    return out
 
 
 def sample_overload(torch, unit, overload):

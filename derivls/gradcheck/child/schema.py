@@ -67,20 +67,35 @@ SCHEMA_RETRIES = (
     ("a transposed 3-d convolution's", (1, 2, 5, 5, 5), (3,), "conv3d-transposed", False),
     ("an image and a sampling grid", (1, 2, 4, 4), None, "grid", False),
     ("a time, batch, channel input and its convolution", (5, 1, 2), (3,), "tbc", False),
+    ("values above 1", (3, 4), None, "above 1", False),  # (zeta's domain: tensors in [1.2, 1.9], numbers 1.75)
 )
+ABOVE_ONE = {"number": 1.75, "Scalar": 1.75, "float": 1.75}
 RETRY_SECONDS = 5  # one call of the op on a retry's inputs
 INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
+GRAD_NAMES = ("grad_output", "grad_out", "grad")  # a *_backward function's incoming grad: shaped by its forward
+THETA = (1, 2, 3)  # `theta`: one 2-d affine matrix (N, 2, 3); its `size` is then an (N, C, H, W) image's
 
 
-def schema_retry(torch, overload, shape, others, kind, definite):
-    """Positional values for one retry (None: the schema needs a value no retry makes)."""
+def schema_retry(torch, overload, shape, others, kind, definite, real=None):
+    """Positional values for one retry (None: the schema needs a value no retry makes); `real` the floating dtype
+    (float64, or float32 for a kernel that refuses float64)."""
     generator = torch.Generator().manual_seed(0)
-    dtype = torch.complex128 if kind == "complex" else torch.float64
+    real = real or torch.float64
+    dtype = (torch.complex128 if real == torch.float64 else torch.complex64) if kind == "complex" else real
     conv = (int(kind[4]), kind.endswith("transposed")) if kind and kind.startswith("conv") else None
     main = None
     values = []
-    for a in overload._schema.arguments:
+    names = [a.name for a in overload._schema.arguments]
+    # a *_backward function's grad comes first but is shaped like the forward's output: the other tensors (self,
+    # input) are made first, the grad after them, then reshaped by running the forward (shaped_by_forward)
+    deferred = set()
+    if "self" in names or "input" in names:
+        deferred = {i for i, n in enumerate(names) if n in GRAD_NAMES}
+    for i, a in enumerate(overload._schema.arguments):
         t = str(getattr(a, "real_type", a.type))  # (ScalarType's type is int, its real type ScalarType)
+        if i in deferred and t == "Tensor":
+            values.append(None)  # (made once the others are)
+            continue
         if t in ("Tensor", "Optional[Tensor]"):
             size = shape if main is None or others is None else others
             if conv and a.name == "weight":  # (out, in, k, k) or, transposed, (in, out, k, k): a kernel of 2
@@ -89,8 +104,14 @@ def schema_retry(torch, overload, shape, others, kind, definite):
                 size = (1, 3, 3, 2)
             if kind == "tbc" and a.name == "weight":  # (kernel, in channels, out channels)
                 size = (2, 2, 3)
+            if a.name == "theta":
+                size = THETA
             if "mask" in a.name:
                 value = torch.rand(size, generator=generator) > 0.3
+            elif a.name == "lengths" and main is not None and main.dim() >= 2:
+                # a padded batch's lengths (time-major input): one per batch element, descending, at most its time
+                steps, batch = main.shape[0], main.shape[1]
+                value = torch.tensor([max(1, steps - k) for k in range(batch)], dtype=torch.int64)
             elif a.name in INDEX_NAMES and main is not None:
                 bound = max(1, main.shape[0] if main.dim() else 1)
                 value = torch.randint(0, bound, size, generator=generator, dtype=torch.int64)
@@ -98,6 +119,8 @@ def schema_retry(torch, overload, shape, others, kind, definite):
                 value = (torch.rand(size, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(dtype)
                 if kind == "grid" and a.name == "grid":
                     value = value * 2.5 - 1.4
+                if kind == "above 1":
+                    value = value + 1
                 if definite and value.dim() == 2 and value.shape[0] == value.shape[1]:
                     value = value @ value.mT + value.shape[0] * torch.eye(value.shape[0], dtype=dtype)
             main = value if main is None else main
@@ -111,7 +134,7 @@ def schema_retry(torch, overload, shape, others, kind, definite):
         elif a.has_default_value():
             values.append(a.default_value)
         elif t in SCHEMA_VALUES:
-            values.append(SCHEMA_VALUES[t])
+            values.append(ABOVE_ONE.get(t, SCHEMA_VALUES[t]) if kind == "above 1" else SCHEMA_VALUES[t])
         elif t.startswith("Optional["):
             values.append(None)
         elif t == "ScalarType":
@@ -121,16 +144,24 @@ def schema_retry(torch, overload, shape, others, kind, definite):
             values.append([torch.randperm(main.shape[0], generator=generator)[:2]])
         elif t.startswith("List[bool]"):
             values.append([True, True, True])
+        elif t == "List[Tensor]":  # (a foreach function's list: two tensors of the retry's shape)
+            items = [(torch.rand(shape, dtype=real, generator=generator) * 0.7 + 0.2).to(dtype) for _ in range(2)]
+            main = items[0] if main is None else main
+            values.append(items)
         elif t.startswith("List[int]") and main is not None:
-            values.append(schema_int_list(a.name, main))
+            values.append(schema_int_list(a.name, main, "theta" in names))
         else:
             return None
+    for i in deferred:  # (the forward's output shape is set by shaped_by_forward: the main tensor's until then)
+        values[i] = (torch.rand(main.shape, dtype=real, generator=generator) * 0.7 + 0.2).to(dtype)
     return values
 
 
-def schema_int_list(name, main):
+def schema_int_list(name, main, theta=False):
     """A guess at an int[] argument from the first tensor: its dims, its stride, its size, a split of its first
-    dimension, the spatial size of an upsample."""
+    dimension, the spatial size of an upsample; the `size` of the image an affine `theta` (N, 2, 3) samples."""
+    if theta and name == "size":
+        return [main.shape[0], 2] + [4] * (main.shape[-1] - 1)
     if "stride" in name:
         return list(main.stride())
     if name in ("dim", "dims"):
@@ -146,65 +177,161 @@ def schema_int_list(name, main):
 
 def fitting_schema_samples(torch, unit, overload):
     """Inputs made from the schema (schema_samples), or when the op rejects them (or gives no finite output), the
-    first of SCHEMA_RETRIES it takes, each call bounded by RETRY_SECONDS; the first ones when none fits (so the
-    reason names what the op said)."""
+    first of SCHEMA_RETRIES it takes, each call bounded by RETRY_SECONDS: in float64, then, when none fits, the same
+    in float32 (a kernel that refuses float64: the grid samplers' CPU fallbacks, mkldnn's convolution; checked at
+    float32's tolerances); the first ones when none fits (so the reason names what the op said)."""
     first = schema_samples(torch, unit, overload)
-    for what, shape, others, kind, definite in SCHEMA_RETRIES:
-        try:
-            values = schema_retry(torch, overload, shape, others, kind, definite)
-        except Exception:
-            continue
-        if values is None or not leaf_slots(torch, unit, values):
-            continue
-        if not survives(torch, overload, values):
-            continue
-        origin = f"schema-made ({what})"
-        return [
-            {
-                "dtype": values_dtype(torch, values),
-                "args": tuple(values),
-                "kwargs": {},
-                "origin": origin,
-                "skip": {},
-                "transforms": {},
-            }
-        ]
+    for real in (torch.float64, torch.float32):
+        for what, shape, others, kind, definite in SCHEMA_RETRIES:
+            try:
+                values = schema_retry(torch, overload, shape, others, kind, definite, real)
+                values = values if values is None else shaped_by_forward(torch, overload, values)
+            except Exception:
+                continue
+            if values is None or not leaf_slots(torch, unit, values):
+                continue
+            if not survives(torch, overload, values):
+                continue
+            origin = f"schema-made ({what}{', float32' if real == torch.float32 else ''})"
+            return [
+                {
+                    "dtype": values_dtype(torch, values),
+                    "args": tuple(values),
+                    "kwargs": {},
+                    "origin": origin,
+                    "skip": {},
+                    "transforms": {},
+                }
+            ]
     return first
 
 
+def forward_of(torch, overload):
+    """The forward of a `*_backward` function (its name without `_backward`, or with `_forward` for it:
+    _slow_conv2d_backward's _slow_conv2d_forward): its overloads, [] when there is none."""
+    name = overload._schema.name.split("::")[-1]
+    if "_backward" not in name:
+        return []
+    for candidate in (name.replace("_backward", "", 1), name.replace("_backward", "_forward", 1)):
+        packet = getattr(torch.ops.aten, candidate, None)
+        if packet is not None:
+            return [getattr(packet, o) for o in packet.overloads()]
+    return []
+
+
+def shaped_by_forward(torch, overload, values):
+    """values with a `*_backward` function's incoming grad (grad_output) shaped like its forward's first output: the
+    forward called on the backward's arguments of the same names (`self` / `input` a tensor of `input_size` when the
+    backward has only that), in a forked copy (survives). Unchanged when there is no such forward or it fails."""
+    names = [a.name for a in overload._schema.arguments]
+    grads = [i for i, n in enumerate(names) if n in GRAD_NAMES and isinstance(values[i], torch.Tensor)]
+    if not grads:
+        return values
+    given = dict(zip(names, values))
+    grad = values[grads[0]]
+    for forward in forward_of(torch, overload):
+        args = []
+        for b in forward._schema.arguments:
+            if b.name in given and b.name not in GRAD_NAMES:
+                args.append(given[b.name])
+            elif b.name in ("self", "input") and isinstance(given.get("input_size"), list):
+                args.append(torch.rand(given["input_size"], dtype=grad.dtype))
+            elif b.has_default_value():
+                args.append(b.default_value)
+            elif str(b.type).startswith("Optional["):  # (a bias the backward does not take)
+                args.append(None)
+            else:
+                break
+        else:
+            shape = run_forked(torch, lambda forward=forward, args=args: first_shape(torch, forward(*args)))
+            if shape is None:
+                continue
+            out = list(values)
+            generator = torch.Generator().manual_seed(1)
+            out[grads[0]] = (torch.rand(shape, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(grad.dtype)
+            return out
+    return values
+
+
+def first_shape(torch, out):
+    """The shape of the first tensor of an op's output (a list of ints), None when it has none."""
+    for o in out if isinstance(out, (tuple, list)) else (out,):
+        if isinstance(o, torch.Tensor):
+            return list(o.shape)
+    return None
+
+
 def survives(torch, overload, values):
-    """The op runs on values and gives a finite, non-empty output, tried in a forked copy of this process first: a
-    kernel given shapes it does not check may crash the process (_slow_conv2d_backward segfaults) or not end
-    (killed after RETRY_SECONDS). The copy is in this process group and under its limits; it writes nothing."""
+    """The op runs on values and gives a finite, non-empty output (run_forked)."""
+
+    def finite():
+        out = flat_output(torch, overload, values)
+        return out is not None and out.numel() > 0 and bool(torch.isfinite(out).all())
+
+    return run_forked(torch, finite) is True
+
+
+def run_forked(torch, fn):
+    """fn()'s answer (a small picklable value), got in a forked copy of this process: a kernel given shapes it does
+    not check may crash the process (_slow_conv2d_backward segfaults) or not end (killed after RETRY_SECONDS); None
+    when it raised, crashed or ran out of time. The copy is in this process group and under its limits; it writes
+    nothing but its answer to a pipe."""
     import os
+    import pickle
     import signal
     import time
 
     try:
+        read, write = os.pipe()
         pid = os.fork()
     except OSError:
-        return False
-    if pid == 0:  # (the copy: one thread, no output, ends with its answer as exit status)
-        code = 1
+        return None
+    if pid == 0:  # (the copy: one thread, its answer on the pipe)
+        os.close(read)
         try:
             die_with_parent()
             torch.set_num_threads(1)
-            out = flat_output(torch, overload, values)
-            code = 0 if out is not None and out.numel() and bool(torch.isfinite(out).all()) else 1
+            data = pickle.dumps(fn())
+            while data:
+                data = data[os.write(write, data) :]
         except BaseException:
-            code = 1
+            pass
         finally:
-            os._exit(code)
+            os._exit(0)
+    os.close(write)
+    os.set_blocking(read, False)
+    chunks = []
     deadline = time.monotonic() + RETRY_SECONDS
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status) == 0
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return False
-        time.sleep(0.002)
+    try:
+        while True:
+            try:
+                chunk = os.read(read, 65536)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                chunks.append(chunk)
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                while True:
+                    try:
+                        chunk = os.read(read, 65536)
+                    except BlockingIOError:
+                        break
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            time.sleep(0.002)
+    finally:
+        os.close(read)
+    try:
+        return pickle.loads(b"".join(chunks)) if chunks else None
+    except Exception:
+        return None
 
 
 def _op_without_cpu_kernel(message):

@@ -85,7 +85,13 @@ def without_kernel(torch, overload, keys):
 
 
 def values_dtype(torch, values):
-    return next((v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_complex()), torch.float64)
+    """The dtype a sample is checked in: its complex tensors', else its floating tensors' (float32 for a kernel that
+    refuses float64), else float64."""
+    tensors = [t for v in values for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
+    return next(
+        (t.dtype for t in tensors if t.is_complex()),
+        next((t.dtype for t in tensors if t.is_floating_point()), torch.float64),
+    )
 
 
 def positional(overload, args, kwargs):
@@ -122,6 +128,8 @@ def flat_output(torch, overload, values):
     except Exception:
         return None
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+    # (a sparse or mkldnn output, of to_sparse or to_mkldnn: its dense values; a nested one: none)
+    outs = [o.to_dense() if o.layout != torch.strided and not o.is_nested else o for o in outs]
     if not all_strided(torch, outs):
         return None
     parts = [o.detach().reshape(-1).to(torch.complex128) for o in outs if o.is_floating_point() or o.is_complex()]
