@@ -95,7 +95,7 @@ def start(path: str) -> subprocess.Popen[bytes] | None:
     from derivls.children import PARENT_ENV, neutral_folder, python_command
 
     env = {k: v for k, v in os.environ.items() if k != PARENT_ENV}
-    argv = [*python_command("derivls.daemon.serve"), path]
+    argv = [*python_command("derivls.daemon.command"), path]
     try:
         log = os.open(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:

@@ -1,4 +1,8 @@
-"""`derivls daemon start | stop | status`: the check daemon of this user, Python and environment."""
+"""`derivls daemon start | stop | status`: the check daemon of this user, Python and environment.
+
+Also the daemon process's entry, `python -P -m derivls.daemon.command SOCKET` (derivls.daemon.client starts
+it): it hands derivls.daemon.serve the CLI's parser and command runner, so the daemon never imports the CLI.
+"""
 
 from __future__ import annotations
 
@@ -128,3 +132,16 @@ def _describe(status: dict[str, object]) -> str:
 
 
 __all__ = ["add_daemon_command", "run_daemon"]
+
+
+def serve_daemon(argv: list[str]) -> int:
+    """The daemon process: serve the address argv[0] with the CLI's parser and runner (imported here, before the
+    first request, so that request pays for the check's modules only once)."""
+    import derivls.cli as commands
+    from derivls.daemon import serve
+
+    return serve.main(argv, commands)
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve_daemon(sys.argv[1:]))

@@ -1,8 +1,9 @@
-"""The daemon: `python -P -m derivls.daemon.serve SOCKET`, started by derivls.daemon.client.
+"""The daemon: `python -P -m derivls.daemon.command SOCKET`, started by derivls.daemon.client.
 
 Each request is a `derivls check` command line and the client's working folder, answered with what that
 command would print and its exit status: the command line is parsed by derivls's own parser and run by
-derivls.cli.run_command, with the daemon's open projects (derivls.daemon.projects) in place of the
+its run_command, both handed in by the process's entry (`Commands`: the daemon sits below the CLI and
+never imports it), with the daemon's open projects (derivls.daemon.projects) in place of the
 whole-result cache. `--compile` (it runs a compiler), `--since` (it runs git) and `--no-cache` (it is
 process-wide) are answered "run it yourself"; so is anything the daemon fails at (the client then runs
 the check as usual): the daemon starts no process but the forks of derivls's own analysis and cache writer.
@@ -37,6 +38,7 @@ import struct
 import sys
 import time
 import traceback
+from typing import Protocol
 
 from derivls.daemon.address import MAX_MESSAGE, env_number, idle_seconds, send
 
@@ -50,6 +52,15 @@ _HEADER = struct.Struct(">I")  # (address's framing: a 4-byte big-endian length,
 
 def request_seconds() -> float:
     return env_number("DERIVLS_DAEMON_REQUEST_SECONDS", REQUEST_SECONDS)
+
+
+class Commands(Protocol):
+    """What the daemon runs a request with: derivls's parser and command runner (the CLI's module, handed in by
+    the entry that starts the daemon, derivls.daemon.command; the daemon never imports the CLI above it)."""
+
+    def build_parser(self, command: str | None = None) -> argparse.ArgumentParser: ...
+
+    def run_command(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int: ...
 
 
 class Terminated(BaseException):
@@ -105,11 +116,11 @@ def _log(message: str) -> None:
 
 
 class Daemon:
-    def __init__(self, path: str, idle: float) -> None:
+    def __init__(self, path: str, idle: float, commands: Commands) -> None:
         from derivls.daemon.projects import Projects
         from derivls.diskcache import code_fingerprint
 
-        self.path, self.idle = path, idle
+        self.path, self.idle, self.commands = path, idle, commands
         self.projects = Projects()
         self.fingerprint = code_fingerprint()
         self.started, self.served = time.time(), 0
@@ -304,8 +315,6 @@ class Daemon:
 
     def run(self, argv: list[str], cwd: str) -> dict[str, object]:
         """What `derivls <argv>` run in `cwd` prints and returns; {"fallback": why} to have the client run it."""
-        from derivls.cli import build_parser, run_command
-
         out, err = io.StringIO(), io.StringIO()
         try:
             os.chdir(cwd)
@@ -314,7 +323,7 @@ class Daemon:
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 if self.parser is None:
-                    self.parser = build_parser("check")  # (reusable: parse_args makes a new namespace)
+                    self.parser = self.commands.build_parser("check")  # (reusable: parse_args makes a new namespace)
                 parser = self.parser
                 refused = argument_file_refusal(argv)
                 if refused is not None:
@@ -332,7 +341,7 @@ class Daemon:
                 if args.command != "check" or args.compile or args.no_cache or args.since is not None:
                     return {"fallback": "the daemon answers `check` without --compile, --since or --no-cache"}
                 args.resident = self.projects
-                code = run_command(args, parser)
+                code = self.commands.run_command(args, parser)
         except Exception:  # a defect of derivls: the client runs the check itself, and the log keeps this
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
@@ -415,7 +424,8 @@ def limit_memory(limit: int) -> None:
         pass
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], commands: Commands) -> int:
+    """Serve the address argv[0], running each request with `commands` (the CLI's parser and runner)."""
     path = argv[0]
     idle = idle_seconds()
     limit_memory(int(env_number("DERIVLS_DAEMON_MEMORY", MEMORY)))
@@ -425,12 +435,12 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     try:
-        return _serve(path, idle)
+        return _serve(path, idle, commands)
     except Terminated:
         return 128 + signal.SIGTERM
 
 
-def _serve(path: str, idle: float) -> int:
+def _serve(path: str, idle: float, commands: Commands) -> int:
     held = lock(path)
     if held is None:
         print("derivls daemon: another daemon holds this address", file=sys.stderr, flush=True)
@@ -446,14 +456,12 @@ def _serve(path: str, idle: float) -> int:
             os.umask(old)
         bound = os.stat(path).st_ino
         listener.listen(16)
-        daemon = Daemon(path, idle)
+        daemon = Daemon(path, idle, commands)
         daemon.watch(path)
         with contextlib.suppress(Exception):  # (a refused cache folder: only the socket is watched)
             from derivls.cachedir import cache_directory
 
             daemon.watch(str(cache_directory() / "daemon"))
-        import derivls.cli  # noqa: F401  (the first request then pays for the check's modules only once)
-
         os.ftruncate(held, 0)
         os.write(held, str(os.getpid()).encode())
         daemon.serve(listener)
@@ -464,7 +472,3 @@ def _serve(path: str, idle: float) -> int:
                 os.unlink(path)
         os.close(held)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

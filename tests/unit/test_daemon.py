@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from derivls import cli
 from derivls.daemon import address, serve
 from tests.unit.test_cli import BAD, GOOD, NATIVE  # (the same toy checkout as the CLI tests)
 
@@ -220,7 +221,7 @@ def test_a_second_daemon_for_the_same_address_leaves_the_first_serving(env):
     pid = daemon_pid(env)
     path = next((Path(env["DERIVLS_CACHE_DIR"]) / "daemon").glob("*.sock"))
     second = subprocess.run(
-        [sys.executable, "-P", "-m", "derivls.daemon.serve", str(path)],
+        [sys.executable, "-P", "-m", "derivls.daemon.command", str(path)],
         env={**env, "DERIVLS_DAEMON_LOCK_SECONDS": "0"},
         capture_output=True,
         text=True,
@@ -286,7 +287,7 @@ def test_a_link_planted_where_the_short_folder_goes_is_passed_over_for_the_next_
 
 
 def test_a_daemon_whose_code_changed_says_so_and_stops():
-    daemon = serve.Daemon("/nonexistent", 100)
+    daemon = serve.Daemon("/nonexistent", 100, cli)
     daemon.fingerprint = "older code"
     a, b = socket.socketpair(socket.AF_UNIX)
     with a, b:
@@ -302,7 +303,7 @@ def test_a_daemon_whose_code_changed_says_so_and_stops():
     "request_", [[1, 2], {"argv": "check", "cwd": "/"}, {"argv": ["check"], "cwd": 3}, {"argv": [1], "cwd": "/"}]
 )
 def test_a_malformed_request_is_refused(request_):
-    daemon = serve.Daemon("/nonexistent", 100)
+    daemon = serve.Daemon("/nonexistent", 100, cli)
     a, b = socket.socketpair(socket.AF_UNIX)
     with a, b:
         address.send(b, request_)
@@ -311,7 +312,7 @@ def test_a_malformed_request_is_refused(request_):
 
 
 def test_a_request_over_the_size_bound_is_refused_unread():
-    daemon = serve.Daemon("/nonexistent", 100)
+    daemon = serve.Daemon("/nonexistent", 100, cli)
     a, b = socket.socketpair(socket.AF_UNIX)
     with a, b:
         b.sendall((address.MAX_MESSAGE + 1).to_bytes(4, "big"))
@@ -409,7 +410,7 @@ def build_parser(command=None):
 
 cli.build_parser = build_parser
 from derivls.daemon import serve
-sys.exit(serve.main([sys.argv[1]]))
+sys.exit(serve.main([sys.argv[1]], cli))
 """
 
 
@@ -456,7 +457,7 @@ def test_a_daemon_whose_folder_is_removed_stops_by_itself(env):
 def test_a_request_sent_in_time_while_a_check_runs_is_answered(monkeypatch, tmp_path):
     # B sends its whole request during A's check, which outlasts the request bound: B's time is not spent
     monkeypatch.setattr(serve, "request_seconds", lambda: 0.3)
-    daemon = serve.Daemon("/nonexistent", 100)
+    daemon = serve.Daemon("/nonexistent", 100, cli)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     path = str(tmp_path / "d.sock")
     listener.bind(path)
@@ -535,7 +536,7 @@ def test_a_client_gone_before_its_reply_leaves_the_daemon_serving(checkout, env)
 
 
 def test_a_client_slow_to_read_a_long_reply_holds_up_no_other(monkeypatch, tmp_path):
-    daemon = serve.Daemon("/nonexistent", 100)
+    daemon = serve.Daemon("/nonexistent", 100, cli)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     path = str(tmp_path / "d.sock")
     listener.bind(path)
