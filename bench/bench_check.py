@@ -5,7 +5,7 @@ median wall time and peak RSS, and the median ratios derivls/torchgen of two der
 
 - cold: an empty cache (DERIVLS_CACHE_DIR a fresh temporary folder per run): target (issue 13) <= 0.15;
 - warm: the same check again with the cache it filled (the whole-result cache answers it,
-  derivls/resultcache.py): target (issue 13) <= 0.08.
+  derivls/project/resultcache.py): target (issue 13) <= 0.08.
 
     python bench/bench_check.py [--runs 7] [--packaged DIR]
     python bench/bench_check.py --against DIR   # A/B: this tree's `check` vs the derivls in DIR
@@ -31,7 +31,7 @@ from pathlib import Path
 
 
 # derivls runs as its executable runs (`python -m derivls` is the `derivls` command: it ends the process
-# itself once its answer is written, derivls.cli.exit_now); torchgen's loader as build_variables would call it.
+# itself once its answer is written, derivls.cli.commandline.exit_now); torchgen's loader as build_variables would call it.
 # Each child's peak RSS is read from its own resource usage (os.wait4).
 def derivls_command(files: list[str]) -> list[str]:
     return ["-m", "derivls", "check", files[0], "--native", files[1], "--tags", files[2]]
@@ -77,7 +77,7 @@ def run(
     written: list[float] | None = None,
 ) -> tuple[float, int]:
     """(wall time to the command's exit, its peak RSS in KiB). derivls leaves its cache writes to a detached
-    child (derivls/writebehind.py): the next run starts only once that child is done, and `written` gets
+    child (derivls/base/writebehind.py): the next run starts only once that child is done, and `written` gets
     the time until then (the command's answer came earlier)."""
     with tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
@@ -102,7 +102,7 @@ def run(
 
 
 def wait_for_writer(cache: Path) -> None:
-    """Block while a detached derivls cache writer holds the folder's lock (derivls/writebehind.py)."""
+    """Block while a detached derivls cache writer holds the folder's lock (derivls/base/writebehind.py)."""
     import fcntl
 
     try:

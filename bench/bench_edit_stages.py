@@ -40,8 +40,8 @@ from bench_server import TORCHGEN, child_environment, packaged_dir
 CHILD = r"""
 import functools, json, sys, time
 started = time.perf_counter()
-import derivls.cli as cli
-import derivls.project as project
+import derivls.cli.commandline as cli
+import derivls.project.opener as project
 import derivls.derivatives.formulas.headers as headers
 import derivls.derivatives.loader as loader
 import derivls.derivatives.entrycache as entrycache

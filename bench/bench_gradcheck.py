@@ -40,7 +40,7 @@ def packaged() -> Path:
 
 
 def wheel_copy(folder: Path) -> Path:
-    from derivls.cachedir import cache_directory
+    from derivls.base.cachedir import cache_directory
 
     # tests.conftest points DERIVLS_CACHE_DIR at a fresh temporary folder unless it is set: the bench
     # uses the user's cache (the precompiled header and extensions are kept, as for a user)

@@ -65,7 +65,7 @@ def main() -> int:
     from derivls.gradcheck import session as sessions
     from derivls.gradcheck.manual_saves import ManualSaves, entries_calling
     from derivls.gradcheck.worker import run
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
 
     folder = Path(tempfile.mkdtemp(prefix="bench-manual-"))
     path = wheel_copy(folder / "site-packages")

@@ -62,7 +62,7 @@ def main() -> int:
     from bench.bench_gradcheck import wheel_copy
     from derivls.gradcheck import session as sessions
     from derivls.gradcheck.worker import run
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
 
     folder = Path(tempfile.mkdtemp(prefix="bench-session-"))
     path = wheel_copy(folder / "site-packages")

@@ -20,7 +20,7 @@ if "DERIVLS_CACHE_DIR" not in os.environ:
     os.environ["DERIVLS_CACHE_DIR"] = _cache_dir = tempfile.mkdtemp(prefix="derivls-test-cache-")
 
     def _remove_cache_dir(folder: str = _cache_dir) -> None:
-        from derivls.writebehind import wait_for_writer
+        from derivls.base.writebehind import wait_for_writer
 
         wait_for_writer(Path(folder))  # a check's detached cache writer may still be at work
         shutil.rmtree(folder, True)
@@ -65,6 +65,6 @@ def legacy_dir() -> Path:
 def _cache_on_for_each_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--no-cache` in an in-process `cli.main` turns this process's cache off (project.disable_cache):
     each test starts with it on again, whatever ran before."""
-    from derivls import project
+    from derivls.project import opener as project
 
     monkeypatch.setattr(project, "_default_cache", None)

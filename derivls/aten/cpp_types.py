@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum, auto
 
 from derivls.aten.schema import Argument, BaseTy, SelfArgument, TensorOptionsArguments
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 # torchgen.api.types.types_base
 # --------------------------------------------------------------------------------------

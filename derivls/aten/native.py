@@ -41,9 +41,9 @@ from derivls.aten.native_rules import NEWEST, NativeProblem, NativeRules, Unknow
 from derivls.aten.native_validate import EntryRejected, validate_functions
 from derivls.aten.schema import FunctionSchema
 from derivls.aten.sharing import sharing
+from derivls.base.gcpolicy import paused_gc
+from derivls.base.limits import MAX_NATIVE_ENTRIES, read_regular_file
 from derivls.codes.native import NATIVE_DUPLICATE, NATIVE_GENERATED, NATIVE_TAG_RULE, NATIVE_VIEW_GROUP, NATIVE_YAML
-from derivls.gcpolicy import paused_gc
-from derivls.limits import MAX_NATIVE_ENTRIES, read_regular_file
 from derivls.yamlsubset import ScannedEntry as _Entry
 
 __all__ = [

@@ -34,6 +34,7 @@ from derivls.aten.schema import (
 )
 from derivls.aten.sharing import shared as shared_str
 from derivls.aten.sharing import shared_or_none
+from derivls.base.safeyaml import safe_load, short_repr
 from derivls.codes.native import (
     NATIVE_DEVICE_CHECK,
     NATIVE_DISPATCH_KEY,
@@ -50,7 +51,6 @@ from derivls.codes.native import (
     NATIVE_VARIANTS,
     NATIVE_YAML,
 )
-from derivls.safeyaml import safe_load, short_repr
 from derivls.yamlsubset import ScannedEntry as _Entry
 from derivls.yamlsubset import Unsupported, scan_native_entries, scan_tags
 

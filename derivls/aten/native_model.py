@@ -11,7 +11,7 @@ from derivls.aten.schema import (
     FunctionSchema,
     OperatorName,
 )
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

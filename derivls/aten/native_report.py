@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from derivls.aten.native_rules import NativeProblem
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Span, error, warning
 from derivls.codes import lookup
 from derivls.codes.native import NATIVE_LEFT_OUT_HERE, NATIVE_YAML
-from derivls.diagnostics import Diagnostic, Edit, Fix, Span, error, warning
 
 __all__ = ["problem_diagnostic", "problems_by_file", "whole_file_diagnostic"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from derivls.aten.schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from derivls.base.frozen import frozen_dataclass
 from derivls.codes.native import NATIVE_SCHEMA
-from derivls.frozen import frozen_dataclass
 
 __all__ = ["NativeProblem", "NativeRules", "UnknownToRules", "known_type_names", "schema_name_of", "unknown_types"]
 

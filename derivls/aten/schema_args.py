@@ -14,7 +14,7 @@ from derivls.aten.schema_types import (
     _cached_hash,
 )
 from derivls.aten.sharing import shared, shared_or_none
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 # --------------------------------------------------------------------------------------
 # Arguments and returns

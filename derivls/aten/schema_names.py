@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from derivls.aten.sharing import shared
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 _OPNAME_CACHE: dict[str, OperatorName] = {}
 

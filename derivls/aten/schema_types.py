@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from enum import Enum, auto
 
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class _CallableBool:
 
 def _state_without_hash(obj: Any) -> dict[str, Any]:
     """__getstate__ of a class whose hash `_cached_hash` remembers: str hashes differ between
-    processes, so a pickled object (derivls.diskcache) must compute its hash again."""
+    processes, so a pickled object (derivls.base.diskcache) must compute its hash again."""
     state = dict(obj.__dict__)
     state.pop("_hash", None)
     return state

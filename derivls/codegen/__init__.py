@@ -3,7 +3,7 @@
 derivls renders them itself (no torch/torchgen at run time) from the loader's
 DifferentiabilityInfo objects, byte for byte as torchgen's ``process_function`` does.
 
-The names below are loaded on first use: ``derivls.cli`` imports ``derivls.codegen.command``
+The names below are loaded on first use: ``derivls.cli.commandline`` imports ``derivls.cli.codegen``
 to build its argument parser, and ``derivls check`` should not pay for the renderer.
 """
 

@@ -10,7 +10,7 @@ To add a code: declare it in the catalog of its stage —
 
     MY_CODE = declare("my-code", Severity.ERROR, Stage.LOADER, "one line", what=..., why=..., wrong=..., right=...)
 
-— emit it with `error(span, MY_CODE, message)` (derivls.diagnostics), and regenerate the docs
+— emit it with `error(span, MY_CODE, message)` (derivls.base.diagnostics), and regenerate the docs
 (`python -m derivls.codes.docs`). tests/codes/ runs its `wrong` example (it must report the code) and its
 `right` one (it must not).
 

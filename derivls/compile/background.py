@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
-from derivls.diagnostics import Diagnostic
+from derivls.base.diagnostics import Diagnostic
 
 GRACE_SECONDS = 2.0  # a cancelled worker's time to kill its compilers and remove its files (SIGTERM) before SIGKILL
 _live: set[WorkerJob] = set()  # running jobs: killed when this process exits (kill_all)
@@ -92,7 +92,7 @@ class WorkerJob:
 
     def __init__(self, request: dict[str, Any]) -> None:
         global _atexit_registered
-        from derivls.children import child_environment, neutral_folder, python_command
+        from derivls.base.children import child_environment, neutral_folder, python_command
 
         self.request = absolute_paths(request)
         self._result: JobResult | None = None

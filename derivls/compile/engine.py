@@ -1,7 +1,7 @@
 """Generate, compile in batches, map each compiler error back to the formula it comes from.
 
 `compile_units(units, ...)` is the whole engine: no LSP, no printing. Batches run as compiler
-subprocesses, at most `jobs` at a time, each under `nice` and bounded (derivls.bounded: wall clock,
+subprocesses, at most `jobs` at a time, each under `nice` and bounded (derivls.base.bounded: wall clock,
 CPU, address space, its own process group, TMPDIR in a folder of ours); `cancel` (a threading.Event)
 stops them. A batch that hits a bound is compiled again unit by unit, so the bound is reported on the
 one entry that needs it (`compile-limit`).
@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from derivls.bounded import GB, TIME, Bounded, Limits, env_limits, scratch_folder, spawn
-from derivls.children import exit_if_orphaned
+from derivls.base.bounded import GB, TIME, Bounded, Limits, env_limits, scratch_folder, spawn
+from derivls.base.children import exit_if_orphaned
+from derivls.base.diagnostics import Diagnostic, Related, Severity
 from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
 from derivls.compile import messages
 from derivls.compile.backward import backward_source
@@ -29,7 +30,6 @@ from derivls.compile.safety import checked_source
 from derivls.compile.sourcemap import SourceMap
 from derivls.compile.toolchain import Pch, Toolchain, ensure_pch
 from derivls.compile.units import Unit
-from derivls.diagnostics import Diagnostic, Related, Severity
 
 CODE = COMPILE_ERROR
 SOURCE = "derivls-compile"  # the diagnostic source a client sees
@@ -203,7 +203,7 @@ def compile_limits(units: int) -> Limits:
 
 
 def start(command: list[str], errors_path: Path, limits: Limits) -> tuple[Bounded, IO[bytes]]:
-    """Run a compiler, bounded (derivls.bounded), with its stderr going to a file: a pipe read once it has
+    """Run a compiler, bounded (derivls.base.bounded), with its stderr going to a file: a pipe read once it has
     finished would block a compiler that reports more than the pipe holds (64 KiB: a batch of overload
     errors with their notes)."""
     errors = open(errors_path, "w+b")  # noqa: SIM115 (closed by read_errors, or when killed)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from derivls.base.diagnostics import Code, Diagnostic, Related, Severity, Span
 from derivls.codes import lookup
 from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request, kill_all
 from derivls.compile.engine import CODE, SOURCE
-from derivls.diagnostics import Code, Diagnostic, Related, Severity, Span
 
 __all__ = ["CODE", "SOURCE", "CompileJob", "CompileOnSave", "JobResult", "kill_all"]
 

@@ -21,8 +21,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from derivls.base.diagnostics import Span
 from derivls.derivatives.document import offset_span
-from derivls.diagnostics import Span
 
 
 def fold_offsets(value: str, source: str) -> list[int]:

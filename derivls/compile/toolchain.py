@@ -1,6 +1,6 @@
 """The compiler, the torch headers, and the precompiled header built once per (headers, compiler, flags).
 
-The precompiled header lives in derivls's cache folder (derivls.cachedir: `$DERIVLS_CACHE_DIR`, else
+The precompiled header lives in derivls's cache folder (derivls.base.cachedir: `$DERIVLS_CACHE_DIR`, else
 the platform's cache folder), under `pch/`, in a folder named by a hash of what it depends on: the compiler (its path
 and `--version`), the flags, the include folders and the size and mtime of the headers that
 matter. A change to any of them gives a new key, so a stale header is never used; the build
@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from derivls import bounded
-from derivls.bounded import GB, Limits, env_limits
-from derivls.children import neutral_folder
+from derivls.base import bounded
+from derivls.base.bounded import GB, Limits, env_limits
+from derivls.base.children import neutral_folder
 from derivls.compile.file_templates import PCH_NAME
 
 
@@ -110,7 +110,7 @@ def find_include_dirs(derivatives: Path | None, torch_include: str | None = None
 
 def cache_root() -> Path:
     """derivls's cache folder, checked (private, the user's own); SetupError when it is refused."""
-    from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder
+    from derivls.base.cachedir import CacheFolderRefused, cache_directory, check_folder
 
     try:
         root = cache_directory()

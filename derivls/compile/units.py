@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from derivls.base.diagnostics import Diagnostic, Span
 from derivls.compile.sourcemap import FormulaOrigin
-from derivls.diagnostics import Diagnostic, Span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ def _relative(span: Any, entry_line: int) -> list[int]:
 
 def fixes_from_json(d: dict[str, Any]) -> tuple[Any, ...]:
     """diagnostic_to_json's fixes, read back (spans still relative to the entry's line)."""
-    from derivls.diagnostics import Edit, Fix, Span
+    from derivls.base.diagnostics import Edit, Fix, Span
 
     return tuple(
         Fix(str(f["title"]), tuple(Edit(Span(*e[:4]), str(e[4])) for e in f.get("edits", ())))
@@ -46,10 +46,10 @@ def fixes_from_json(d: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def run(request: dict[str, Any], out: Any) -> int:
-    from derivls.compile.cli import compile_file
+    from derivls.compile.document import compile_file
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import entry_key
-    from derivls.project import UsageError, open_project
+    from derivls.project.opener import UsageError, open_project
 
     def emit(obj: dict[str, Any]) -> None:
         out.write(json.dumps(obj) + "\n")
@@ -94,8 +94,8 @@ def run(request: dict[str, Any], out: Any) -> int:
 
 
 def main() -> int:
-    from derivls.bounded import end_own_group
-    from derivls.children import die_with_parent, set_exit_on_term
+    from derivls.base.bounded import end_own_group
+    from derivls.base.children import die_with_parent, set_exit_on_term
 
     die_with_parent()  # the server's death is this process's SIGTERM (Linux)
     set_exit_on_term()  # SIGTERM (that, or a cancel): compilers killed, temporary files removed

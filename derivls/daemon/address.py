@@ -21,10 +21,10 @@ import sys
 from derivls import __version__
 
 MAX_MESSAGE = 1 << 20  # a request: a command line and a folder (an @FILE is read by the daemon)
-MAX_REPLY = 256 << 20  # a reply: the report (bounded by derivls.limits.MAX_DIAGNOSTICS per file)
+MAX_REPLY = 256 << 20  # a reply: the report (bounded by derivls.base.limits.MAX_DIAGNOSTICS per file)
 MAX_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS
 _HEADER = struct.Struct(">I")
-_PARENT = "DERIVLS_PARENT_PID"  # derivls.children.PARENT_ENV (not imported: it is not on the fast path)
+_PARENT = "DERIVLS_PARENT_PID"  # derivls.base.children.PARENT_ENV (not imported: it is not on the fast path)
 
 
 IDLE_SECONDS = 30 * 60  # a daemon stops after this long without a request (DERIVLS_DAEMON_IDLE: seconds)
@@ -58,7 +58,7 @@ def identity(environ: dict[str, str] | None = None, extra: str = "") -> str:
 
 def folder() -> str:
     """The daemons' folder (created 0700 in the cache folder, checked as it is); Unreachable if refused."""
-    from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder
+    from derivls.base.cachedir import CacheFolderRefused, cache_directory, check_folder
 
     if not hasattr(socket, "AF_UNIX"):
         raise Unreachable("this platform has no Unix sockets")
@@ -90,7 +90,7 @@ def short_folder(long: str) -> str:
     import tempfile
     from pathlib import Path
 
-    from derivls.cachedir import CacheFolderRefused, check_folder
+    from derivls.base.cachedir import CacheFolderRefused, check_folder
 
     name = f"derivls-daemon-{os.geteuid()}"
     bases = [os.environ.get("XDG_RUNTIME_DIR", ""), tempfile.gettempdir(), "/tmp"]

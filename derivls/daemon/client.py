@@ -92,10 +92,10 @@ def start(path: str) -> subprocess.Popen[bytes] | None:
     sys.path, stdin and stdout closed, stderr to `<path>.log`); None (said on stderr) if it cannot."""
     import subprocess
 
-    from derivls.children import PARENT_ENV, neutral_folder, python_command
+    from derivls.base.children import PARENT_ENV, neutral_folder, python_command
 
     env = {k: v for k, v in os.environ.items() if k != PARENT_ENV}
-    argv = [*python_command("derivls.daemon.command"), path]
+    argv = [*python_command("derivls.cli.daemon"), path]
     try:
         log = os.open(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:

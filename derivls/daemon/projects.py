@@ -3,7 +3,7 @@ a check after a one-entry edit analyses that entry (DocumentAnalyzer compares th
 the last version's, as for a keystroke in the server).
 
 A project is reused while everything the check reads but the derivatives.yaml's own text is unchanged:
-its key is the whole-result cache's key (derivls.resultcache.check_key: the paths as given and absolute,
+its key is the whole-result cache's key (derivls.project.resultcache.check_key: the paths as given and absolute,
 native_functions.yaml, tags.yaml, the C++ sources the formula checks read, the release files, derivls's
 code) with the text left out. Any other change opens the project again, from the disk caches as a fresh
 `derivls check` would. At most KEEP projects stay open (the least recently used is dropped).
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from pathlib import Path
 
-from derivls.gcpolicy import freeze_heap, mark_replaced
-from derivls.project import Project, open_project, read_text
-from derivls.resultcache import CachedCheck, check_key
+from derivls.base.gcpolicy import freeze_heap, mark_replaced
+from derivls.project.opener import Project, open_project, read_text
+from derivls.project.resultcache import CachedCheck, check_key
 
 KEEP = 3  # projects open at once (a tree's derivatives.yaml, a release branch's, a wheel's)
 KIND = "daemon-project"

@@ -1,4 +1,4 @@
-"""The daemon: `python -P -m derivls.daemon.command SOCKET`, started by derivls.daemon.client.
+"""The daemon: `python -P -m derivls.cli.daemon SOCKET`, started by derivls.daemon.client.
 
 Each request is a `derivls check` command line and the client's working folder, answered with what that
 command would print and its exit status: the command line is parsed by derivls's own parser and run by
@@ -56,7 +56,7 @@ def request_seconds() -> float:
 
 class Commands(Protocol):
     """What the daemon runs a request with: derivls's parser and command runner (the CLI's module, handed in by
-    the entry that starts the daemon, derivls.daemon.command; the daemon never imports the CLI above it)."""
+    the entry that starts the daemon, derivls.cli.daemon; the daemon never imports the CLI above it)."""
 
     def build_parser(self, command: str | None = None) -> argparse.ArgumentParser: ...
 
@@ -117,8 +117,8 @@ def _log(message: str) -> None:
 
 class Daemon:
     def __init__(self, path: str, idle: float, commands: Commands) -> None:
+        from derivls.base.diskcache import code_fingerprint
         from derivls.daemon.projects import Projects
-        from derivls.diskcache import code_fingerprint
 
         self.path, self.idle, self.commands = path, idle, commands
         self.projects = Projects()
@@ -290,7 +290,7 @@ class Daemon:
             return {"stopped": os.getpid()}
         if request.get("status"):
             return self.status()
-        from derivls.diskcache import code_fingerprint
+        from derivls.base.diskcache import code_fingerprint
 
         if code_fingerprint() != self.fingerprint:
             self.stopping = True
@@ -327,7 +327,7 @@ class Daemon:
                 parser = self.parser
                 refused = argument_file_refusal(argv)
                 if refused is not None:
-                    from derivls.exits import EXIT_USAGE, error_line
+                    from derivls.base.exits import EXIT_USAGE, error_line
 
                     return {"code": EXIT_USAGE, "stdout": "", "stderr": error_line("check", refused) + "\n"}
                 try:
@@ -354,9 +354,9 @@ class Daemon:
 def argument_file_refusal(argv: list[str], depth: int = 0) -> str | None:
     """Why an `@FILE` of `argv` (or of a file it names, should the parser read those too) is refused: it is not
     a regular file (a FIFO would block the daemon in open(), a device may never end), so the parser never opens
-    it; worded as derivls.limits.read_regular_file words it for `check`. None when every one is a regular file
+    it; worded as derivls.base.limits.read_regular_file words it for `check`. None when every one is a regular file
     or missing (the parser then says so, as `check` does)."""
-    from derivls.limits import _kind, read_regular_file
+    from derivls.base.limits import _kind, read_regular_file
 
     for arg in argv:
         if not arg.startswith("@"):
@@ -459,7 +459,7 @@ def _serve(path: str, idle: float, commands: Commands) -> int:
         daemon = Daemon(path, idle, commands)
         daemon.watch(path)
         with contextlib.suppress(Exception):  # (a refused cache folder: only the socket is watched)
-            from derivls.cachedir import cache_directory
+            from derivls.base.cachedir import cache_directory
 
             daemon.watch(str(cache_directory() / "daemon"))
         os.ftruncate(held, 0)

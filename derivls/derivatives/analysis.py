@@ -13,6 +13,8 @@ from dataclasses import replace
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Related, error, warning
+from derivls.base.safeyaml import short_repr
 from derivls.codes.loader import (
     INVALID_DISPATCH_KEY,
     LEGACY_SIGNATURE_NOT_FOUND,
@@ -46,8 +48,6 @@ from derivls.derivatives.results import (
     split_name_params,
 )
 from derivls.derivatives.sections import SectionContext, analyse_section
-from derivls.diagnostics import Diagnostic, Edit, Fix, Related, error, warning
-from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

@@ -10,6 +10,10 @@ from __future__ import annotations
 from _thread import _local as _thread_local  # threading.local itself, without importing threading
 from functools import lru_cache
 
+from derivls.base.diagnostics import FIRST_LINE, Diagnostic, Span, error, warning
+from derivls.base.frozen import frozen_dataclass
+from derivls.base.linebreaks import count_line_breaks, error_span, remap_marks
+from derivls.base.safeyaml import safe_compose
 from derivls.codes.yamlfile import (
     DISPATCH_NOT_MAPPING,
     DUPLICATE_KEY,
@@ -20,10 +24,6 @@ from derivls.codes.yamlfile import (
     YAML_SYNTAX,
     YAML_VALUE,
 )
-from derivls.diagnostics import FIRST_LINE, Diagnostic, Span, error, warning
-from derivls.frozen import frozen_dataclass
-from derivls.linebreaks import count_line_breaks, error_span, remap_marks
-from derivls.safeyaml import safe_compose
 from derivls.yamlsubset import Node as SubsetNode
 from derivls.yamlsubset import Unsupported, compose_entry_chunk
 

@@ -13,7 +13,7 @@ What a result depends on, all in the key (`context_key`), so a change of any of 
 - the Profile (its class, name, release and reason) and the release rules the analyzer follows;
 - the C++ sources the formula checks read (FunctionsManual.h, TensorBody.h, TensorBase.h, the
   Functions.cpp/.h templates: formulas/headers.py): their paths and contents;
-- the derivls code and version and the Python version (derivls.diskcache salts every key with them).
+- the derivls code and version and the Python version (derivls.base.diskcache salts every key with them).
 
 Results point at objects the NativeIndex owns (NativeFunction, FunctionSchema, the arguments in
 bindings) and at the analyzer's Profile, and the loader compares them by identity. They are
@@ -36,18 +36,18 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex
+from derivls.base.diskcache import DiskCache, blake2b, content_key
+from derivls.base.lazylog import info
+from derivls.base.writebehind import defer
 from derivls.derivatives.indexrefs import IndexRefs, Uncacheable
-from derivls.diskcache import DiskCache, blake2b, content_key
-from derivls.lazylog import info
-from derivls.writebehind import defer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from derivls.base.diagnostics import Diagnostic
     from derivls.derivatives.profiles.base import Profile
     from derivls.derivatives.results import EntryResult
-    from derivls.diagnostics import Diagnostic
 
     # (the entries' results, the chunk's own diagnostics): DocumentAnalyzer's _ChunkResult
     ChunkResult = tuple[tuple[EntryResult, ...], tuple[Diagnostic, ...]]

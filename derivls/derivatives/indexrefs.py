@@ -22,7 +22,7 @@ from _thread import _local  # threading.local (threading itself costs `check` ~2
 
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.aten.schema import Argument, Arguments, FunctionSchema, Return, SelfArgument, TensorOptionsArguments
-from derivls.safepickle import loads as safe_loads
+from derivls.base.safepickle import loads as safe_loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

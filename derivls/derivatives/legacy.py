@@ -34,6 +34,8 @@ from dataclasses import replace
 
 from derivls.aten import legacy_cpp
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.base.diagnostics import Diagnostic, Severity, error, warning
+from derivls.base.safeyaml import short_repr
 from derivls.codes.loader import (
     DISPATCH_NOT_SUPPORTED,
     FORMULA_NOT_STRING,
@@ -70,8 +72,6 @@ from derivls.derivatives.results import (
 from derivls.derivatives.saved import (
     SavedVariableError,
 )
-from derivls.diagnostics import Diagnostic, Severity, error, warning
-from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,16 +18,9 @@ from pathlib import Path
 
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
-from derivls.codes.loader import DUPLICATE_ENTRY
-from derivls.derivatives import profiles
-from derivls.derivatives.document import Chunk, Entry, empty_document, parse_chunk, split_entries
-from derivls.derivatives.model import DifferentiabilityInfo
-from derivls.derivatives.parallel import analyse_chunks
-from derivls.derivatives.profiles import Profile
-from derivls.derivatives.results import EntryResult
-from derivls.diagnostics import Diagnostic, Related, warning
-from derivls.frozen import frozen_dataclass
-from derivls.limits import (
+from derivls.base.diagnostics import Diagnostic, Related, warning
+from derivls.base.frozen import frozen_dataclass
+from derivls.base.limits import (
     MAX_ENTRIES,
     MAX_ENTRY_CHARS,
     bound_chunks,
@@ -35,7 +28,14 @@ from derivls.limits import (
     bound_text,
     read_regular_file,
 )
-from derivls.linebreaks import count_line_breaks
+from derivls.base.linebreaks import count_line_breaks
+from derivls.codes.loader import DUPLICATE_ENTRY
+from derivls.derivatives import profiles
+from derivls.derivatives.document import Chunk, Entry, empty_document, parse_chunk, split_entries
+from derivls.derivatives.model import DifferentiabilityInfo
+from derivls.derivatives.parallel import analyse_chunks
+from derivls.derivatives.profiles import Profile
+from derivls.derivatives.results import EntryResult
 
 MAX_IN_PLACE = 16  # entries changed in a whole new text that are swapped in one by one (more: a full pass)
 TYPE_CHECKING = False

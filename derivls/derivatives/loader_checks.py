@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from derivls.aten.native import NativeIndex
 from derivls.aten.schema import FunctionSchema
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 from derivls.codes.loader import (
     GRADS_MIXED,
     GRADS_SOLELY_ZERO,
@@ -26,7 +27,6 @@ from derivls.derivatives.saved import (
     plain_name,
     uses_ident,
 )
-from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Span, error
 
 
 def ident_spans(scalar: Scalar, name: str) -> list[Span]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from derivls.aten.cpp_types import Binding, NamedCType
 from derivls.aten.native import NativeFunction
 from derivls.aten.schema import Type
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 
 @frozen_dataclass(slots=True)

@@ -165,7 +165,7 @@ def _dump(results: list[Any], refs: IndexRefs) -> bytes:
 
 def _load(data: bytes, refs: IndexRefs) -> list[Any] | None:
     """The child's results, read against the parent's index; None when the answer is damaged."""
-    from derivls.safepickle import loads
+    from derivls.base.safepickle import loads
 
     try:
         parts = loads(data)

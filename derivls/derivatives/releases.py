@@ -28,9 +28,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from derivls.aten.native_rules import NativeRules
+from derivls.base.frozen import frozen_dataclass
+from derivls.base.limits import read_regular_file
 from derivls.derivatives.saved import STRING_VIEW_CAST, TORCHGEN_REPLACEMENTS, Replacement
-from derivls.frozen import frozen_dataclass
-from derivls.limits import read_regular_file
 
 __all__ = [
     "FAMILIES",

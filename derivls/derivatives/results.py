@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from derivls.aten.native import NativeFunction
+from derivls.base.diagnostics import Diagnostic
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.document import Entry, FormulaItem, Scalar
 from derivls.derivatives.model import Derivative, DifferentiabilityInfo, ForwardDerivative
-from derivls.diagnostics import Diagnostic
-from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

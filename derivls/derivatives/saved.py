@@ -29,10 +29,10 @@ from derivls.aten.cpp_types import (
     tensorOptionsT,
     typeAndSizeT,
 )
+from derivls.base.frozen import frozen_dataclass
 from derivls.codes.loader import SIZE_NOT_SUPPORTED, SIZES_NOT_SUPPORTED, STRIDES_MULTI, STRIDES_NOT_SUPPORTED
 from derivls.codes.model import Code
 from derivls.derivatives.model import SavedAttribute
-from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

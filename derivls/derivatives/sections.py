@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeFunction
+from derivls.base.diagnostics import Code, Diagnostic, Span, error
+from derivls.base.safeyaml import short_repr
 from derivls.codes.loader import (
     ARG_AND_RETURN,
     FORMULA_NOT_STRING,
@@ -37,8 +39,6 @@ from derivls.derivatives.saved import (
     saved_variables,
     uses_ident,
 )
-from derivls.diagnostics import Code, Diagnostic, Span, error
-from derivls.safeyaml import short_repr
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from derivls import bounded
-from derivls.bounded import Limits
-from derivls.children import neutral_folder
+from derivls.base import bounded
+from derivls.base.bounded import Limits
+from derivls.base.children import neutral_folder
 from derivls.compile.file_templates import Templates
 from derivls.compile.toolchain import TOOL_LIMITS, Pch, SetupError, Toolchain, cache_root, ensure_pch
 
@@ -71,7 +71,7 @@ def torch_lib_dir(toolchain: Toolchain) -> Path:
 
 
 class BuildLimit(SetupError):
-    """The extension's compile or link reached a bound (derivls.bounded): `which` is TIME or MEMORY."""
+    """The extension's compile or link reached a bound (derivls.base.bounded): `which` is TIME or MEMORY."""
 
     def __init__(self, message: str, which: str) -> None:
         super().__init__(message)
@@ -134,7 +134,7 @@ def build(source: str, toolchain: Toolchain, templates: Templates, cache: Path |
     pch = ensure_pch(toolchain, header, cache)
     lib = torch_lib_dir(toolchain)
     _remove_stale_work(root)  # (the cache folder held the work folders of earlier derivls versions)
-    # the work folder is in this process's scratch folder (derivls.bounded): removed when the build ends, at
+    # the work folder is in this process's scratch folder (derivls.base.bounded): removed when the build ends, at
     # this process's exit, or, after a SIGKILL, by the next derivls process that makes one
     with tempfile.TemporaryDirectory(prefix="gradcheck-", dir=bounded.scratch_folder()) as work_dir:
         work = Path(work_dir)

@@ -9,7 +9,7 @@ comments and layout do not count). The base, in order:
    derivls never imports torch), when the file's repository has it;
 3. none: every helper the entries call is compiled from the file.
 
-git is asked through derivls.since.text_at (derivls.safegit: plumbing only, no fetch, bounded). Only the helpers
+git is asked through derivls.project.since.text_at (derivls.base.safegit: plumbing only, no fetch, bounded). Only the helpers
 the checked entries reach (directly or through other helpers) and that are edited or call an edited one are
 compiled, with the file-local helpers they need (derivls.gradcheck.manual.helpers_to_define); a helper that is not
 edited costs nothing.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from derivls.exits import UsageError
+from derivls.base.exits import UsageError
 from derivls.gradcheck import manual as manual_text
 from derivls.gradcheck.manual import ManualCode, ManualFile
 
@@ -99,7 +99,7 @@ def find_manual(derivatives: Path, given: Path | None) -> Path | None:
     if given is not None:
         read_manual(given)  # (the error now, before any work)
         return given
-    from derivls.discovery import CHECKOUT, functions_manual_sources, layout_of
+    from derivls.base.discovery import CHECKOUT, functions_manual_sources, layout_of
 
     if layout_of(derivatives).kind != CHECKOUT:
         return None
@@ -109,7 +109,7 @@ def find_manual(derivatives: Path, given: Path | None) -> Path | None:
 
 def read_manual(path: Path) -> str:
     """FunctionsManual.cpp's text, or UsageError (missing, not a regular file, unreadable, not text)."""
-    from derivls.project import read_text
+    from derivls.project.opener import read_text
 
     text = read_text(path, "--manual")
     if "\0" in text:
@@ -137,7 +137,7 @@ def load(
 ) -> EditedManual:
     """The file at `path` and its edited helpers against the base of the module's doc. Raises UsageError for an
     unreadable file or a bad `since` (a torch commit the repository lacks is no error: no base then)."""
-    from derivls.since import text_at
+    from derivls.project.since import text_at
 
     text = read_manual(path)
     parsed = manual_text.parse_manual(text, str(path))
@@ -199,8 +199,8 @@ _COMPILER_ERROR = re.compile(r"^unit\.cpp:(\d+):(\d+):\s*(?:fatal )?error:\s*(.*
 def compile_diagnostics(rendered: object, lines: Iterable[str], edited: EditedManual) -> tuple[list[Any], set[str]]:
     """The compiler's errors (`lines`: what it said about unit.cpp) that fall on a FunctionsManual.cpp helper
     defined in `rendered`'s source, each a diagnostic on its line of FunctionsManual.cpp; and those helpers' names."""
+    from derivls.base.diagnostics import Diagnostic, Severity, Span
     from derivls.codes.compile import COMPILE_ERROR
-    from derivls.diagnostics import Diagnostic, Severity, Span
 
     found: list[Any] = []
     names: set[str] = set()
@@ -252,7 +252,7 @@ def failure_diagnostics(
     name in FunctionsManual.cpp. Returns (the diagnostics of derivatives.yaml, those of FunctionsManual.cpp)."""
     from dataclasses import replace
 
-    from derivls.diagnostics import Diagnostic, Related, Span
+    from derivls.base.diagnostics import Diagnostic, Related, Span
     from derivls.gradcheck.results import CODE
 
     compiled = set(defined) & edited.edited

@@ -12,11 +12,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from derivls import bounded
+from derivls.base import bounded
+from derivls.base.diagnostics import Diagnostic
+from derivls.base.words import plural
 from derivls.compile.file_templates import Templates
 from derivls.compile.toolchain import SetupError, Toolchain
 from derivls.compile.units import Unit
-from derivls.diagnostics import Diagnostic
 from derivls.gradcheck import build as building
 from derivls.gradcheck import edited, reach, runner
 from derivls.gradcheck import jit as jitting
@@ -24,7 +25,6 @@ from derivls.gradcheck.results import Summary, interpret
 from derivls.gradcheck.runner import Child, child_limits
 from derivls.gradcheck.source import render
 from derivls.gradcheck.trials import Suggestion, with_fixes
-from derivls.report import plural
 
 
 class Cancelled(Exception):
@@ -683,7 +683,7 @@ POLL_SECONDS = 0.5  # how often a run waiting for its child's events looks wheth
 
 class _EventReader:
     """The child's events, read in a thread from its start: iterate to get them in order. A `setup-error`
-    event (torch without numpy / expecttest) kills the build's compilers at once (derivls.bounded: every
+    event (torch without numpy / expecttest) kills the build's compilers at once (derivls.base.bounded: every
     bounded process but the child), so a cold run says so in seconds, not after a 40 s compile."""
 
     timed_out: str | None = None  # the unit whose checks passed unit_seconds (its child was killed)
@@ -718,7 +718,7 @@ class _EventReader:
             self.build_over.wait(0.05)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        from derivls.children import exit_if_orphaned
+        from derivls.base.children import exit_if_orphaned
 
         while True:
             self._watch()
@@ -845,8 +845,8 @@ def _render(units: Sequence[Unit], templates: Templates, manual: Any = None) -> 
 
 def _harness_error(unit: Unit, e: Exception) -> Diagnostic:
     """A compile error in the code gradcheck writes around a unit's formulas (check --compile's code compiles)."""
+    from derivls.base.diagnostics import Severity
     from derivls.codes.compile import COMPILE_ERROR
-    from derivls.diagnostics import Severity
 
     lines = [re.sub(r"^unit\.cpp:\d+:\d+:\s*", "", line) for line in getattr(e, "lines", ()) if "error" in line]
     what = lines[0][:300] if lines else "the compiler rejected it"

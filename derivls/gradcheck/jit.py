@@ -175,7 +175,7 @@ def warmup(derivatives: Path, headers: list[str], roots: Sequence[Path], op: str
     from derivls.compile.units import collect_units
     from derivls.gradcheck import build as building
     from derivls.gradcheck.source import render
-    from derivls.report import analyse_path
+    from derivls.project.analyse import analyse_path
 
     native = derivatives.parent.parent / "ATen" / "native" / "native_functions.yaml"
     analysis, _ = analyse_path(derivatives, native, native.with_name("tags.yaml"))

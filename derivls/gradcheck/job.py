@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from derivls.base.diagnostics import Diagnostic, Related, Severity, Span
 from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
 from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request
-from derivls.diagnostics import Diagnostic, Related, Severity, Span
 from derivls.gradcheck.results import CODE, SOURCE
 
 __all__ = ["CODE", "SOURCE", "GradcheckJob", "GradcheckRuns", "JobResult"]

@@ -38,7 +38,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 # the namespace of FunctionsManual's helpers (FunctionsManual.h declares them there)
 HELPERS_NAMESPACE = "torch::autograd::generated::details"

@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from derivls.diagnostics import Diagnostic, Related, Severity, Span
+from derivls.base.diagnostics import Diagnostic, Related, Severity, Span
 from derivls.gradcheck.manual import (
     ManualFile,
     callers_of,

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from derivls.cachedir import read_file
+from derivls.base.cachedir import read_file
 
 FORMAT = 3  # bump when child/reach.py's reach_index changes what it records
 MAX_BYTES = 4 * 1024 * 1024

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from derivls.base.diagnostics import Diagnostic, Severity, Span
+from derivls.base.exits import ended
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
-from derivls.diagnostics import Diagnostic, Severity, Span
-from derivls.exits import ended
 from derivls.gradcheck.source import is_fact, reason_kind
 
 CODE = GRADCHECK_MISMATCH

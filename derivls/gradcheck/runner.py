@@ -1,5 +1,5 @@
 """Start the torch child: the chosen Python, isolated (`-I`: no workspace on sys.path, no user site), run by
-path on the child package (child/__main__.py), bounded (derivls.bounded: its own process group, killed with its parent, RLIMIT_AS and
+path on the child package (child/__main__.py), bounded (derivls.base.bounded: its own process group, killed with its parent, RLIMIT_AS and
 RLIMIT_CPU, a wall-clock bound), working in and writing only to a folder of this process's scratch folder
 (its TMPDIR: torch's own temporary files, `torchinductor_*`, land there and are removed with it)."""
 
@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from derivls import bounded
-from derivls.bounded import GB, Limits, env_limits
-from derivls.children import neutral_folder
+from derivls.base import bounded
+from derivls.base.bounded import GB, Limits, env_limits
+from derivls.base.children import neutral_folder
 from derivls.compile.toolchain import TOOL_LIMITS
 
 CHILD = Path(__file__).with_name("child") / "__main__.py"

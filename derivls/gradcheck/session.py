@@ -8,7 +8,7 @@ index loaded once, samples found once per unit (docs/gradcheck.md, "The session"
         conn.send({"op": "check", ...})
         for event in conn.events(): ...     # up to {"event": "done"}; SessionDied if it died meanwhile
 
-The process is started by derivls.bounded (its own process group, RLIMIT_AS, PR_SET_PDEATHSIG) from the
+The process is started by derivls.base.bounded (its own process group, RLIMIT_AS, PR_SET_PDEATHSIG) from the
 session's keeper thread: PDEATHSIG fires when the *thread* that forked it ends, so a short-lived thread (a
 run's) must never start it. It is restarted when it dies after it was ready (at most MAX_RESTARTS a
 minute), restarted when its RSS is above `rss_bound` after a run, stopped after `idle_seconds` unused.
@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from derivls import bounded
-from derivls.bounded import GB, Limits
-from derivls.children import exit_if_orphaned
+from derivls.base import bounded
+from derivls.base.bounded import GB, Limits
+from derivls.base.children import exit_if_orphaned
 
 IDLE_SECONDS = 600.0
 RSS_BOUND = 2 * GB

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Span
 from derivls.compile.units import Unit, collect_units
-from derivls.diagnostics import Diagnostic, Edit, Fix, Span
 from derivls.gradcheck.repair import Candidate, Outcome, candidates, choose
 
 # at most this many candidates are checked for one failed unit (the rest are not tried: no offer is then made

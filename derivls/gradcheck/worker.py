@@ -31,14 +31,14 @@ def run(
     """The run; `analysis` (the server's, of the request's text), `session` (a warm gradcheck session: used,
     with the one-shot path when it is not warm or dies), `setup` (what was found of the chosen Python before:
     its torch version and include folder, kept by the caller) are given by an in-process run."""
+    from derivls.base.diagnostics import Severity
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units
-    from derivls.diagnostics import Severity
-    from derivls.gradcheck.cli import release_mismatch
     from derivls.gradcheck.engine import RepairSource, gradcheck_in_session, gradcheck_units
+    from derivls.gradcheck.release import release_mismatch
     from derivls.gradcheck.runner import python_version, torch_include
     from derivls.gradcheck.session import SessionDied, SessionUnavailable
-    from derivls.project import UsageError, open_project
+    from derivls.project.opener import UsageError, open_project
 
     def emit(obj: dict[str, Any]) -> None:
         out.write(json.dumps(obj) + "\n")
@@ -197,8 +197,8 @@ def entry_verdict(statuses: set[str], diagnostics: list[Any]) -> str:
 
 
 def main() -> int:
-    from derivls.bounded import end_own_group
-    from derivls.children import die_with_parent, set_exit_on_term
+    from derivls.base.bounded import end_own_group
+    from derivls.base.children import die_with_parent, set_exit_on_term
 
     die_with_parent()  # SIGTERM when the server dies: the torch child and the compilers die with this process
     set_exit_on_term()  # SIGTERM (cancel) ends it through `finally`s: the build's work folder is removed

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Span
+from derivls.base.linebreaks import line_starts
 from derivls.derivatives.loader import DocumentAnalysis
-from derivls.diagnostics import Diagnostic, Edit, Fix, Span
-from derivls.linebreaks import line_starts
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokeni
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from derivls.base.diagnostics import Span
     from derivls.derivatives.document import Scalar
-    from derivls.diagnostics import Span
 
 # Token kinds, in the order a client legend can list them.
 KINDS = (

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.base.diagnostics import Code, Span
 from derivls.codes.docs import doc_uri
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.profiles import TORCHGEN, Profile
-from derivls.diagnostics import Code, Span
 from derivls.ide import facts
 from derivls.ide.formula_editor import call_schemas, helper_declarations, semantic_tokens
 from derivls.ide.formulas import formula_at, headers_of

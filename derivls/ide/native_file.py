@@ -11,9 +11,9 @@ from pathlib import Path
 from derivls.aten.native import NativeFunction, NativeIndex
 from derivls.aten.native_entry import _KNOWN_KEYS
 from derivls.aten.native_rules import known_type_names
+from derivls.base.diagnostics import Span
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.profiles import TORCHGEN, Profile
-from derivls.diagnostics import Span
 from derivls.ide import facts
 from derivls.ide.hover import HoverInfo
 from derivls.ide.navigation import func_at, lookup

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.base.diagnostics import Span
 from derivls.derivatives.loader import DocumentAnalysis
-from derivls.diagnostics import Span
 from derivls.ide import facts, manual
 from derivls.ide.context import strip_quotes
 from derivls.ide.targets import target_at

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from derivls.base.diagnostics import Span
+from derivls.base.safeyaml import short_str
 from derivls.derivatives.document import FormulaItem
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
-from derivls.diagnostics import Span
 from derivls.ide import facts
-from derivls.safeyaml import short_str
 
 # kinds (the server maps them to its protocol's)
 FUNCTION = "function"

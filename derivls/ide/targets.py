@@ -11,12 +11,12 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from derivls.base.diagnostics import Span
 from derivls.derivatives.analysis import KeyResult, SectionResult
 from derivls.derivatives.document import FormulaItem, Scalar, Section, offset_span
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.derivatives.model import DifferentiabilityInfo
 from derivls.derivatives.saved import Replacement
-from derivls.diagnostics import Span
 from derivls.ide import facts
 
 # -- what is at a position ----------------------------------------------------------------------

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from derivls.base.diagnostics import Span
 from derivls.derivatives.document import offset_span
 from derivls.derivatives.formulas.headers import HeaderIndex
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.derivatives.results import EntryResult
-from derivls.diagnostics import Span
 from derivls.ide.formula_editor import KINDS, scalar_tokens, scope_for_key
 from derivls.ide.formulas import FORMULA_KINDS, headers_of
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
+from derivls.cli import commandline as cli
 from derivls.codes import all_codes, docs, lookup
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.ide.hover import hover

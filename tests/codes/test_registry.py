@@ -11,10 +11,10 @@ import pytest
 
 from derivls import codes
 from derivls.aten.native import NativeIndex
+from derivls.base.diagnostics import FIRST_LINE, Diagnostic, error
 from derivls.codes import Code, Severity, Stage, all_codes, lookup
 from derivls.codes.model import declare
 from derivls.derivatives.loader import DocumentAnalyzer
-from derivls.diagnostics import FIRST_LINE, Diagnostic, error
 
 ROOT = Path(__file__).resolve().parents[2]
 # Codes whose check no derivatives.yaml edit has been found to reach yet (torchgen's assert is ported

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from derivls.compile.cli import compile_file
-from derivls.diagnostics import Span
-from derivls.report import analyse_path
+from derivls.base.diagnostics import Span
+from derivls.compile.document import compile_file
+from derivls.project.analyse import analyse_path
 
 pytestmark = pytest.mark.compile
 

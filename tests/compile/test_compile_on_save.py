@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from derivls.aten.native import NativeIndex
+from derivls.base.discovery import NativeFiles
 from derivls.compile.job import CompileOnSave
 from derivls.derivatives.loader import DocumentAnalyzer
-from derivls.discovery import NativeFiles
 
 pytestmark = pytest.mark.compile
 

@@ -191,7 +191,7 @@ def test_python_m_derivls_drops_the_working_directory_before_importing_dependenc
     assert imported(marker) == []
     # The same command with the folder on sys.path (as `-m` puts it there) does import a shadow
     # (`logging` or `json`, whichever the command reaches first).
-    code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); sys.argv = ['derivls', *{argv!r}]; import derivls.cli"
+    code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); sys.argv = ['derivls', *{argv!r}]; import derivls.cli.commandline"
     subprocess.run([sys.executable, "-c", code + "; derivls.cli.main()"], cwd=tmp_path, capture_output=True)
     assert set(imported(marker)) & {"json", "logging"}
 

@@ -183,8 +183,8 @@ def judge(
     """Every (kind, place) case, judged by the chain and by derivls (see the module's doc). torchgen runs per
     case (its loader stops at the first error); derivls and g++ run on a few files that hold many cases each
     (no two for one function)."""
-    from derivls.compile.cli import compile_file
-    from derivls.report import analyse_path
+    from derivls.compile.document import compile_file
+    from derivls.project.analyse import analyse_path
 
     real = packaged / "autograd" / "derivatives.yaml"
     native = packaged / "ATen" / "native" / "native_functions.yaml"

@@ -359,8 +359,8 @@ def judge(
 ) -> list[Verdict]:
     """Mutate the derivatives.yaml `real` (its templates beside it are copied along) and have derivls and
     the compiler judge each mutation."""
-    from derivls.compile.cli import compile_file
-    from derivls.report import analyse_path
+    from derivls.compile.document import compile_file
+    from derivls.project.analyse import analyse_path
 
     text, mutations = mutate(real.read_text(encoding="utf-8"), seed, count, kinds)
     with tempfile.TemporaryDirectory(prefix="derivls-mutations-") as folder:

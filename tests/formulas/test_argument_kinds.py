@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 from tests.formulas.argkind_verdicts import FUNCTIONS, NO_2_13_FUNCTION, VERDICTS
 from tests.formulas.argkinds import PLACES, Case, _autograd, _with_entries, all_kinds
 from tests.releases import fetch

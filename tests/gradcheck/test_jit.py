@@ -20,7 +20,7 @@ from derivls.gradcheck import session as sessions
 from derivls.gradcheck.engine import gradcheck_in_session, gradcheck_units
 from derivls.gradcheck.runner import torch_include
 from derivls.gradcheck.worker import run
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 from tests.gradcheck.conftest import make_wheel_copy, replace_in_entry
 from tests.gradcheck.test_acos import SHIPPED
 from tests.gradcheck.test_double_backward import DETACHED

@@ -281,7 +281,7 @@ def test_importing_the_server_entry_point_imports_no_lsp_library() -> None:
     import subprocess
 
     probe = (
-        "import sys, derivls.__main__, derivls.cli, derivls.server.runtime.main, derivls.server.runtime.boot, derivls.server.runtime.framing\n"
+        "import sys, derivls.__main__, derivls.cli.commandline, derivls.server.runtime.main, derivls.server.runtime.boot, derivls.server.runtime.framing\n"
         "print(sorted(m for m in ('pygls', 'lsprotocol', 'derivls.aten.native', 'derivls.derivatives.loader') "
         "if m in sys.modules))"
     )

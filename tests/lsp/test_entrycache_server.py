@@ -14,11 +14,11 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from derivls import project
+from derivls.base.diskcache import DiskCache
 from derivls.derivatives.entrycache import EntryCache
 from derivls.derivatives.loader import DocumentAnalyzer
-from derivls.diskcache import DiskCache
-from derivls.workspace import build_index, discover, make_analyzer, resolve_key
+from derivls.project import opener as project
+from derivls.project.workspace import build_index, discover, make_analyzer, resolve_key
 from tests.lsp.conftest import SERVER, Documents, diagnostics, initialize, make_client, uri
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -11,7 +11,7 @@ from pytest_lsp import LanguageClient
 
 from derivls.codegen import generate_node
 from derivls.ide.gradcheck import UNTRUSTED_TITLE
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 from tests.lsp.conftest import (
     CONFIG,
     Documents,

@@ -13,7 +13,7 @@ import pytest
 from derivls.compile.forward import forward_kernel
 from derivls.compile.saving import save_function
 from derivls.compile.units import collect_units
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 
 torchgen_load = pytest.importorskip("torchgen.packaged.autograd.load_derivatives")
 torchgen_variable_type = pytest.importorskip("torchgen.packaged.autograd.gen_variable_type")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from derivls.aten.native import NativeIndex
+from derivls.base.diagnostics import Severity
 from derivls.derivatives.loader import DocumentAnalyzer
-from derivls.diagnostics import Severity
 from tests.parity.torchgen_reference import torchgen_load
 
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from derivls.aten.native import NativeIndex
+from derivls.base.diagnostics import Severity
 from derivls.cli import main
 from derivls.derivatives.dump import dump
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.derivatives.profiles import LEGACY, TORCHGEN, choose
-from derivls.diagnostics import Severity
 
 
 @pytest.fixture(scope="module")

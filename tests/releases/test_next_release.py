@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from derivls.derivatives.dump import dump
-from derivls.report import analyse_path_with_rules
+from derivls.project.analyse import analyse_path_with_rules
 
 pytestmark = pytest.mark.releases
 

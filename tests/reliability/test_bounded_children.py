@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from derivls import bounded, children
-from derivls.bounded import GB, MEMORY, TIME, Limits
-from derivls.children import set_exit_on_term
+from derivls.base import bounded, children
+from derivls.base.bounded import GB, MEMORY, TIME, Limits
+from derivls.base.children import set_exit_on_term
 from derivls.codes.compile import COMPILE_LIMIT
 from derivls.compile.engine import compile_units
 from derivls.compile.file_templates import Templates
@@ -59,7 +59,7 @@ def test_a_process_spinning_past_its_cpu_bound_dies_even_when_nobody_waits_for_i
 def test_stdin_is_empty_so_a_read_of_it_cannot_wait_on_an_open_pipe(tmp_path: Path):
     # `#include </proc/self/fd/0>` read the CLI's stdin: while it was an open pipe, the compiler waited for ever
     code = (
-        "from derivls import bounded; "
+        "from derivls.base import bounded; "
         "r = bounded.run(['cat', '/proc/self/fd/0'], bounded.Limits(30, bounded.GB), cwd='/'); "
         "print(r.limit, repr(r.stdout))"
     )
@@ -102,7 +102,7 @@ def test_a_guarded_process_killed_9_has_its_scratch_folder_removed_at_once(tmp_p
     # the next derivls process (remove_stale_scratch)
     code = (
         "import sys, time\n"
-        "from derivls import bounded\n"
+        "from derivls.base import bounded\n"
         f"{'bounded.guard_scratch()' if guarded else 'pass'}\n"
         "print(bounded.scratch_folder(), flush=True)\n"
         "time.sleep(300)\n"
@@ -120,7 +120,7 @@ def test_a_guarded_process_killed_9_has_its_scratch_folder_removed_at_once(tmp_p
 def test_the_scratch_guard_runs_isolated_from_the_root_in_a_session_of_its_own_and_ends_with_its_work(tmp_path: Path):
     code = (
         "import time\n"
-        "from derivls import bounded\n"
+        "from derivls.base import bounded\n"
         "bounded.guard_scratch()\n"
         "print(bounded.scratch_folder(), bounded._scratch_guards[0].pid, flush=True)\n"
         "time.sleep(300)\n"
@@ -221,7 +221,7 @@ exit 0
 def test_a_batch_that_reaches_its_bound_is_compiled_unit_by_unit_and_the_bound_lands_on_its_entry(
     tmp_path: Path, monkeypatch
 ):
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
     from tests.reliability.realfiles import REAL_NATIVE
 
     monkeypatch.setenv("DERIVLS_COMPILE_SECONDS", "3")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from derivls import safepickle
-from derivls.diskcache import DiskCache
+from derivls.base import safepickle
+from derivls.base.diskcache import DiskCache
 from tests.reliability.realfiles import REAL_DERIVATIVES, REAL_NATIVE
 
 LOCK = ".writing"
@@ -93,7 +93,7 @@ def test_a_record_naming_a_module_imported_into_a_value_module_is_refused() -> N
 
 
 def test_a_global_refused_after_allowed_ones_were_remembered_is_still_refused() -> None:
-    from derivls.diagnostics import Span
+    from derivls.base.diagnostics import Span
 
     assert safepickle.loads(pickle.dumps((Span(0, 0, 0, 1), {1: frozenset()}))) == (Span(0, 0, 0, 1), {1: frozenset()})
     for _ in range(2):  # the refusal is not remembered as an allowance
@@ -207,7 +207,7 @@ def test_a_held_writing_lock_costs_a_miss_half_a_second_at_most(filled) -> None:
 
 
 def test_wait_for_writer_gives_up_after_half_a_second_on_a_lock_that_shows_no_progress(tmp_path: Path) -> None:
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     (tmp_path / LOCK).touch()
     holder = subprocess.Popen(

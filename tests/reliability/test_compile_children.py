@@ -42,7 +42,7 @@ def wait_until(predicate, timeout: float) -> bool:
 
 
 def work_folders() -> set[str]:
-    """derivls's scratch folders (derivls.bounded): `derivls-<pid>-*` in the temporary folder ($TMPDIR: the
+    """derivls's scratch folders (derivls.base.bounded): `derivls-<pid>-*` in the temporary folder ($TMPDIR: the
     workspace fixture gives each test its own)."""
     folder = os.environ.get("TMPDIR") or tempfile.gettempdir()
     return {p for p in os.listdir(folder) if p.startswith("derivls-") and p.split("-")[1].isdigit()}

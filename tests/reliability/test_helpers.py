@@ -8,11 +8,11 @@ import time
 import pytest
 import yaml
 
+from derivls.base.diagnostics import Span, warning
+from derivls.base.limits import MAX_DIAGNOSTICS, bound_diagnostics
+from derivls.base.linebreaks import CompactLines, count_line_breaks
+from derivls.base.safeyaml import alias_refused_class, refuse_aliases, safe_load, short_repr, short_str
 from derivls.codes import lookup
-from derivls.diagnostics import Span, warning
-from derivls.limits import MAX_DIAGNOSTICS, bound_diagnostics
-from derivls.linebreaks import CompactLines, count_line_breaks
-from derivls.safeyaml import alias_refused_class, refuse_aliases, safe_load, short_repr, short_str
 from derivls.server.documents.positions import split_lines
 from tests.reliability import inputs
 

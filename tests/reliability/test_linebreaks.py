@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 from tests.reliability.rawlsp import RawServer
 from tests.reliability.realfiles import REAL_DERIVATIVES, REAL_NATIVE, packaged_layout
 

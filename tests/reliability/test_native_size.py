@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls.limits import MAX_NATIVE_ENTRIES
+from derivls.base.limits import MAX_NATIVE_ENTRIES
 from tests.reliability import inputs
 from tests.reliability.conftest import MAX_RSS_MB, run_cli
 from tests.reliability.realfiles import REAL_DERIVATIVES, REAL_TAGS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
+from derivls.cli import commandline as cli
 
 
 @pytest.fixture

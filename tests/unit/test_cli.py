@@ -253,7 +253,7 @@ def test_github_format_keeps_paths_outside_the_current_directory(checkout):
 
 
 def test_annotation_path_unit(tmp_path):
-    from derivls.report import annotation_path
+    from derivls.cli.report import annotation_path
 
     assert annotation_path(tmp_path / "a" / "derivatives.yaml", cwd=tmp_path) == "a/derivatives.yaml"
     assert annotation_path(Path("a/../b/derivatives.yaml"), cwd=Path.cwd()) == "b/derivatives.yaml"
@@ -295,7 +295,7 @@ def test_check_imports_none_of_the_modules_it_does_not_need(checkout, tmp_path, 
         )
         assert run.returncode == 1, run.stderr
         imported = set(listing.read_text().split())
-        assert "derivls.diskcache" in imported
+        assert "derivls.base.diskcache" in imported
         assert imported.isdisjoint(NOT_IMPORTED_BY_CHECK), sorted(imported & set(NOT_IMPORTED_BY_CHECK))
 
 
@@ -352,7 +352,7 @@ def test_torch_include_must_be_a_folder(tmp_path):
 
 
 def test_a_cached_check_without_torch_include_is_not_the_answer_with_it(tmp_path):
-    from derivls.writebehind import wait_for_writer
+    from derivls.base.writebehind import wait_for_writer
 
     path = copied_packaged_tree(tmp_path)
     include = FIXTURES / "lsp" / "packaged" / "torch" / "include"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
+from derivls.cli import commandline as cli
 from tests.conftest import FIXTURES
 
 D = "tools/autograd/derivatives.yaml"

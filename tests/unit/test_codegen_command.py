@@ -1,4 +1,4 @@
-"""``derivls codegen``: derivls/codegen/command.py, run through its own argparse parser."""
+"""``derivls codegen``: derivls/cli/codegen.py, run through its own argparse parser."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from derivls.codegen.command import add_codegen_arguments, run_codegen
+from derivls.cli.codegen import add_codegen_arguments, run_codegen
 from derivls.derivatives.loader import load_derivatives
-from derivls.project import locate
+from derivls.project.opener import locate
 
 
 @pytest.fixture(scope="module")

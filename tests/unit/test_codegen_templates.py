@@ -73,7 +73,7 @@ def test_codegen_does_not_import_torch():
     import sys
 
     code = (
-        "import sys, derivls.codegen, derivls.codegen.command\n"
+        "import sys, derivls.codegen, derivls.cli.codegen\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torchgen'))\n"
         "assert not bad, bad\n"
     )

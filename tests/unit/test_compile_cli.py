@@ -74,7 +74,7 @@ def test_an_explicit_compiler_that_does_not_exist_is_named(tmp_path):
 
 
 def test_check_accepts_the_compile_options():
-    from derivls.cli import build_parser
+    from derivls.cli.commandline import build_parser
 
     args = build_parser().parse_args(["check", "--compile", "--cxx", "g++", "--torch-include", "/x", "--op", "mul"])
     assert args.compile and args.cxx == "g++" and args.torch_include == "/x" and args.op == ["mul"]

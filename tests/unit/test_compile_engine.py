@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from derivls.bounded import GB, Limits
+from derivls.base.bounded import GB, Limits
+from derivls.base.diagnostics import Span
 from derivls.compile.engine import read_errors, start
-from derivls.diagnostics import Span
 
 
 def test_a_compiler_reporting_more_than_a_pipe_holds_finishes_and_every_byte_is_read(tmp_path: Path):
@@ -28,8 +28,8 @@ def test_a_compiler_reporting_more_than_a_pipe_holds_finishes_and_every_byte_is_
 
 
 def _one_unit_map(lines: int = 10):
+    from derivls.base.diagnostics import Span
     from derivls.compile.sourcemap import SourceMap
-    from derivls.diagnostics import Span
 
     source = SourceMap()
     text = "int x;\n" * lines

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from derivls.compile.job import CompileOnSave
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 
 
 @pytest.fixture
@@ -74,7 +74,8 @@ def _worker_profile(real_files, monkeypatch, **settings):
     import io
     import types
 
-    import derivls.compile.cli
+    import derivls.cli.compile
+    import derivls.compile.document
     from derivls.compile import worker
 
     seen = []
@@ -83,7 +84,7 @@ def _worker_profile(real_files, monkeypatch, **settings):
         seen.append(analysis.profile)
         return types.SimpleNamespace(by_entry={})
 
-    monkeypatch.setattr(derivls.compile.cli, "compile_file", record)
+    monkeypatch.setattr(derivls.compile.document, "compile_file", record)
     request = {
         "path": str(real_files.derivatives),
         "text": real_files.derivatives.read_text(encoding="utf-8"),
@@ -116,7 +117,7 @@ def test_a_workers_verdict_on_an_entry_stays_until_the_entry_changes(real_files)
 
     from derivls.compile.background import EntryJobs, JobResult, verdict_text
     from derivls.compile.units import entry_key
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
 
     analyzer = open_project(real_files.derivatives, real_files.native, real_files.tags, "torchgen").analyzer
     text = real_files.derivatives.read_text(encoding="utf-8")

@@ -119,7 +119,7 @@ def test_formula_context_reports_a_directive_on_its_token_even_in_a_lambdas_body
 def test_a_formula_with_an_unterminated_literal_is_never_compiled(real_files):
     # what the literal swallows would be read by the compiler with the generated text after it
     from derivls.compile.units import collect_units
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
 
     acos = "  self: grad * -((-self * self + 1).rsqrt()).conj()\n"
     text = real_files.derivatives.read_text(encoding="utf-8")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from derivls.base.diagnostics import Span
 from derivls.compile import messages
 from derivls.compile.backward import formula_offsets
 from derivls.compile.sourcemap import FormulaAlignment, FormulaOrigin, SourceMap, fold_offsets, token_at
-from derivls.diagnostics import Span
 
 
 def test_fold_offsets_map_a_folded_plain_scalar_back_to_its_lines():
@@ -116,7 +116,7 @@ def test_every_formula_of_the_real_file_is_placed_in_the_generated_code(real_fil
     from derivls.compile.file_templates import Templates
     from derivls.compile.forward import forward_source
     from derivls.compile.units import collect_units
-    from derivls.report import analyse_path
+    from derivls.project.analyse import analyse_path
 
     analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags, "torchgen")
     units = collect_units(analysis)

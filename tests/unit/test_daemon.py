@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
+from derivls.cli import commandline as cli
 from derivls.daemon import address, serve
 from tests.unit.test_cli import BAD, GOOD, NATIVE  # (the same toy checkout as the CLI tests)
 
@@ -165,7 +165,7 @@ def test_a_warm_answer_imports_neither_the_parser_nor_the_analysis_in_the_client
     assert run.returncode == 1 and "othr" in run.stdout
     loaded = run.stderr.strip().splitlines()[-1]
     assert "derivls.daemon.client" in loaded
-    for heavy in ("derivls.cli", "derivls.checkcommand", "derivls.project", "derivls.derivatives"):
+    for heavy in ("derivls.cli.commandline", "derivls.cli.check", "derivls.project.opener", "derivls.derivatives"):
         assert f"'{heavy}'" not in loaded
 
 
@@ -221,7 +221,7 @@ def test_a_second_daemon_for_the_same_address_leaves_the_first_serving(env):
     pid = daemon_pid(env)
     path = next((Path(env["DERIVLS_CACHE_DIR"]) / "daemon").glob("*.sock"))
     second = subprocess.run(
-        [sys.executable, "-P", "-m", "derivls.daemon.command", str(path)],
+        [sys.executable, "-P", "-m", "derivls.cli.daemon", str(path)],
         env={**env, "DERIVLS_DAEMON_LOCK_SECONDS": "0"},
         capture_output=True,
         text=True,
@@ -393,7 +393,7 @@ def test_an_at_file_that_is_not_a_regular_file_is_refused_unopened(checkout, env
 
 _TERM_IN_THE_PARSER = """
 import os, signal, sys, time
-import derivls.cli as cli
+import derivls.cli.commandline as cli
 
 real = cli.build_parser
 

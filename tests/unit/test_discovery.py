@@ -1,10 +1,10 @@
-"""derivls.discovery: every layout rule (checkout, wheel, lone file) in one place."""
+"""derivls.base.discovery: every layout rule (checkout, wheel, lone file) in one place."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from derivls import discovery
+from derivls.base import discovery
 
 
 def _touch(path: Path) -> Path:

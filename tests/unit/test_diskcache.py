@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from derivls import diskcache
-from derivls.diskcache import DiskCache, content_key
+from derivls.base import diskcache
+from derivls.base.diskcache import DiskCache, content_key
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from derivls.base.diagnostics import Span
 from derivls.derivatives.document import parse_chunk, split_entries
-from derivls.diagnostics import Span
 
 TEXT = """# a comment before the first entry
 - name: abs(Tensor self) -> Tensor

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from derivls import diskcache, project
+from derivls.base import diskcache
+from derivls.base.diskcache import DiskCache
 from derivls.derivatives import entrycache
 from derivls.derivatives.dump import dump
 from derivls.derivatives.entrycache import EntryCache, context_key, header_sources_key
 from derivls.derivatives.formulas import checks, headers
 from derivls.derivatives.formulas.sources import find_sources
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
-from derivls.diskcache import DiskCache
-from derivls.project import NativeLoad
+from derivls.project import opener as project
+from derivls.project.opener import NativeLoad
 
 ABS = "- name: abs(Tensor self) -> Tensor\n"
 ABS_FALSE = ABS + "  output_differentiability: [False]\n"  # codegen-output-differentiability-inplace (abs_)
@@ -482,7 +483,7 @@ def test_a_stepped_save_does_not_wait_for_a_writer_at_work(
     import fcntl
     import os
 
-    from derivls.writebehind import LOCK_NAME
+    from derivls.base.writebehind import LOCK_NAME
 
     monkeypatch.setattr(entrycache, "_runner", lambda cache: True)  # the test runs the steps
     load = workspace.load()

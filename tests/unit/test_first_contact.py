@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
-from derivls.discovery import PACKAGED_DERIVATIVES
+from derivls.base.discovery import PACKAGED_DERIVATIVES
+from derivls.cli import commandline as cli
 
 TIMEOUT = 60
 
@@ -98,7 +98,7 @@ def test_check_finds_the_installed_torchs_file_when_no_checkout_is_around(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_files
 ):
     """The second way the message names does give an input (the test environment has torch)."""
-    from derivls.discovery import find_default_derivatives
+    from derivls.base.discovery import find_default_derivatives
 
     found, tried = find_default_derivatives(tmp_path)
     assert found is not None and found.samefile(real_files.derivatives)

@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from derivls import gcpolicy
+from derivls.base import gcpolicy
 
 
 def typing_then_a_pause() -> None:

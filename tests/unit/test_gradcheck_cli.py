@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
-from derivls.diagnostics import Span
+from derivls.base.diagnostics import Span
+from derivls.cli import commandline as cli
 from derivls.gradcheck import engine, runner
 from derivls.gradcheck.engine import GradcheckResult, Timings
 from derivls.gradcheck.results import Summary, UnitOutcome

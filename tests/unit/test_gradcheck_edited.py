@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from derivls.exits import UsageError
+from derivls.base.exits import UsageError
 from derivls.gradcheck import edited
 
 MANUAL = textwrap.dedent(

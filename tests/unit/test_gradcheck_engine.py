@@ -120,7 +120,7 @@ def test_a_torch_without_its_test_dependencies_is_a_set_up_error_naming_them(sta
 
 def test_a_set_up_error_of_the_child_stops_a_running_build_at_once(stand_ins, monkeypatch, tmp_path: Path):
     # a cold run compiled for ~40 s before it said that numpy was missing (issue 36, item 5)
-    from derivls import bounded
+    from derivls.base import bounded
 
     message = "torch's OpInfo database (torch.testing._internal) needs the module numpy: install numpy and expecttest"
     monkeypatch.setenv("DERIVLS_TEST_SETUP_ERROR", message)

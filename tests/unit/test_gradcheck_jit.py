@@ -11,7 +11,7 @@ from derivls.compile.units import collect_units
 from derivls.gradcheck import build as building
 from derivls.gradcheck import jit
 from derivls.gradcheck.source import render
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 
 
 def _rendered(real_files, *ops):

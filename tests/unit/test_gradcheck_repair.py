@@ -291,7 +291,7 @@ def test_compiler_errors_blame_the_candidate_whose_code_holds_them():
 def _trials(*formulas: str):
     from types import SimpleNamespace
 
-    from derivls.diagnostics import Edit, Span
+    from derivls.base.diagnostics import Edit, Span
     from derivls.gradcheck.trials import Trial, Trials
 
     span = Span(3, 8, 3, 40)
@@ -341,9 +341,9 @@ def test_a_candidate_that_did_not_compile_is_not_waited_for():
 
 
 def test_a_repair_travels_with_its_diagnostic_from_the_worker_to_the_editor():
+    from derivls.base.diagnostics import Diagnostic, Edit, Severity, Span
     from derivls.codes.gradcheck import GRADCHECK_MISMATCH
     from derivls.compile.worker import diagnostic_to_json
-    from derivls.diagnostics import Diagnostic, Edit, Severity, Span
     from derivls.gradcheck.job import GradcheckJob
     from derivls.gradcheck.trials import Suggestion
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from derivls.diagnostics import Span
+from derivls.base.diagnostics import Span
 from derivls.gradcheck.results import CODE, interpret
 
 

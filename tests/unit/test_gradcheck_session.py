@@ -444,7 +444,7 @@ RECORDING = textwrap.dedent(
 
 def test_an_edited_entry_has_its_samples_found_by_the_idle_session_before_the_save_once(tmp_path, real_files):
     from derivls.gradcheck.job import GradcheckRuns
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
 
     script, log = tmp_path / "recording.py", tmp_path / "requests.jsonl"
     script.write_text(RECORDING)
@@ -559,7 +559,7 @@ def test_the_editors_run_answers_a_unit_past_its_bound_and_checks_the_other_entr
 
     from derivls.gradcheck import engine, worker
     from derivls.gradcheck.build import Built
-    from derivls.project import open_project
+    from derivls.project.opener import open_project
 
     monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
     monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)

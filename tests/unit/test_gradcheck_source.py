@@ -7,9 +7,9 @@ from pathlib import Path
 
 from derivls.compile.file_templates import Templates
 from derivls.compile.units import collect_units
-from derivls.gradcheck.cli import release_mismatch
+from derivls.gradcheck.release import release_mismatch
 from derivls.gradcheck.source import render
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 
 
 def _units(real_files, *ops):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from derivls import discovery
+from derivls.base import discovery
 from derivls.ide import navigation
 from tests.unit.ide_support import analyse, at, real_analysis, real_files, real_index, real_text
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from derivls.diagnostics import Span
+from derivls.base.diagnostics import Span
 from derivls.ide import symbols
 from tests.unit.ide_support import analyse, real_analysis, real_text
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from derivls.aten.native import NativeIndex
+from derivls.base.diagnostics import Diagnostic, Severity
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
-from derivls.diagnostics import Diagnostic, Severity
 
 # 2021-style functions the real file lacks, for the checks that need them.
 EXTRA_NATIVE = """

@@ -1,4 +1,4 @@
-"""`derivls check --format lintrunner`: lintrunner's LintMessage, one JSON object a line (derivls/lintmessages.py),
+"""`derivls check --format lintrunner`: lintrunner's LintMessage, one JSON object a line (derivls/cli/lintmessages.py),
 and the quick fixes as plain data it patches with (derivls/ide/actions.py)."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from derivls.cli import commandline as cli
+from derivls.cli.lintmessages import file_messages
+from derivls.cli.report import CheckedFile
 from derivls.codes.formula import FORMULA_UNKNOWN_NAME
-from derivls.diagnostics import Diagnostic, Edit, Fix, Severity, Span
 from derivls.ide.actions import apply_edits, unambiguous_fix
-from derivls.lintmessages import file_messages
-from derivls.report import CheckedFile
 from tests.conftest import FIXTURES
 
 KEYS = {"path", "line", "char", "code", "severity", "name", "original", "replacement", "description"}

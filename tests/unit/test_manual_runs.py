@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from pygls.uris import from_fs_path
 
+from derivls.base.diagnostics import Diagnostic, Severity, Span
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
 from derivls.compile.units import entry_key
-from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.gradcheck.job import GradcheckRuns
 from derivls.server.documents import gradcheck_runs, manual_runs
 from derivls.server.documents.positions import LineIndex
@@ -239,8 +239,8 @@ def test_a_helper_the_run_found_edited_against_its_base_carries_its_callers_fail
 def test_a_failures_related_place_in_functions_manual_comes_through_the_workers_json():
     """The run places a failing formula's helper as related information (its line in FunctionsManual.cpp): the
     editor keeps it (a place in another file, not moved with the entry)."""
+    from derivls.base.diagnostics import Related
     from derivls.compile.worker import diagnostic_to_json
-    from derivls.diagnostics import Related
     from derivls.gradcheck.job import diagnostic_from_json
 
     d = Diagnostic(

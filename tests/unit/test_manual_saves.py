@@ -4,8 +4,8 @@ failing entry's diagnostic on the edited helper's name."""
 
 from __future__ import annotations
 
+from derivls.base.diagnostics import Diagnostic, Severity, Span
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
-from derivls.diagnostics import Diagnostic, Severity, Span
 from derivls.gradcheck.manual_saves import (
     EntryFailure,
     ManualSaves,

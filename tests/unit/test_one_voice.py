@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
-from derivls.exits import ended, error_line
-from derivls.report import plural
+from derivls.base.exits import ended, error_line
+from derivls.base.words import plural
+from derivls.cli import commandline as cli
 from tests.conftest import FIXTURES
 
 
@@ -45,22 +45,22 @@ def test_counts_are_pluralised():
 
 
 COMMAND_MODULES = (
-    "cli.py",
-    "report.py",
-    "lintmessages.py",
-    "since.py",
-    "cachecommand.py",
-    "compile/cli.py",
-    "gradcheck/cli.py",
+    "cli/commandline.py",
+    "cli/report.py",
+    "cli/lintmessages.py",
+    "project/since.py",
+    "cli/cache.py",
+    "cli/compile.py",
+    "cli/gradcheck.py",
     "gradcheck/engine.py",
     "gradcheck/results.py",
-    "codegen/command.py",
-    "codes/explain.py",
+    "cli/codegen.py",
+    "cli/explain.py",
 )
 
 
 def test_no_command_message_counts_with_a_parenthesised_plural():
-    sources = Path(cli.__file__).parent
+    sources = Path(cli.__file__).parent.parent
     found = [
         f"{name}:{n}: {line.strip()}"
         for name in COMMAND_MODULES
@@ -71,7 +71,7 @@ def test_no_command_message_counts_with_a_parenthesised_plural():
 
 
 def test_a_refused_cache_folder_is_a_warning_in_the_same_voice(checkout: Path, capsys, monkeypatch):
-    from derivls import diskcache
+    from derivls.base import diskcache
 
     monkeypatch.setattr(diskcache, "_said", set())
     monkeypatch.setenv("DERIVLS_CACHE_DIR", "relative/cache")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import derivls
-from derivls import cli
+from derivls.cli import commandline as cli
 
 if sys.version_info >= (3, 11):
     import tomllib

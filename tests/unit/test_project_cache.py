@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls.writebehind import wait_for_writer
+from derivls.base.writebehind import wait_for_writer
 from tests.conftest import PACKAGED  # the installed torch's packaged files
 
 DERIVATIVES = PACKAGED / "autograd" / "derivatives.yaml"
@@ -24,7 +24,7 @@ def derivls(*args: str, cache: Path, seed: str) -> subprocess.CompletedProcess[s
 
 
 def stored(cache: Path, pattern: str) -> list[Path]:
-    """The cache's entries named `pattern`, once a detached writer `check` left is done (derivls/writebehind.py)."""
+    """The cache's entries named `pattern`, once a detached writer `check` left is done (derivls/base/writebehind.py)."""
     wait_for_writer(cache)
     return list(cache.glob(f"{pattern}.pickle"))
 

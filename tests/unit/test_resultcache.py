@@ -1,4 +1,4 @@
-"""The whole-result cache of `derivls check` (derivls/resultcache.py): a second check of unchanged
+"""The whole-result cache of `derivls check` (derivls/project/resultcache.py): a second check of unchanged
 inputs prints exactly what the first printed, without analysing; any changed input misses."""
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli, diskcache, resultcache
-from derivls.diskcache import DiskCache
-from derivls.writebehind import wait_for_writer
+from derivls.base import diskcache
+from derivls.base.diskcache import DiskCache
+from derivls.base.writebehind import wait_for_writer
+from derivls.cli import commandline as cli
+from derivls.project import resultcache
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
 # Modules a check answered from the cache must not import (the ATen model, the loader, the analyses).
@@ -27,9 +29,9 @@ HEAVY = (
     "derivls.derivatives.releases",
     "derivls.derivatives.profiles",
     "derivls.derivatives.formulas.headers",
-    "derivls.project",
+    "derivls.project.opener",
     "derivls.yamlsubset",
-    "derivls.codegen.command",
+    "derivls.cli.codegen",
 )
 MISTAKES = (
     "- name: abs(Tensor selff) -> Tensor\n  self: grad * self.sgn()\n"
@@ -67,7 +69,7 @@ def run(*args: str, cache: Path, cwd: Path | None = None, env: dict[str, str] | 
 
 
 def entries(cache: Path) -> list[Path]:
-    """The result entries in `cache`, once a detached writer still writing them is done (derivls/writebehind.py)."""
+    """The result entries in `cache`, once a detached writer still writing them is done (derivls/base/writebehind.py)."""
     wait_for_writer(cache)
     return sorted(cache.glob(f"{resultcache.KIND}-*.pickle")) if cache.is_dir() else []
 
@@ -120,12 +122,13 @@ def test_a_hit_does_not_analyse(checkout: Path, tmp_path: Path, monkeypatch: pyt
     assert cli.main(["check", path]) == 1
     first = out.getvalue()
 
-    import derivls.report
+    import derivls.cli.report
+    import derivls.project.analyse
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("analysed although the inputs are unchanged")
 
-    monkeypatch.setattr(derivls.report, "analyse_path_with_rules", refuse)
+    monkeypatch.setattr(derivls.project.analyse, "analyse_path_with_rules", refuse)
     out.truncate(0)
     out.seek(0)
     assert cli.main(["check", path]) == 1
@@ -336,7 +339,8 @@ def test_check_compile_is_not_answered_from_the_cache(
 
     monkeypatch.setattr(resultcache, "check_key", refuse)
     monkeypatch.setattr(resultcache, "load", refuse)
-    import derivls.compile.cli
+    import derivls.cli.compile
+    import derivls.compile.document
 
     analysed: list[str] = []
 
@@ -344,7 +348,7 @@ def test_check_compile_is_not_answered_from_the_cache(
         analysed.append(str(path))
         raise LookupError("no compiler in this test")
 
-    monkeypatch.setattr(derivls.compile.cli, "compile_file", no_compiler)
+    monkeypatch.setattr(derivls.compile.document, "compile_file", no_compiler)
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     assert cli.main(["check", path, "--compile"]) == 2

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from derivls import safegit, since
+from derivls.base import safegit
 from derivls.daemon import address, serve
+from derivls.project import since
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "security.md"

@@ -1,5 +1,5 @@
 """`--since REF`: only the entries whose text differs from a git revision's version of the file
-(derivls/since.py), for `check` (their diagnostics) and `gradcheck` (their formulas)."""
+(derivls/project/since.py), for `check` (their diagnostics) and `gradcheck` (their formulas)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from derivls import cli
+from derivls.cli import commandline as cli
 from derivls.gradcheck import engine, runner
 from derivls.gradcheck.engine import GradcheckResult
 from derivls.gradcheck.results import Summary
-from derivls.since import changed_entries
+from derivls.project.since import changed_entries
 from tests.conftest import FIXTURES
 
 DERIVATIVES = "tools/autograd/derivatives.yaml"
@@ -125,7 +125,7 @@ def test_gradcheck_since_with_nothing_changed_says_so_and_exits_0(repo: Path, ca
 
 
 def test_a_revision_s_file_over_the_size_cap_is_not_read(repo: Path, capsys, monkeypatch: pytest.MonkeyPatch):
-    from derivls import since
+    from derivls.project import since
 
     monkeypatch.setattr(since, "MAX_FILE_BYTES", 100)
     assert cli.main(["check", DERIVATIVES, "--since", "HEAD"]) == 2
@@ -203,7 +203,7 @@ def test_git_starts_outside_the_workspace_with_fetching_and_config_commands_off(
 
 
 def test_a_git_that_does_not_answer_is_killed_with_what_it_started(repo: Path, capsys, monkeypatch):
-    from derivls import since
+    from derivls.project import since
 
     pid_file = repo.parent / "sleeper.pid"
     fake_git(repo.parent / "bin", f'sleep 600 &\necho $! > "{pid_file}"\nwait\n')
@@ -266,7 +266,7 @@ def test_commands_the_repository_s_config_names_never_run(repo: Path, capsys):
 
 
 def test_a_repository_config_that_stalls_git_is_cut_at_the_bound(repo: Path, capsys, monkeypatch):
-    from derivls import since
+    from derivls.project import since
 
     os.mkfifo(repo.parent / "stall")
     git(repo, "config", "include.path", str(repo.parent / "stall"))  # (git blocks opening it: no writer)
@@ -278,7 +278,7 @@ def test_a_repository_config_that_stalls_git_is_cut_at_the_bound(repo: Path, cap
 
 
 def test_without_process_groups_git_runs_hardened_with_the_time_bound_alone(repo: Path):
-    from derivls import safegit
+    from derivls.base import safegit
 
     done = safegit._run_plain(str(repo / "tools" / "autograd"), ("ls-tree", "HEAD", "--", "derivatives.yaml"), 30)
     assert done.returncode == 0 and done.stdout.endswith(b"\tderivatives.yaml\n")

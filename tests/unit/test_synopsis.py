@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from derivls.cli import build_parser
+from derivls.cli.commandline import build_parser
 
 ROOT = Path(__file__).parents[2]
 

@@ -1,4 +1,4 @@
-"""derivls.workspace: the server's LSP-free host of native indexes and analyzers (rust-analyzer's
+"""derivls.project.workspace: the server's LSP-free host of native indexes and analyzers (rust-analyzer's
 AnalysisHost). A file's analyzer and set-up problems are made again only when its index or the
 profile changed; a file whose index is not loaded waits; new rules drop every index."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from derivls import project
-from derivls.workspace import Options, Source, Workspace, build_index
+from derivls.project import opener as project
+from derivls.project.workspace import Options, Source, Workspace, build_index
 
 CHECKOUT = Path(__file__).resolve().parents[1] / "fixtures" / "lsp" / "checkout"
 DERIVATIVES = CHECKOUT / "tools" / "autograd" / "derivatives.yaml"
@@ -29,7 +29,7 @@ def loaded(host: Workspace, source: Source, replaces: bool = False) -> None:
 
 @pytest.fixture
 def prepares(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Each call into derivls.project for an analyzer and its set-up problems."""
+    """Each call into derivls.project.opener for an analyzer and its set-up problems."""
     calls: list[int] = []
     real = project.prepare
 

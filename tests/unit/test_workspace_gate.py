@@ -19,7 +19,7 @@ from derivls.compile.units import collect_units
 from derivls.gradcheck import build as building
 from derivls.gradcheck import jit
 from derivls.gradcheck.source import render
-from derivls.report import analyse_path
+from derivls.project.analyse import analyse_path
 
 HEAD = '#include "torch/csrc/autograd/FunctionsManual.h"\n'
 TAIL = "namespace torch::autograd::generated {\n${autograd_function_definitions}\n} // namespace\n"

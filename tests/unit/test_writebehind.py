@@ -1,4 +1,4 @@
-"""Cache writes left until after a one-shot command's answer (derivls/writebehind.py).
+"""Cache writes left until after a one-shot command's answer (derivls/base/writebehind.py).
 
 Each scenario runs in a fresh interpreter: forking needs a process with no other thread, which a
 test process that ran servers may not be.
@@ -13,7 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from derivls.diskcache import DiskCache
+from derivls.base.diskcache import DiskCache
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,8 +21,8 @@ SLOW_WRITE = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from derivls import writebehind
-    from derivls.diskcache import DiskCache
+    from derivls.base import writebehind
+    from derivls.base.diskcache import DiskCache
 
     class Slow:  # pickling it takes a while: the write outlives the command
         def __reduce__(self):
@@ -71,7 +71,7 @@ def test_without_fork_the_write_is_done_before_the_command_ends(tmp_path: Path) 
 
 
 def test_writes_still_queued_when_the_block_ends_are_done_then(tmp_path: Path) -> None:
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     cache = DiskCache(tmp_path)
     with writebehind.deferring():
@@ -81,7 +81,7 @@ def test_writes_still_queued_when_the_block_ends_are_done_then(tmp_path: Path) -
 
 
 def test_a_failing_write_costs_only_itself(tmp_path: Path) -> None:
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     def fails() -> None:
         raise OSError("disk full")
@@ -99,7 +99,7 @@ def test_outside_a_deferring_block_a_put_writes_at_once(tmp_path: Path) -> None:
 
 
 def test_a_reader_does_not_wait_when_no_writer_holds_the_lock(tmp_path: Path) -> None:
-    from derivls.writebehind import wait_for_writer
+    from derivls.base.writebehind import wait_for_writer
 
     assert wait_for_writer(tmp_path) is False  # no lock file at all
     (tmp_path / ".writing").touch()
@@ -109,7 +109,7 @@ def test_a_reader_does_not_wait_when_no_writer_holds_the_lock(tmp_path: Path) ->
 def test_a_writer_that_outlasts_the_wait_is_waited_for_once(tmp_path: Path) -> None:
     import fcntl
 
-    from derivls.writebehind import wait_for_writer
+    from derivls.base.writebehind import wait_for_writer
 
     lock = os.open(tmp_path / ".writing", os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX)  # a writer that never finishes (another open file: flock conflicts)
@@ -145,7 +145,7 @@ RECORD_WHERE = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     folder = Path(sys.argv[1])
 
@@ -191,7 +191,7 @@ def test_the_detached_writer_starts_in_the_cache_folder_in_a_session_of_its_own_
 def test_the_server_never_waits_for_a_writer(tmp_path: Path, monkeypatch) -> None:
     import fcntl
 
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     monkeypatch.setattr(writebehind, "_waits", True)
     lock = os.open(tmp_path / ".writing", os.O_RDWR | os.O_CREAT)
@@ -208,7 +208,7 @@ def test_the_server_never_waits_for_a_writer(tmp_path: Path, monkeypatch) -> Non
 def test_after_an_interrupt_nothing_queued_is_written(tmp_path: Path) -> None:
     import pytest
 
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     cache = DiskCache(tmp_path)
     with pytest.raises(KeyboardInterrupt), writebehind.deferring():

@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from derivls.aten.native import NativeFunction, NativeIndex
+from derivls.base.diagnostics import Diagnostic
 from derivls.derivatives.formulas.codegen_rules import (
     argument_kinds,
     derivative_for_non_tensor,
@@ -66,7 +67,6 @@ from derivls.derivatives.formulas.codegen_rules import (
 )
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext, SectionContext
 from derivls.derivatives.formulas.overloads import applied_overloads
-from derivls.diagnostics import Diagnostic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import bisect
 import re
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas.tokens import Token, tokenize
-from derivls.frozen import frozen_dataclass
 
 DIRECTIVE_WORDS = frozenset({"_Pragma", "__pragma", "asm", "__asm", "__asm__"})
 _TRIGRAPH = re.compile(r"\?\?[=/'()!<>\-]")

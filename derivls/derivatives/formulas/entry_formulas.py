@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Container
 
 from derivls.aten.native import NativeIndex
+from derivls.base.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from derivls.codes.setup import FORMULA_SOURCES_MISSING
 from derivls.derivatives.document import Scalar, offset_span
 from derivls.derivatives.formulas.findings import Finding
@@ -20,7 +21,6 @@ from derivls.derivatives.formulas.resolve import resolve
 from derivls.derivatives.formulas.rules.context import in_context
 from derivls.derivatives.formulas.rules.result_type import auto_result_type
 from derivls.derivatives.formulas.scope import build_scope
-from derivls.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas import argtypes, operators, returns, savedcalls
 from derivls.derivatives.formulas.headers import (
     ARRAYREF_METHODS,
@@ -33,7 +34,6 @@ from derivls.derivatives.formulas.scope import (
 )
 from derivls.derivatives.formulas.tokens import Token
 from derivls.derivatives.saved import TORCHGEN_REPLACEMENTS
-from derivls.frozen import frozen_dataclass
 
 # Tensor methods whose result is not a Tensor (so it gives no argument-dependent lookup into at::).
 NON_TENSOR_METHODS = frozenset(

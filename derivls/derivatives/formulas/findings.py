@@ -3,8 +3,8 @@ suggestions and rewrites), and the helpers every rule shares to make one."""
 
 from __future__ import annotations
 
-from derivls.diagnostics import Code, Severity
-from derivls.frozen import frozen_dataclass
+from derivls.base.diagnostics import Code, Severity
+from derivls.base.frozen import frozen_dataclass
 
 ERROR, WARNING = Severity.ERROR, Severity.WARNING
 

@@ -23,14 +23,14 @@ from pathlib import Path
 
 from derivls.aten import cpp
 from derivls.aten.native import NativeIndex, Variant
+from derivls.base.diskcache import DiskCache, content_key
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.cparams import has_default, parameter_name, parameter_type, split_top
 from derivls.derivatives.formulas.members import Member, class_body, members
 from derivls.derivatives.formulas.sources import Sources
-from derivls.diskcache import DiskCache, content_key
-from derivls.frozen import frozen_dataclass
 
-TYPE_CHECKING = False  # typing is not imported at run time (see derivls/frozen.py)
+TYPE_CHECKING = False  # typing is not imported at run time (see derivls/base/frozen.py)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -665,7 +665,7 @@ _SAVED_CALLS = _saved_call_names()
 # A `check` after an edit builds the same HeaderIndex as the process before it (parsing FunctionsManual.h,
 # TensorBody.h's template and TensorBase.h, and naming every operator of the index: ~23 ms, a tenth of
 # such a check). It is kept in the native index's persistent cache as plain values (str, int, bool,
-# tuples, lists, dicts: nothing is unpickled into code, see derivls/safepickle.py, and the shape is checked
+# tuples, lists, dicts: nothing is unpickled into code, see derivls/base/safepickle.py, and the shape is checked
 # when read), keyed by the native index's own key, the sources' paths, sizes and modification times and
 # (diskcache.content_key) the derivls code and version.
 

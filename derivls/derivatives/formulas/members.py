@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas.cparams import has_default, parameter_name, parameter_type, split_top
-from derivls.frozen import frozen_dataclass
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _PREPROCESSOR = re.compile(r"(?m)^[ \t]*#[^\n]*")

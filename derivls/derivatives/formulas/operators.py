@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.tokens import Token
-from derivls.frozen import frozen_dataclass
 
 # C++ precedence of the binary operators (higher binds tighter); judged: the arithmetic and comparison ones.
 _PRECEDENCE = {

@@ -21,8 +21,8 @@ nor is a value whose shape derivls does not know (see `Shape`), nor the literal 
 
 from __future__ import annotations
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas import argtypes
-from derivls.frozen import frozen_dataclass
 
 TENSOR, LIST, TUPLE, VALUE = "a Tensor", "a list of Tensors", "a std::tuple", "not a Tensor"
 

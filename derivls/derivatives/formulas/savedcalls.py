@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from derivls.base.diagnostics import Code
+from derivls.base.frozen import frozen_dataclass
 from derivls.codes.formula import FORMULA_ARGUMENT_COUNT, FORMULA_ARGUMENT_TYPE, FORMULA_UNKNOWN_NAME
 from derivls.derivatives.formulas.tokens import Token
-from derivls.diagnostics import Code
-from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from dataclasses import replace
 
 from derivls.aten.native import NativeFunction
 from derivls.aten.schema_types import BaseTy, BaseType, ListType, OptionalType
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.facts import function_facts
 from derivls.derivatives.model import DifferentiabilityInfo
-from derivls.frozen import frozen_dataclass
 
 # kinds: argument, output, grad, tangent, primal, generated (other locals of the generated code)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 
 @frozen_dataclass

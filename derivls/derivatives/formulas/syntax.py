@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Container
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas import argtypes
 from derivls.derivatives.formulas.operators import Brackets, Kind, postfix_end, postfix_start
 from derivls.derivatives.formulas.tokens import Token, top_level
-from derivls.frozen import frozen_dataclass
 
 _NAMESPACES = {"torch": "at::", "at": "at::", "std": "std::", "c10": "c10::", "math": "std::"}
 # Python's math constants, as C++ (<cmath>'s macros, <limits>)

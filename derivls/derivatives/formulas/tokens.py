@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from derivls.frozen import frozen_dataclass
+from derivls.base.frozen import frozen_dataclass
 
 _PUNCT4 = ("%:%:",)
 _PUNCT3 = ("<<=", ">>=", "...", "->*")

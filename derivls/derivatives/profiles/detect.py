@@ -1,6 +1,6 @@
 """Which profile a workspace gets. `auto` decides, first match wins:
 
-1. the layout around derivatives.yaml (derivls.discovery): a checkout with `torchgen/` → torchgen,
+1. the layout around derivatives.yaml (derivls.base.discovery): a checkout with `torchgen/` → torchgen,
    with `tools/codegen/` and no `torchgen/` → legacy; a wheel's `torchgen/packaged/` → torchgen;
 2. native_functions.yaml: read with a tags.yaml (tags.yaml appeared in 2022), or any SymInt in it
    (every PyTorch 2.x file has them) → torchgen; otherwise entries with `use_c10_dispatcher:`
@@ -40,7 +40,7 @@ def choose_before_reading(requested: str, derivatives: Path | None) -> Profile |
         return named(requested).because(f"set to {requested}")
     if derivatives is None:
         return None
-    from derivls.discovery import CHECKOUT, WHEEL, layout_of
+    from derivls.base.discovery import CHECKOUT, WHEEL, layout_of
 
     layout = layout_of(derivatives)
     if layout.kind == WHEEL:

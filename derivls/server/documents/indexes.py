@@ -2,7 +2,7 @@
 file changes, overlays of open buffers, file watchers, and analyses of derivatives.yaml files that are
 not open (for references and workspace symbols).
 
-The index table, its versions and the analyzers live in the workspace (derivls.workspace, `ls.host`);
+The index table, its versions and the analyzers live in the workspace (derivls.project.workspace, `ls.host`);
 this module loads into it, off the event loop, and tells the pipeline through `ls.index_changed(key)`
 when an index is loaded or replaced.
 """
@@ -18,20 +18,20 @@ from typing import Any
 
 from lsprotocol import types
 
-from derivls import discovery
 from derivls.aten.native import NativeIndex
 from derivls.aten.native_incremental import EntryChecker
+from derivls.base import discovery
+from derivls.base.gcpolicy import freeze_heap, paused_gc
+from derivls.base.limits import read_regular_file
 from derivls.codes.setup import NATIVE_INDEX
 from derivls.derivatives.loader import DocumentAnalysis
-from derivls.gcpolicy import freeze_heap, paused_gc
 from derivls.ide import manual
-from derivls.limits import read_regular_file
+from derivls.project.workspace import IndexKey, LoadedIndex, build_index
 from derivls.server.documents.positions import LineIndex
 from derivls.server.documents.state import DerivDocument
 from derivls.server.features import convert
 from derivls.server.runtime.app import DerivlsServer, resolved, uri_path
 from derivls.server.runtime.guard import guarded
-from derivls.workspace import IndexKey, LoadedIndex, build_index
 
 log = logging.getLogger("derivls.server")
 
@@ -204,7 +204,7 @@ def lone_key(ls: DerivlsServer, path: str) -> IndexKey | None:
 def publish_native_problem(ls: DerivlsServer, loaded: LoadedIndex) -> None:
     """What torchgen rejects in an open native_functions.yaml / tags.yaml buffer is shown in that buffer, at
     its token (derivls.aten.native_report); a file that cannot be indexed at all, at its line."""
-    from derivls.project import native_diagnostics
+    from derivls.project.opener import native_diagnostics
 
     found = native_diagnostics(loaded.load) if loaded.index is not None else {}
     tags_path = loaded.key[1]

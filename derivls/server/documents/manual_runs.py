@@ -32,10 +32,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from derivls import discovery
+from derivls.base import discovery
+from derivls.base.limits import read_regular_file
 from derivls.gradcheck.manual_saves import EntryFailure, ManualSaves, entries_calling, entry_formulas
 from derivls.gradcheck.manual_saves import helper_diagnostics as plain_helper_diagnostics
-from derivls.limits import read_regular_file
 from derivls.server.documents import gradcheck_runs
 from derivls.server.documents.positions import LineIndex
 from derivls.server.features import convert

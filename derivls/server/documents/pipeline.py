@@ -21,8 +21,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from derivls.gcpolicy import edit_cycle, reuse_large_blocks
+from derivls.base.gcpolicy import edit_cycle, reuse_large_blocks
 from derivls.ide.generated import content_for, parse_generated_uri
+from derivls.project.workspace import IndexKey, Options
 from derivls.server.documents import compile_on_save, gradcheck_runs, indexes, saving
 from derivls.server.documents.positions import LineIndex
 from derivls.server.documents.settings import SECTION, Settings
@@ -31,7 +32,6 @@ from derivls.server.features import convert
 from derivls.server.runtime.app import DerivlsServer, uri_path
 from derivls.server.runtime.guard import guarded
 from derivls.server.runtime.protocol import DerivlsProtocol
-from derivls.workspace import IndexKey, Options
 
 log = logging.getLogger("derivls.server")
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from derivls.diagnostics import Span
-from derivls.linebreaks import CompactLines
+from derivls.base.diagnostics import Span
+from derivls.base.linebreaks import CompactLines
 from derivls.server.documents.blocklines import BlockLines
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

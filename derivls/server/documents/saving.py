@@ -18,9 +18,9 @@ import logging
 import time
 from collections.abc import Iterator
 
+from derivls.base.gcpolicy import release_free_memory
 from derivls.derivatives import entrycache
 from derivls.derivatives.entrycache import EntryCache
-from derivls.gcpolicy import release_free_memory
 
 log = logging.getLogger("derivls.server")
 

@@ -1,4 +1,4 @@
-"""An open derivatives.yaml: what the workspace knows of it (derivls.workspace.Source: its native files,
+"""An open derivatives.yaml: what the workspace knows of it (derivls.project.workspace.Source: its native files,
 analyzer and analysis) and what the editor sees of it (URI, version, lines in the client's encoding,
 generated views, pre-serialized answers).
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from derivls.project.workspace import Source
 from derivls.server.documents.positions import LineIndex
-from derivls.workspace import Source
 
 
 @dataclass(eq=False)
 class DerivDocument(Source):
-    """One open derivatives.yaml and its latest analysis (`path` etc.: derivls.workspace.Source)."""
+    """One open derivatives.yaml and its latest analysis (`path` etc.: derivls.project.workspace.Source)."""
 
     uri: str
     version: int | None = None

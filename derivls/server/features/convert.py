@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from derivls.base.diagnostics import Code, Diagnostic
 from derivls.codes.docs import doc_uri
-from derivls.diagnostics import Code, Diagnostic
 from derivls.server.documents.positions import LineIndex
 
 SOURCE = "derivls"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from derivls import discovery
+from derivls.base import discovery
 from derivls.ide import navigation
 from derivls.server.documents import indexes
 from derivls.server.documents.indexes import ClosedAnalysis

@@ -11,8 +11,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from derivls.base.limits import MAX_RESPONSE_ITEMS
 from derivls.ide import generated as ide
-from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server.documents import gradcheck_runs
 from derivls.server.documents.pipeline import current
 from derivls.server.features.raw import FragmentCache, RawJSON

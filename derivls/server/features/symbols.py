@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from derivls.base.limits import MAX_RESPONSE_ITEMS
 from derivls.derivatives.loader import DocumentAnalysis
 from derivls.ide import symbols as ide
-from derivls.limits import MAX_RESPONSE_ITEMS
 from derivls.server.documents import indexes
 from derivls.server.documents.pipeline import analysed_documents, current
 from derivls.server.documents.positions import LineIndex

@@ -1,6 +1,6 @@
 """The derivls language server object: its state and what it knows about the client.
 
-It holds the workspace (`host`, derivls.workspace: indexes, analyzers, analyses; no LSP). Behaviour
+It holds the workspace (`host`, derivls.project.workspace: indexes, analyzers, analyses; no LSP). Behaviour
 lives beside it: documents/indexes.py (loading indexes, overlays, watchers), documents/pipeline.py
 (edit → schedule → analyse → publish), features/ (ide data → LSP), runtime/handlers.py (registration).
 """
@@ -18,10 +18,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from derivls import __version__
+from derivls.project.workspace import IndexKey, Workspace
 from derivls.server.documents.settings import Settings
 from derivls.server.documents.state import DerivDocument
 from derivls.server.runtime.protocol import DerivlsProtocol, position_encoding
-from derivls.workspace import IndexKey, Workspace
 
 log = logging.getLogger("derivls.server")
 
@@ -67,7 +67,7 @@ class DerivlsServer(LanguageServer):
         self.init_settings = Settings()
         self.settings = Settings()
         self.root: Path | None = None
-        # the native indexes, their versions and the documents' analyzers (LSP-free: derivls.workspace)
+        # the native indexes, their versions and the documents' analyzers (LSP-free: derivls.project.workspace)
         self.host = Workspace()
         self.config_ready: asyncio.Event | None = None
         # documents (documents/pipeline.py), and what the pipeline keeps of them

@@ -10,7 +10,7 @@ Loop, with every framing guarantee) and this module's `Boot` as its protocol:
   server answers.
 - `initialized`: taken (nothing to do).
 - `textDocument/didOpen` of a derivatives.yaml: the diagnostics the full server published for the same
-  text, path, settings and files (derivls.resultcache.check_key, with the position encoding) in an
+  text, path, settings and files (derivls.project.resultcache.check_key, with the position encoding) in an
   earlier session, sent as `textDocument/publishDiagnostics`; then hand over.
 - anything else (a request, a change, a native_functions.yaml buffer, `shutdown`, `exit`…): hand over.
 
@@ -43,8 +43,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from derivls import resultcache
-from derivls.diskcache import DiskCache, content_key
+from derivls.base.diskcache import DiskCache, content_key
+from derivls.project import resultcache
 
 log = logging.getLogger("derivls.server")
 

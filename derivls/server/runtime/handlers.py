@@ -16,7 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from derivls.limits import MAX_RESPONSE_ITEMS
+from derivls.base.limits import MAX_RESPONSE_ITEMS
 from derivls.server.documents import compile_on_save, gradcheck_runs, indexes, manual_runs, pipeline, saving
 from derivls.server.documents.settings import Settings
 from derivls.server.features import (

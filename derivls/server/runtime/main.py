@@ -6,7 +6,7 @@
   pygls overrides, transport.py: stdio/TCP, boot, framing), documents/ (pipeline.py: edit → analyse
   → publish, indexes.py: loading native indexes, overlays, watchers, state, settings, saving),
   features/ (one adapter per feature turning derivls.ide data into LSP). Indexes and analyzers are
-  the LSP-free workspace's (derivls.workspace).
+  the LSP-free workspace's (derivls.project.workspace).
 
 Importing this module is light: pygls and lsprotocol are imported by `create_server()` (over stdio,
 after the boot phase, boot.py), so a server answers from its cache before paying for them.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from derivls.gcpolicy import one_malloc_arena
+from derivls.base.gcpolicy import one_malloc_arena
 from derivls.server.runtime import transport
 
 TYPE_CHECKING = False
@@ -34,8 +34,8 @@ def create_server() -> DerivlsServer:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from derivls import bounded
-    from derivls.writebehind import never_wait
+    from derivls.base import bounded
+    from derivls.base.writebehind import never_wait
 
     bounded.guard_scratch()  # the scratch folder (the gradcheck session's, a query's TMPDIR) goes even on a kill -9
 

@@ -150,7 +150,7 @@ def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: A
     `make_server()` builds. False if stdin is not a pipe (pygls's reader then)."""
     if not _watchable(stdin):
         return False
-    from derivls.diskcache import DiskCache
+    from derivls.base.diskcache import DiskCache
     from derivls.server.runtime.boot import Boot, Recorder
     from derivls.server.runtime.framing import Loop
 

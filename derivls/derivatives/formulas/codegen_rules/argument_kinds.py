@@ -26,9 +26,9 @@ from collections.abc import Iterator
 
 from derivls.aten import cpp
 from derivls.aten.schema_types import BaseTy, BaseType, ListType, OptionalType
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_FORWARD_OPTIONAL_TENSOR_LIST
 from derivls.derivatives.formulas.codegen_rules.context import MANUAL_AUTOGRAD, SectionContext
-from derivls.diagnostics import Diagnostic, error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from derivls.derivatives.saved import uses_ident
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from derivls.base.diagnostics import Span
     from derivls.derivatives.results import EntryResult, KeyResult, SectionResult
-    from derivls.diagnostics import Span
 
 # torchgen/packaged/autograd/gen_variable_type.py DONT_REQUIRE_DERIVATIVE (2.13), copied: derivls never
 # imports torchgen at run time.

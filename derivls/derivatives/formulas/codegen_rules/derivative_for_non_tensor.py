@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_DERIVATIVE_FOR_NON_TENSOR
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext
-from derivls.diagnostics import Diagnostic, error
 
 
 def check(o: OverloadContext) -> Iterator[Diagnostic]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from derivls.aten.schema_types import ListType
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_FOREACH_ARGUMENT_TYPE
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext
-from derivls.diagnostics import Diagnostic, error
 
 
 def check(o: OverloadContext) -> Iterator[Diagnostic]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from derivls.aten.schema import BaseType, ListType, SchemaKind
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_FORWARD_NO_TANGENT, CODEGEN_FORWARD_OUTPUT_TYPE
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext, is_tensor_like
-from derivls.diagnostics import Diagnostic, error
 
 
 def check(o: OverloadContext) -> Iterator[Diagnostic]:

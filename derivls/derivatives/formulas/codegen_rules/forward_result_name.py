@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from derivls.aten import cpp
 from derivls.aten.schema import SchemaKind
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_FORWARD_RESULT_NAMED_OUTPUT
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext
-from derivls.diagnostics import Diagnostic, error
 
 
 def check(o: OverloadContext) -> Iterator[Diagnostic]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_INPLACE_USES_SELF_P
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext
 from derivls.derivatives.saved import ident_pattern
-from derivls.diagnostics import Diagnostic, error
 
 
 def check(o: OverloadContext) -> Iterator[Diagnostic]:

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from derivls.aten.schema import SchemaKind
 from derivls.aten.schema_types import BaseTy, BaseType, ListType, OptionalType
+from derivls.base.diagnostics import Diagnostic, error
 from derivls.codes.codegen import CODEGEN_VIEW_FUNCTION
 from derivls.derivatives.formulas.codegen_rules.context import OverloadContext
-from derivls.diagnostics import Diagnostic, error
 
 # torchgen/packaged/autograd/gen_inplace_or_view_type.py RETURNS_VIEWS_OF_INPUT (2.13; VIEW_FUNCTIONS' keys among
 # them), copied: derivls never imports torchgen at run time. get_view_info is not None for these base names.

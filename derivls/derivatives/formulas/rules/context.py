@@ -34,13 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.codes.formula import FORMULA_CONTEXT
 from derivls.codes.model import Severity
 from derivls.derivatives.formulas.directives import hazards_in
 from derivls.derivatives.formulas.findings import Finding
 from derivls.derivatives.formulas.scope import OPTIONAL_TENSOR, TENSOR, Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
-from derivls.frozen import frozen_dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@
 disagree. The steps, in order (the server runs them one by one: it indexes in a worker thread,
 shares one index between documents and indexes open buffers; the CLI calls `open_project`):
 
-1. `locate`: where native_functions.yaml and tags.yaml are (derivls.discovery);
+1. `locate`: where native_functions.yaml and tags.yaml are (derivls.base.discovery);
 2. `preset_profile`: the profile set, or shown by the layout (None: native_functions.yaml decides);
 3. `read_texts` + `index_native`: the texts (open-buffer overlays win over the files), the profile
    (profiles.detect), and the index read by that profile's grammar;
@@ -16,17 +16,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from derivls.aten.native import NativeIndex, NativeIndexError
+from derivls.base.diagnostics import FIRST_LINE, Diagnostic, error, warning
+from derivls.base.discovery import NativeFiles, find_native_files
+from derivls.base.diskcache import DiskCache, content_key
+from derivls.base.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError  # light, for the CLI's fast path
+from derivls.base.frozen import frozen_dataclass
+from derivls.base.limits import FileRefused, read_regular_file
 from derivls.codes.setup import NATIVE_FUNCTIONS_LEFT_OUT, NATIVE_NOT_FOUND, NATIVE_UNREADABLE
 from derivls.derivatives import profiles
 from derivls.derivatives.loader import DocumentAnalyzer
 from derivls.derivatives.profiles import AUTO, Profile
 from derivls.derivatives.releases import NEWEST, Detected, detect, parse_version
-from derivls.diagnostics import FIRST_LINE, Diagnostic, error, warning
-from derivls.discovery import NativeFiles, find_native_files
-from derivls.diskcache import DiskCache, content_key
-from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError  # light, for the CLI's fast path
-from derivls.frozen import frozen_dataclass
-from derivls.limits import FileRefused, read_regular_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ _default_cache: DiskCache | None = None
 
 
 def default_cache() -> DiskCache:
-    """The user's persistent cache of native indexes (derivls.diskcache); `DERIVLS_NO_CACHE=1` turns it off."""
+    """The user's persistent cache of native indexes (derivls.base.diskcache); `DERIVLS_NO_CACHE=1` turns it off."""
     global _default_cache
     if _default_cache is None:
         _default_cache = DiskCache()

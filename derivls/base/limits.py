@@ -16,8 +16,8 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from derivls.base.diagnostics import Diagnostic, Span, error, warning
 from derivls.codes.yamlfile import DIAGNOSTICS_TRUNCATED, ENTRY_TOO_LARGE, TOO_MANY_ENTRIES
-from derivls.diagnostics import Diagnostic, Span, error, warning
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def bound_text(text: str) -> tuple[str, list[Diagnostic]]:
         if text[at + 2 : at + 3] in ("", " ", "\t", "\r", "\n"):  # document._entry_starts's rule
             entries += 1
             if entries > MAX_ENTRIES:
-                from derivls.linebreaks import count_line_breaks
+                from derivls.base.linebreaks import count_line_breaks
 
                 line = count_line_breaks(text, 0, at + 1)
                 refusal = error(

@@ -2,7 +2,7 @@
 
 Heavy imports (pygls for `serve`, the ATen model and the loader for `check`) happen inside the
 command that needs them, so `derivls check` starts fast; a check of unchanged inputs is answered
-from the whole-result cache (derivls.resultcache) without importing the loader at all.
+from the whole-result cache (derivls.project.resultcache) without importing the loader at all.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from derivls import __version__
-from derivls.diagnostics import Severity
-from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, error_line
+from derivls.base.diagnostics import Severity
+from derivls.base.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, error_line
 
 # derivls.derivatives.profiles's AUTO and CHOICES, spelled out so the parser does not import the
 # profiles (tests/unit/test_resultcache.py checks they are equal)
@@ -67,7 +67,7 @@ class Parser(argparse.ArgumentParser):
         return expanded
 
     def _paths_in(self, name: str) -> list[str]:
-        from derivls.limits import FileRefused, read_regular_file
+        from derivls.base.limits import FileRefused, read_regular_file
 
         command = self._command()
         try:
@@ -187,7 +187,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="ask this user's check daemon, which keeps the analysis warm (started if none runs; see `derivls daemon`)",
     )
-    from derivls.compile.cli import add_compile_arguments
+    from derivls.cli.compile import add_compile_arguments
 
     add_compile_arguments(check)
     check.set_defaults(jobs=None)  # (None: not given; `conflict` refuses it without --compile, then makes it 2)
@@ -196,11 +196,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dump.add_argument("path", type=Path, metavar="PATH")
     _add_native_options(dump)
 
-    from derivls.cachecommand import add_cache_command
+    from derivls.cli.cache import add_cache_command
 
     add_cache_command(commands)
 
-    from derivls.daemon.command import add_daemon_command
+    from derivls.cli.daemon import add_daemon_command
 
     add_daemon_command(commands)
 
@@ -214,17 +214,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "headers and libraries are the chosen torch's unless --torch-include says otherwise (docs/security.md).",
     )
     if command in (None, "gradcheck"):
-        from derivls.gradcheck.cli import add_gradcheck_arguments
+        from derivls.cli.gradcheck import add_gradcheck_arguments
 
         add_gradcheck_arguments(gradcheck)
 
-    from derivls.codes.explain import add_explain_command
+    from derivls.cli.explain import add_explain_command
 
     add_explain_command(commands)
 
     codegen = commands.add_parser("codegen", help="print the autograd nodes the codegen would generate")
     if command in (None, "codegen"):
-        from derivls.codegen.command import add_codegen_arguments
+        from derivls.cli.codegen import add_codegen_arguments
 
         add_codegen_arguments(codegen)
     return parser
@@ -243,7 +243,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_dump(args: argparse.Namespace, out: TextIO) -> int:
     from derivls.derivatives.dump import dump
-    from derivls.report import analyse_path
+    from derivls.project.analyse import analyse_path
 
     analysis, extra = analyse_path(args.path, args.native, args.tags, args.profile, args.torch_version)
     problems = [d for d in (*extra, *(analysis.diagnostics if analysis else ())) if d.severity == Severity.ERROR]
@@ -326,7 +326,7 @@ def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve":
         return run_command(args, parser)
-    from derivls.gcpolicy import one_shot
+    from derivls.base.gcpolicy import one_shot
 
     with one_shot():
         code = run_command(args, parser)
@@ -339,10 +339,10 @@ def exit_now(code: int) -> NoReturn:
     """End the process at once with `code`, its output flushed: what a one-shot command built (the
     native index, every entry's analysis: ~10^5 objects) is not freed one by one at interpreter
     shutdown, which took 20-100 ms of `derivls check` (measured; mypy ends so too). Nothing else is
-    owed at exit: the caches are written by a detached child (derivls/writebehind.py), temporary
+    owed at exit: the caches are written by a detached child (derivls/base/writebehind.py), temporary
     folders are removed by their `with` blocks, and a one-shot command starts no thread it leaves running.
-    The one atexit duty is done here: what derivls.bounded started is killed and its scratch folder removed."""
-    started = sys.modules.get("derivls.bounded")  # (imported only by commands that run a compiler or torch)
+    The one atexit duty is done here: what derivls.base.bounded started is killed and its scratch folder removed."""
+    started = sys.modules.get("derivls.base.bounded")  # (imported only by commands that run a compiler or torch)
     if started is not None:
         started.remove_scratch()
     for stream in (sys.stdout, sys.stderr):
@@ -356,11 +356,11 @@ def exit_now(code: int) -> NoReturn:
 @contextlib.contextmanager
 def _exit_on_term() -> Iterator[None]:
     """While a command that starts compilers or a torch child runs, a SIGTERM (a CI job cancelled, a hook stopped)
-    ends it as an exit does: what it started is killed and its scratch folder removed (derivls.bounded's atexit).
+    ends it as an exit does: what it started is killed and its scratch folder removed (derivls.base.bounded's atexit).
     The handler before is put back after (cli.main also runs inside other programs: the tests)."""
     import signal
 
-    from derivls.children import set_exit_on_term
+    from derivls.base.children import set_exit_on_term
 
     previous = signal.getsignal(signal.SIGTERM)
     set_exit_on_term()
@@ -372,14 +372,14 @@ def _exit_on_term() -> Iterator[None]:
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if getattr(args, "no_cache", False):
-        from derivls.project import disable_cache
+        from derivls.project.opener import disable_cache
 
         disable_cache()
     try:
         if args.command == "serve":
             return run_serve(args)
         if args.command == "check":
-            from derivls.checkcommand import run_check, run_check_compile
+            from derivls.cli.check import run_check, run_check_compile
 
             if getattr(args, "compile", False):
                 with _exit_on_term():
@@ -388,31 +388,31 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         if args.command == "dump":
             return run_dump(args, sys.stdout)
         if args.command == "daemon":
-            from derivls.daemon.command import run_daemon
+            from derivls.cli.daemon import run_daemon
 
             return run_daemon(args)
         if args.command == "cache":
-            from derivls.cachecommand import run_cache
+            from derivls.cli.cache import run_cache
 
             return run_cache(args)
         if args.command == "gradcheck":
-            from derivls.gradcheck.cli import run_gradcheck
+            from derivls.cli.gradcheck import run_gradcheck
 
             with _exit_on_term():
                 return run_gradcheck(args, sys.stdout)
 
         if args.command == "explain":
-            from derivls.codes.explain import run_explain
+            from derivls.cli.explain import run_explain
 
             return run_explain(args, sys.stdout)
         if args.command == "codegen":
-            from derivls.codegen.command import run_codegen
+            from derivls.cli.codegen import run_codegen
 
             return run_codegen(args, sys.stdout)
     except UsageError as e:
         sys.stderr.write(error_line(args.command, str(e)) + "\n")
         if args.command == "check" and getattr(args, "format", None) == "lintrunner":
-            from derivls.lintmessages import failure
+            from derivls.cli.lintmessages import failure
 
             sys.stdout.write(failure(str(e)))  # lintrunner shows it as a general linter failure
             return EXIT_OK

@@ -26,11 +26,11 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from derivls import __version__
-from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder, read_file
-from derivls.exits import ended
-from derivls.lazylog import info
-from derivls.safepickle import loads as safe_loads
-from derivls.writebehind import defer, wait_for_writer
+from derivls.base.cachedir import CacheFolderRefused, cache_directory, check_folder, read_file
+from derivls.base.exits import ended
+from derivls.base.lazylog import info
+from derivls.base.safepickle import loads as safe_loads
+from derivls.base.writebehind import defer, wait_for_writer
 
 try:  # hashlib's own blake2b, without importing OpenSSL's _hashlib (~4 ms of `check`'s start)
     from _blake2 import blake2b
@@ -56,7 +56,7 @@ WRITE_STEP = 1 << 20  # bytes written per step of `storing`
 def code_fingerprint() -> str:
     """The derivls code itself (each module's size and mtime): a checkout being worked on keeps its
     version number while its classes change, and must not read what older code pickled."""
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the package (this module is in base/)
     h = blake2b(digest_size=12)
     for folder, _, files in sorted(os.walk(root)):
         for name in sorted(files):

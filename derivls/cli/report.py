@@ -1,6 +1,6 @@
 """What a check reports: a file's diagnostics, and how they are written (text, JSON, GitHub annotations).
 
-Shared by `derivls check` (cli.py) and `derivls check --compile` (derivls.compile.cli).
+Shared by `derivls check` (cli.py) and `derivls check --compile` (derivls.cli.compile).
 """
 
 from __future__ import annotations
@@ -9,14 +9,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from derivls.diagnostics import Diagnostic, Severity
-from derivls.frozen import frozen_dataclass
+from derivls.base.diagnostics import Diagnostic, Severity
+from derivls.base.frozen import frozen_dataclass
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import TextIO
-
-AUTO = "auto"  # derivls.derivatives.profiles.AUTO (not imported: `check` answered from the cache never loads it)
 
 
 @frozen_dataclass
@@ -24,40 +22,6 @@ class CheckedFile:
     path: Path
     diagnostics: tuple[Diagnostic, ...]
     rules: str | None = None  # which release's rules, and why
-
-
-def analyse_path(
-    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
-):
-    """Open `path` (derivls.project) and analyse it: (analysis, diagnostics about the set-up). Raises UsageError."""
-    analysis, setup, _ = analyse_path_with_rules(path, native, tags, profile, torch_version)
-    return analysis, setup
-
-
-def analyse_path_with_rules(
-    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
-):
-    """(analysis, set-up diagnostics, which rules were used and why). Raises UsageError."""
-    from derivls.project import open_project, read_text
-
-    text = read_text(path, "derivatives.yaml")
-    project = open_project(path, native, tags, profile, torch_version=torch_version)
-    return project.analyzer.analyse(text), list(project.setup), project.release
-
-
-def analyse_path_with_native(
-    path: Path, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
-):
-    """(analysis, set-up diagnostics, rules, the errors of native_functions.yaml / tags.yaml themselves as
-    ((path, diagnostics), ...): its warnings, what an unknown release may know, are summed up on the
-    derivatives.yaml's line 1; `derivls check native_functions.yaml` lists them). Raises UsageError."""
-    from derivls.diagnostics import Severity
-    from derivls.project import open_project, read_text
-
-    text = read_text(path, "derivatives.yaml")
-    project = open_project(path, native, tags, profile, torch_version=torch_version)
-    errors = tuple((p, tuple(d for d in ds if d.severity == Severity.ERROR)) for p, ds in project.native)
-    return project.analyzer.analyse(text), list(project.setup), project.release, errors
 
 
 def annotation_path(path: Path, cwd: Path | None = None) -> str:
@@ -115,14 +79,10 @@ def write_diagnostics(results: Sequence[CheckedFile], fmt: str, out: TextIO) -> 
             out.write(summary_line(r) + "\n")
 
 
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """`1 error`, `2 errors`, `1 batch`, `2 batches`: every count derivls prints."""
-    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
-
-
 def summary_line(r: CheckedFile) -> str:
     """`checked PATH: 1 error, 0 warnings`, and a warning when the formula names could not be checked
     (an information diagnostic in an editor, easy to miss at the end of a terminal)."""
+    from derivls.base.words import plural
     from derivls.codes.setup import FORMULA_SOURCES_MISSING
 
     errors = sum(1 for d in r.diagnostics if d.severity == Severity.ERROR)
@@ -136,14 +96,4 @@ def summary_line(r: CheckedFile) -> str:
     return line
 
 
-__all__ = [
-    "CheckedFile",
-    "analyse_path",
-    "diagnostic_rows",
-    "plural",
-    "summary_line",
-    "analyse_path_with_native",
-    "analyse_path_with_rules",
-    "annotation_path",
-    "write_diagnostics",
-]
+__all__ = ["CheckedFile", "diagnostic_rows", "summary_line", "annotation_path", "write_diagnostics"]

@@ -26,7 +26,7 @@ def python_command(module: str) -> list[str]:
 
 
 def neutral_folder() -> str:
-    from derivls.cachedir import CacheFolderRefused, cache_directory, check_folder
+    from derivls.base.cachedir import CacheFolderRefused, cache_directory, check_folder
 
     try:
         folder = cache_directory()
@@ -75,7 +75,7 @@ def set_exit_on_term() -> None:
     """SIGTERM raises SystemExit, so `with`/`finally` blocks (temporary folders, killing compilers) run."""
 
     def _exit(signum: int, frame: object) -> None:
-        from derivls.bounded import defer_exit
+        from derivls.base.bounded import defer_exit
 
         if defer_exit(128 + signum):  # starting a compiler: raised once it is registered, to be killed
             return

@@ -1,12 +1,12 @@
-"""The whole-result cache: a check of unchanged inputs is answered from disk (derivls.diskcache).
+"""The whole-result cache: a check of unchanged inputs is answered from disk (derivls.base.diskcache).
 
 `check_key(...)` names everything a check's diagnostics (and its "using torch X rules (...)" line)
 depend on; `load`/`store` read and write the value under it. The same key serves `derivls check` and
 the server's boot phase (derivls/server/runtime/boot.py), which publishes the cached diagnostics of a
 derivatives.yaml buffer before pygls is even imported.
 
-This module is on the fast path: it imports nothing but the standard library, derivls.diskcache,
-derivls.discovery and derivls.derivatives.formulas.sources (all light). It must not import the ATen
+This module is on the fast path: it imports nothing but the standard library, derivls.base.diskcache,
+derivls.base.discovery and derivls.derivatives.formulas.sources (all light). It must not import the ATen
 model or the loader; tests/unit/test_resultcache.py checks `sys.modules` after a hit.
 
 The key's parts (each one changes the key):
@@ -42,12 +42,12 @@ import os
 import stat
 from pathlib import Path
 
-from derivls.diagnostics import Diagnostic
-from derivls.diskcache import DiskCache, content_key
-from derivls.frozen import frozen_dataclass
+from derivls.base.diagnostics import Diagnostic
+from derivls.base.diskcache import DiskCache, content_key
+from derivls.base.frozen import frozen_dataclass
 
 KIND = "check-result"
-_MAX_BYTES = 64 * 1024 * 1024  # derivls.limits.MAX_FILE_BYTES (not imported: it pulls typing in)
+_MAX_BYTES = 64 * 1024 * 1024  # derivls.base.limits.MAX_FILE_BYTES (not imported: it pulls typing in)
 _ABSENT = b"\x00absent"
 
 
@@ -130,8 +130,8 @@ def check_key(
     """The key of a check of `derivatives` with these options (`text`: its buffer, else the file's
     content); None when an input cannot be cached (see Uncacheable) — the check then runs in full.
     `kind` and `extra` set other consumers apart (the server's published diagnostics: boot.py)."""
+    from derivls.base.discovery import find_native_files, layout_of
     from derivls.derivatives.formulas.sources import find_sources
-    from derivls.discovery import find_native_files, layout_of
 
     try:
         content = text.encode("utf-8", "surrogatepass") if text is not None else file_bytes(derivatives, optional=False)

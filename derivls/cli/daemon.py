@@ -1,6 +1,6 @@
 """`derivls daemon start | stop | status`: the check daemon of this user, Python and environment.
 
-Also the daemon process's entry, `python -P -m derivls.daemon.command SOCKET` (derivls.daemon.client starts
+Also the daemon process's entry, `python -P -m derivls.cli.daemon SOCKET` (derivls.daemon.client starts
 it): it hands derivls.daemon.serve the CLI's parser and command runner, so the daemon never imports the CLI.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, error_line
+from derivls.base.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, error_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ __all__ = ["add_daemon_command", "run_daemon"]
 def serve_daemon(argv: list[str]) -> int:
     """The daemon process: serve the address argv[0] with the CLI's parser and runner (imported here, before the
     first request, so that request pays for the check's modules only once)."""
-    import derivls.cli as commands
+    import derivls.cli.commandline as commands
     from derivls.daemon import serve
 
     return serve.main(argv, commands)

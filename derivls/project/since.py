@@ -3,7 +3,7 @@
 What a pre-push hook or a pull request's CI job checks: `check --since origin/main` reports the
 diagnostics of the changed entries only, `gradcheck --since origin/main` checks their formulas. git is
 asked for the ref's blob only (`git rev-parse`, `git ls-tree`, `git cat-file`), in the file's repository,
-through derivls.safegit: no fetch, no transport, no hook, filter, pager or fsmonitor, bounded in time and
+through derivls.base.safegit: no fetch, no transport, no hook, filter, pager or fsmonitor, bounded in time and
 memory; the blob's size is capped as the file's is. A missing git, a folder outside a repository, a bad
 ref, or a blob the repository does not hold (a partial clone's: it is never fetched) is a UsageError. A
 file the ref does not have is new: every entry changed.
@@ -15,16 +15,16 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from derivls.base.diagnostics import Diagnostic
+from derivls.base.exits import UsageError
+from derivls.base.frozen import frozen_dataclass
+from derivls.base.limits import MAX_FILE_BYTES
+from derivls.base.linebreaks import count_line_breaks
+from derivls.base.safegit import GitResult, run_git
 from derivls.codes.model import Stage
 from derivls.derivatives.document import split_entries
-from derivls.diagnostics import Diagnostic
-from derivls.exits import UsageError
-from derivls.frozen import frozen_dataclass
-from derivls.limits import MAX_FILE_BYTES
-from derivls.linebreaks import count_line_breaks
-from derivls.safegit import GitResult, run_git
 
-GIT_TIMEOUT = 30.0  # seconds for one git command (derivls.safegit.SECONDS)
+GIT_TIMEOUT = 30.0  # seconds for one git command (derivls.base.safegit.SECONDS)
 
 
 @frozen_dataclass

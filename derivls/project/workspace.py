@@ -1,7 +1,7 @@
 """The workspace: native indexes shared by derivatives.yaml files, and each file's analyzer kept up to date.
 
 LSP-free, in the manner of rust-analyzer's AnalysisHost: the server holds one `Workspace`, tells it
-what changed (settings, indexes) and asks it for analyses. It follows derivls.project step by step
+what changed (settings, indexes) and asks it for analyses. It follows derivls.project.opener step by step
 (the CLI runs the same steps at once in `open_project`), so both build the same index and the same
 analyzer from the same inputs:
 
@@ -24,15 +24,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from derivls import project
 from derivls.aten.native import NativeIndex
+from derivls.base.diagnostics import Diagnostic
+from derivls.base.discovery import NativeFiles
+from derivls.base.gcpolicy import mark_replaced, paused_gc
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer, TextEdit
 from derivls.derivatives.profiles import AUTO, TORCHGEN, Profile
-from derivls.diagnostics import Diagnostic
-from derivls.discovery import NativeFiles
-from derivls.gcpolicy import mark_replaced, paused_gc
+from derivls.project import opener as project
 
-log = logging.getLogger("derivls.workspace")
+log = logging.getLogger("derivls.project.workspace")
 
 # (native_functions.yaml, tags.yaml, the profile set or shown by the layout: None = by the files,
 #  the torchVersion setting: None = found from the files), paths resolved
@@ -121,14 +121,14 @@ def resolve_key(files: NativeFiles) -> IndexKey | None:
 def discover(
     path: Path | None, native: Path | None, tags: Path | None, profile: str = AUTO, torch_version: str | None = None
 ) -> DocFiles:
-    """derivls.project's first two steps for a document: its native files and its preset profile
+    """derivls.project.opener's first two steps for a document: its native files and its preset profile
     (and the release set by the torchVersion setting, which index_native applies)."""
     files = project.locate(path, native, tags)
     return DocFiles(files.native, files.tags, files.tried, project.preset_profile(profile, path), torch_version)
 
 
 def make_analyzer(loaded: LoadedIndex | None, files: NativeFiles | None) -> DocumentAnalyzer:
-    """An analyzer against `loaded` (derivls.project.make_analyzer). Entry results are read from the
+    """An analyzer against `loaded` (derivls.project.opener.make_analyzer). Entry results are read from the
     persistent cache and written back in a thread, after the diagnostics are out."""
     preset = files.preset if isinstance(files, DocFiles) else None
     return project.make_analyzer(loaded.load if loaded is not None else None, preset, save_in_background=True)
@@ -243,7 +243,7 @@ class Workspace:
             loaded = self.index(source.key)
             preset = source.files.preset if isinstance(source.files, DocFiles) else None
             load = loaded.load if loaded is not None else None
-            # the one call into derivls.project for a file's analyzer and its set-up problems
+            # the one call into derivls.project.opener for a file's analyzer and its set-up problems
             source.analyzer, source.setup = project.prepare(source.files, load, preset, save_in_background=True)
             source.index_version = loaded.version if loaded is not None else 0
             source.analyzer_profile = self.options.profile

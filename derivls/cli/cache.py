@@ -9,8 +9,8 @@ import re
 import sys
 from pathlib import Path
 
-from derivls.cachedir import CacheFolderRefused, cache_directory, folder_size
-from derivls.exits import EXIT_USAGE, error_line
+from derivls.base.cachedir import CacheFolderRefused, cache_directory, folder_size
+from derivls.base.exits import EXIT_USAGE, error_line
 
 TYPE_CHECKING = False  # `check` registers this command: typing stays unimported on its path
 if TYPE_CHECKING:

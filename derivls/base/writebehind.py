@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from derivls.lazylog import info
+from derivls.base.lazylog import info
 
 LOCK_NAME = ".writing"
 WAIT_LIMIT = 10.0  # seconds a reader waits at most for a writer making progress
@@ -202,7 +202,7 @@ def _close(fds: list[int]) -> None:
 
 def _lock_for_writing(directory: Path) -> int | None:
     """An fd holding the exclusive lock of `directory`, or None (not lockable, or another writer has it)."""
-    from derivls.cachedir import CacheFolderRefused, check_folder
+    from derivls.base.cachedir import CacheFolderRefused, check_folder
 
     try:
         import fcntl

@@ -19,9 +19,9 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from derivls.diagnostics import Diagnostic, Edit, Severity
+from derivls.base.diagnostics import Diagnostic, Edit, Severity
+from derivls.cli.report import CheckedFile
 from derivls.ide.actions import apply_edits, unambiguous_fix
-from derivls.report import CheckedFile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""git, run so that it runs nothing but git: the one way derivls starts git (`--since REF`: derivls/since.py).
+"""git, run so that it runs nothing but git: the one way derivls starts git (`--since REF`: derivls/project/since.py).
 
 A repository derivls reads may be anyone's, and its `.git/config` names commands git would run: an ssh
 command, an upload-pack program, remote and credential helpers (all reached when a partial clone's
@@ -13,7 +13,7 @@ missing object is fetched from its promisor remote), an fsmonitor hook. So every
   command-line `-c` outranks every configuration file;
 - literal paths (`GIT_LITERAL_PATHSPECS=1`), no optional locks (`GIT_OPTIONAL_LOCKS=0`: it writes nothing);
 - a start outside the workspace: working folder the filesystem root, the repository named by `-C`; stdin
-  /dev/null; bounded as derivls's other children (derivls.bounded: its own process group, killed whole at
+  /dev/null; bounded as derivls's other children (derivls.base.bounded: its own process group, killed whole at
   SECONDS, RLIMIT_CPU, RLIMIT_AS MEMORY, dies with derivls).
 
 The system's and the user's own git configuration are read as usual (they are the machine's and the user's,
@@ -28,7 +28,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from derivls.exits import UsageError
+from derivls.base.exits import UsageError
 
 SECONDS = 30.0  # one git command, wall clock (and CPU)
 MEMORY = 4 << 30  # address space: git maps pack windows of up to 1 GB
@@ -71,7 +71,7 @@ def run_git(folder: str, *args: str, seconds: float | None = None) -> GitResult:
     seconds = SECONDS if seconds is None else seconds
     if os.name != "posix":  # (no process groups or rlimits there: the time bound alone)
         return _run_plain(folder, args, seconds)
-    from derivls import bounded
+    from derivls.base import bounded
 
     limits = bounded.Limits(seconds=seconds, memory=MEMORY)
     try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from derivls.base.frozen import frozen_dataclass
 from derivls.codes.model import Code, Severity
-from derivls.frozen import frozen_dataclass
 
 
 @frozen_dataclass(slots=True)

@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from derivls.exits import error_line
-from derivls.project import EXIT_ERRORS as EXIT_FAILURE
-from derivls.project import EXIT_OK, EXIT_USAGE
+from derivls.base.exits import error_line
+from derivls.project.opener import EXIT_ERRORS as EXIT_FAILURE
+from derivls.project.opener import EXIT_OK, EXIT_USAGE
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def run_codegen(
     err = sys.stderr if err is None else err
 
     derivatives = Path(args.path)
-    from derivls.project import UsageError, given_file, locate, read_text
+    from derivls.project.opener import UsageError, given_file, locate, read_text
 
     try:  # a folder, a binary file: said before the loader runs
         read_text(derivatives, "derivatives.yaml")
@@ -153,7 +153,7 @@ def _path(given: str | None) -> Path | None:
 def _default_loader(torch_version: str | None = None) -> Loader:
     def load(derivatives: str, native: str, tags: str | None) -> Any:
         from derivls.derivatives.profiles import TORCHGEN
-        from derivls.project import open_project, read_text
+        from derivls.project.opener import open_project, read_text
 
         # the nodes are those of torchgen 2.x's templates, whatever the layout suggests
         project = open_project(Path(derivatives), Path(native), _path(tags), TORCHGEN.name, torch_version=torch_version)

@@ -21,8 +21,8 @@ import os
 import sys
 from pathlib import Path
 
-from derivls.frozen import frozen_dataclass
-from derivls.limits import resolve_lenient
+from derivls.base.frozen import frozen_dataclass
+from derivls.base.limits import resolve_lenient
 
 CHECKOUT_DERIVATIVES = Path("tools/autograd/derivatives.yaml")
 CHECKOUT_NATIVE = Path("aten/src/ATen/native/native_functions.yaml")

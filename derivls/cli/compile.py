@@ -10,7 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing is not imported at run time (derivls.cli imports this module to build its parser)
+TYPE_CHECKING = (
+    False  # typing is not imported at run time (derivls.cli.commandline imports this module to build its parser)
+)
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
@@ -41,39 +43,17 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--jobs", "-j", type=int, default=2, help="compilers run at once (default: 2)")
 
 
-def compile_file(
-    path: Path,
-    analysis: Any,
-    *,
-    cxx: str | None = None,
-    torch_include: str | None = None,
-    ops: list[str] | None = None,
-    lines: Any = None,
-    jobs: int = 2,
-    cancel: Any = None,
-    progress: Any = None,
-) -> Any:
-    """Compile a DocumentAnalysis's entries; a CompileResult. Raises SetupError, LookupError."""
-    from derivls.compile.engine import compile_units
-    from derivls.compile.file_templates import Templates
-    from derivls.compile.toolchain import Toolchain
-    from derivls.compile.units import collect_units
-
-    toolchain = Toolchain.find(path, cxx, torch_include)
-    units = collect_units(analysis, ops, lines)
-    if ops and not units:
-        raise LookupError(f"no autograd node or function named {', '.join(ops)}")
-    return compile_units(units, toolchain, Templates(path), jobs=jobs, cancel=cancel, progress=progress)
-
-
 def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None, write: Any = None) -> int:
     """`check --compile`: check's diagnostics and the compiler's, in one report (any --format; `write(results)`
     writes it when given, as `check` does for its lintrunner format). Raises UsageError."""
+    from derivls.base.diagnostics import Severity
+    from derivls.base.discovery import find_default_derivatives
+    from derivls.base.words import plural
+    from derivls.cli.report import CheckedFile, write_diagnostics
+    from derivls.compile.document import compile_file
     from derivls.compile.toolchain import SetupError
-    from derivls.diagnostics import Severity
-    from derivls.discovery import find_default_derivatives
-    from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path_with_rules, plural, write_diagnostics
+    from derivls.project.analyse import analyse_path_with_rules
+    from derivls.project.opener import UsageError
 
     err = sys.stderr if err is None else err
     paths: list[Path] = list(args.paths)
@@ -90,8 +70,8 @@ def run_compile(args: argparse.Namespace, out: TextIO, err: TextIO | None = None
         diagnostics = list(extra) + list(analysis.diagnostics if analysis is not None else ())
         changed = None
         if getattr(args, "since", None) is not None:  # only the entries changed since a git revision
-            from derivls.project import read_text
-            from derivls.since import changed_since
+            from derivls.project.opener import read_text
+            from derivls.project.since import changed_since
 
             changed = changed_since(args.since, path, read_text(path, "derivatives.yaml"))
             diagnostics = list(changed.filter(diagnostics))

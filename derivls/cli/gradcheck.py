@@ -51,47 +51,20 @@ def add_gradcheck_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def file_release(path: Path) -> str | None:
-    """The PyTorch version the file belongs to (a checkout's version.txt, a wheel's torch/version.py)."""
-    from derivls.derivatives import releases
-
-    for found in (releases._checkout_version(path), releases._wheel_version(path, None)):
-        if found is not None:
-            return found[1]
-    return None
-
-
-def _minor(version: str) -> tuple[int, int] | None:
-    from derivls.derivatives.releases import parse_version
-
-    parsed = parse_version(version.split("+")[0])
-    return (parsed[0], parsed[1]) if parsed else None
-
-
-def release_mismatch(path: Path, torch_version: str) -> str | None:
-    """Why the file's formulas cannot be compiled against this torch (None: they can)."""
-    release = file_release(path)
-    if release is None:
-        return None
-    if _minor(release) != _minor(torch_version):
-        return (
-            f"{path} is from PyTorch {release} but the chosen Python has torch {torch_version}: the formulas are "
-            "compiled against that torch's headers; choose its Python (--python) or pass --force"
-        )
-    return None
-
-
 def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    from derivls.base.diagnostics import Severity
+    from derivls.base.discovery import find_default_derivatives
+    from derivls.base.words import plural
+    from derivls.cli.report import CheckedFile, diagnostic_rows, write_diagnostics
     from derivls.codes.setup import NATIVE_NOT_FOUND, NATIVE_UNREADABLE
     from derivls.codes.yamlfile import NOT_A_LIST
     from derivls.compile.toolchain import SetupError
     from derivls.compile.units import collect_units
-    from derivls.diagnostics import Severity
-    from derivls.discovery import find_default_derivatives
     from derivls.gradcheck.engine import gradcheck_units
+    from derivls.gradcheck.release import release_mismatch
     from derivls.gradcheck.runner import python_version, torch_include
-    from derivls.project import UsageError
-    from derivls.report import CheckedFile, analyse_path, diagnostic_rows, plural, write_diagnostics
+    from derivls.project.analyse import analyse_path
+    from derivls.project.opener import UsageError
 
     err = sys.stderr if err is None else err
     if not args.op and not args.all and args.since is None:
@@ -140,8 +113,8 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
         return EXIT_ERRORS
     lines = None
     if args.since is not None:  # the entries changed since a git revision (with --op: those of them)
-        from derivls.project import read_text
-        from derivls.since import changed_since
+        from derivls.project.opener import read_text
+        from derivls.project.since import changed_since
 
         lines = changed_since(args.since, path, read_text(path, "derivatives.yaml")).first_lines
         if manual is not None and manual.edited:  # and the entries calling a helper changed since REF
@@ -162,7 +135,7 @@ def run_gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO | None = No
     repair = None
     if not args.no_repair:
         from derivls.gradcheck.engine import RepairSource
-        from derivls.project import read_text
+        from derivls.project.opener import read_text
 
         repair = RepairSource(read_text(path, "derivatives.yaml"), analysis)
     try:
@@ -225,7 +198,7 @@ def writable_output(path: Path, option: str) -> None:
     (an existing file writable)."""
     import os
 
-    from derivls.project import UsageError
+    from derivls.project.opener import UsageError
 
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder; give a file's path")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from derivls.base.exits import EXIT_OK, UsageError
 from derivls.codes.model import _REGISTRY, all_codes
-from derivls.exits import EXIT_OK, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

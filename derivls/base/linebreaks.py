@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from derivls.diagnostics import Span
+from derivls.base.diagnostics import Span
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:

@@ -43,8 +43,8 @@ DATA_MODULES = frozenset(
         "derivls.derivatives.document",
         "derivls.derivatives.model",
         "derivls.derivatives.results",
-        "derivls.diagnostics",
-        "derivls.resultcache",
+        "derivls.base.diagnostics",
+        "derivls.project.resultcache",
     }
 )
 BUILTINS = frozenset(

@@ -3,7 +3,7 @@
 the changed entries, written in the format asked, and the exit status.
 
 Heavy imports (the ATen model and the loader) happen only when a file is analysed: a check of unchanged
-inputs is answered from the whole-result cache (derivls.resultcache) without importing the loader at all.
+inputs is answered from the whole-result cache (derivls.project.resultcache) without importing the loader at all.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from derivls.diagnostics import Severity
-from derivls.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
-from derivls.report import CheckedFile, write_diagnostics
+from derivls.base.diagnostics import Severity
+from derivls.base.exits import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
+from derivls.cli.report import CheckedFile, write_diagnostics
 
 TYPE_CHECKING = False  # typing is not imported at run time (saves its import on the CLI's path)
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from derivls.resultcache import CachedCheck
+    from derivls.project.resultcache import CachedCheck
 
 
 @contextmanager
@@ -49,7 +49,7 @@ def torch_include(folder: str | None) -> Iterator[None]:
 def check_targets(args: argparse.Namespace) -> list[Path]:
     """The derivatives.yaml files to check: the PATHs (a native_functions.yaml stands for the
     derivatives.yaml of its tree), else the one found. Raises UsageError."""
-    from derivls.discovery import derivatives_for_native, find_default_derivatives
+    from derivls.base.discovery import derivatives_for_native, find_default_derivatives
 
     paths: list[Path] = []
     seen: set[str] = set()
@@ -64,7 +64,7 @@ def check_targets(args: argparse.Namespace) -> list[Path]:
     if not paths:
         found, tried = find_default_derivatives()
         if found is None:
-            from derivls.discovery import nothing_found_message
+            from derivls.base.discovery import nothing_found_message
 
             raise UsageError(nothing_found_message(tried))
         paths = [found]
@@ -74,7 +74,7 @@ def check_targets(args: argparse.Namespace) -> list[Path]:
 def write_results(args: argparse.Namespace, results: list[CheckedFile], out: TextIO) -> None:
     """`check`'s report in `--format` (shared by `check --compile`)."""
     if args.format == "lintrunner":
-        from derivls.lintmessages import write_lint_messages
+        from derivls.cli.lintmessages import write_lint_messages
 
         write_lint_messages(results, out, _read_or_none)
     else:
@@ -82,7 +82,7 @@ def write_results(args: argparse.Namespace, results: list[CheckedFile], out: Tex
 
 
 def _read_or_none(path: Path) -> str | None:
-    from derivls.project import read_text
+    from derivls.project.opener import read_text
 
     try:
         return read_text(path, "derivatives.yaml")
@@ -94,8 +94,8 @@ def since_filtered(ref: str, checked: CheckedFile) -> CheckedFile:
     """`checked` with only the diagnostics of the entries changed since git revision `ref`."""
     from dataclasses import replace
 
-    from derivls.project import read_text
-    from derivls.since import changed_since
+    from derivls.project.opener import read_text
+    from derivls.project.since import changed_since
 
     changed = changed_since(ref, checked.path, read_text(checked.path, "derivatives.yaml"))
     return replace(checked, diagnostics=changed.filter(checked.diagnostics))
@@ -123,10 +123,10 @@ def op_filtered(args: argparse.Namespace, results: list[CheckedFile]) -> list[Ch
 def _op_filtered(args: argparse.Namespace, checked: CheckedFile, found: set[str]) -> CheckedFile:
     from dataclasses import replace
 
-    from derivls.codegen.command import op_names
-    from derivls.project import read_text
-    from derivls.report import analyse_path
-    from derivls.since import Changed, changed_entries
+    from derivls.cli.codegen import op_names
+    from derivls.project.analyse import analyse_path
+    from derivls.project.opener import read_text
+    from derivls.project.since import Changed, changed_entries
 
     analysis, _ = analyse_path(checked.path, args.native, args.tags, args.profile, args.torch_version)
     wanted = set(args.op)
@@ -156,7 +156,7 @@ def exit_status(args: argparse.Namespace, results: list[CheckedFile]) -> int:
 
 def run_check(args: argparse.Namespace, out: TextIO) -> int:
     paths = check_targets(args)
-    from derivls import writebehind
+    from derivls.base import writebehind
 
     with torch_include(args.torch_include), writebehind.deferring():  # the caches: written after, by a child
         results = native_results(check_paths(args, paths))
@@ -172,10 +172,10 @@ def run_check(args: argparse.Namespace, out: TextIO) -> int:
 
 def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path, CachedCheck]]:
     """Each path's diagnostics and rules: from the whole-result cache when its inputs are unchanged
-    (derivls.resultcache), else analysed (and stored, when no input changed while it was analysed); in
+    (derivls.project.resultcache), else analysed (and stored, when no input changed while it was analysed); in
     a daemon (`args.resident`), by the projects it keeps open (derivls.daemon.projects)."""
-    from derivls import resultcache
-    from derivls.diskcache import DiskCache
+    from derivls.base.diskcache import DiskCache
+    from derivls.project import resultcache
 
     options = (args.native, args.tags, args.profile, args.torch_version)
     resident = getattr(args, "resident", None)  # a daemon's open projects (derivls.daemon.projects.Projects)
@@ -190,7 +190,7 @@ def check_paths(args: argparse.Namespace, paths: list[Path]) -> list[tuple[Path,
         key = resultcache.check_key(path, *options) if cache.enabled else None
         value = resultcache.load(cache, key)
         if value is None:
-            from derivls.report import analyse_path_with_native
+            from derivls.project.analyse import analyse_path_with_native
 
             analysis, extra, rules, native = analyse_path_with_native(path, *options)
             diagnostics = tuple(extra) + (analysis.diagnostics if analysis is not None else ())
@@ -206,8 +206,8 @@ _NATIVE_NAMES = ("native_functions.yaml", "tags.yaml")
 
 def _check_native_file(path: Path, args: argparse.Namespace) -> CachedCheck:
     """A native_functions.yaml checked alone: its diagnostics (and its tags.yaml's, as `native`)."""
-    from derivls.project import check_native
-    from derivls.resultcache import CachedCheck
+    from derivls.project.opener import check_native
+    from derivls.project.resultcache import CachedCheck
 
     found, release = check_native(path, args.tags, args.torch_version)
     mine = tuple(found.pop(str(path), ()))
@@ -230,8 +230,8 @@ def native_results(checked: list[tuple[Path, CachedCheck]]) -> list[CheckedFile]
 
 
 def run_check_compile(args: argparse.Namespace, out: TextIO) -> int:
-    """`check --compile`: derivls.compile.cli's run, written in `--format` (lintrunner's included)."""
-    from derivls.compile.cli import run_compile
+    """`check --compile`: derivls.cli.compile's run, written in `--format` (lintrunner's included)."""
+    from derivls.cli.compile import run_compile
 
     shown: list[CheckedFile] = []
 

@@ -1,0 +1,1 @@
+"""The opener: a derivatives.yaml and its settings to a Profile, a NativeIndex and an analyzer."""
