@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from derivls.derivatives.formulas.declarations import Declaration
 from derivls.derivatives.formulas.exprtypes import declared_names
-from derivls.derivatives.formulas.headers import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD, Declaration, HeaderIndex
+from derivls.derivatives.formulas.headers import HeaderIndex
+from derivls.derivatives.formulas.known import KEYWORDS, KNOWN_AT, KNOWN_C10, KNOWN_STD
 from derivls.derivatives.formulas.scope import Scope
 from derivls.derivatives.formulas.tokens import Token, matching_brackets, tokenize
 

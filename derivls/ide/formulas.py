@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from derivls.derivatives.analysis import KeyResult, SectionResult
 from derivls.derivatives.document import Scalar
 from derivls.derivatives.formulas.entry_formulas import value_offsets
-from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
+from derivls.derivatives.formulas.headercache import header_index_for
+from derivls.derivatives.formulas.headers import HeaderIndex
 from derivls.derivatives.formulas.scope import Scope
 from derivls.derivatives.loader import DocumentAnalysis, PlacedEntry
 from derivls.ide.formula_editor import scope_for_key

@@ -141,7 +141,7 @@ def index_native(
 def _persist_headers(index: NativeIndex, cache: DiskCache, key: str) -> None:
     """The header index of `index`'s formula checks is kept in the same cache (formulas/headers.py)."""
     if cache.enabled:
-        from derivls.derivatives.formulas.headers import persist_with
+        from derivls.derivatives.formulas.headercache import persist_with
 
         persist_with(index, cache, key)
 

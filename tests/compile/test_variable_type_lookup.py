@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from derivls.aten.native import NativeIndex, Variant
-from derivls.derivatives.formulas.headers import FORWARD_AMBIGUOUS
+from derivls.derivatives.formulas.declarations import FORWARD_AMBIGUOUS
 from tests.gxx import syntax_errors
 
 pytestmark = pytest.mark.compile

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from derivls.derivatives.formulas.headers import parse_declarations
+from derivls.derivatives.formulas.declarations import parse_declarations
 from derivls.derivatives.formulas.scope import build_scope
 from derivls.derivatives.formulas.sources import find_sources
 

@@ -19,7 +19,7 @@ from derivls.base.diskcache import DiskCache
 from derivls.derivatives import entrycache
 from derivls.derivatives.dump import dump
 from derivls.derivatives.entrycache import EntryCache, context_key, header_sources_key
-from derivls.derivatives.formulas import checks, headers
+from derivls.derivatives.formulas import checks, headercache, headers
 from derivls.derivatives.formulas.sources import find_sources
 from derivls.derivatives.loader import DocumentAnalysis, DocumentAnalyzer
 from derivls.project import opener as project
@@ -277,7 +277,7 @@ def test_a_changed_functions_manual_misses_and_its_names_are_checked_again(works
     manual = workspace.functions_manual.read_text()
     assert "handle_r_to_c(" in manual
     workspace.functions_manual.write_text(manual.replace("handle_r_to_c(", "handle_r_to_c_renamed("))
-    headers._cache.clear()  # the process-wide header index is built once per index: another process
+    headercache._cache.clear()  # the process-wide header index is built once per index: another process
     analyzer = workspace.analyzer()
     after = analyzer.analyse(text)
     assert analyzer.store is not None and analyzer.store.misses > 600

@@ -16,7 +16,8 @@ from derivls.base.diagnostics import Diagnostic, Edit, Fix, Related, Severity, S
 from derivls.codes.setup import FORMULA_SOURCES_MISSING
 from derivls.derivatives.document import Scalar, offset_span
 from derivls.derivatives.formulas.findings import Finding
-from derivls.derivatives.formulas.headers import HeaderIndex, header_index_for
+from derivls.derivatives.formulas.headercache import header_index_for
+from derivls.derivatives.formulas.headers import HeaderIndex
 from derivls.derivatives.formulas.resolve import resolve
 from derivls.derivatives.formulas.rules.context import in_context
 from derivls.derivatives.formulas.rules.result_type import auto_result_type

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 from derivls.base.frozen import frozen_dataclass
 from derivls.derivatives.formulas import argtypes, operators, returns, savedcalls
-from derivls.derivatives.formulas.headers import (
+from derivls.derivatives.formulas.headers import HeaderIndex, TypedOverload
+from derivls.derivatives.formulas.known import (
     ARRAYREF_METHODS,
     KEYWORDS,
     KNOWN_C10,
@@ -18,8 +19,6 @@ from derivls.derivatives.formulas.headers import (
     OPTIONAL_METHODS,
     SCALAR_METHODS,
     VECTOR_METHODS,
-    HeaderIndex,
-    TypedOverload,
 )
 from derivls.derivatives.formulas.scope import (
     ARRAYREF,

@@ -29,11 +29,8 @@ from derivls.derivatives.formulas.exprtypes import (
     declared_names,
 )
 from derivls.derivatives.formulas.findings import ERROR, Finding, _closest
-from derivls.derivatives.formulas.headers import (
-    CMATH_ARITY,
-    KEYWORDS,
-    HeaderIndex,
-)
+from derivls.derivatives.formulas.headers import HeaderIndex
+from derivls.derivatives.formulas.known import CMATH_ARITY, KEYWORDS
 from derivls.derivatives.formulas.rules.adl_no_tensor import _certain_adl
 from derivls.derivatives.formulas.rules.argument_count import _aten_arity, _math_arity
 from derivls.derivatives.formulas.rules.argument_type import _argument_types

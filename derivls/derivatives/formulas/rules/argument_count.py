@@ -6,6 +6,7 @@ from __future__ import annotations
 from derivls.codes.formula import (
     FORMULA_ARGUMENT_COUNT,
 )
+from derivls.derivatives.formulas.declarations import Declaration
 from derivls.derivatives.formulas.exprtypes import (
     MAX_SHOWN_OVERLOADS,
     _argument_count,
@@ -14,11 +15,8 @@ from derivls.derivatives.formulas.exprtypes import (
     _overloads,
 )
 from derivls.derivatives.formulas.findings import ERROR, Finding
-from derivls.derivatives.formulas.headers import (
-    CMATH_ARITY,
-    Declaration,
-    HeaderIndex,
-)
+from derivls.derivatives.formulas.headers import HeaderIndex
+from derivls.derivatives.formulas.known import CMATH_ARITY
 from derivls.derivatives.formulas.tokens import Token
 
 

@@ -9,10 +9,8 @@ from derivls.codes.formula import (
 )
 from derivls.derivatives.formulas.exprtypes import MEMBERS, _known_receiver, _saved_arrow
 from derivls.derivatives.formulas.findings import ERROR, Finding, Rewrite, _closest
-from derivls.derivatives.formulas.headers import (
-    OPTIONAL_METHODS,
-    HeaderIndex,
-)
+from derivls.derivatives.formulas.headers import HeaderIndex
+from derivls.derivatives.formulas.known import OPTIONAL_METHODS
 from derivls.derivatives.formulas.scope import (
     ARRAYREF,
     OPTIONAL_TENSOR,

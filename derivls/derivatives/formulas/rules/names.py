@@ -19,14 +19,11 @@ from derivls.codes.formula import (
     FORMULA_UNKNOWN_NAME,
 )
 from derivls.derivatives.formulas import savedcalls
+from derivls.derivatives.formulas.declarations import FORWARD_AMBIGUOUS
 from derivls.derivatives.formulas.exprtypes import _SUFFIX, SAVED_CALLS_OF_ARGUMENTS, _may_hold_tensor
 from derivls.derivatives.formulas.findings import ERROR, WARNING, Finding, _closest
-from derivls.derivatives.formulas.headers import (
-    CMATH_ARITY,
-    FORWARD_AMBIGUOUS,
-    KNOWN_AT,
-    HeaderIndex,
-)
+from derivls.derivatives.formulas.headers import HeaderIndex
+from derivls.derivatives.formulas.known import CMATH_ARITY, KNOWN_AT
 from derivls.derivatives.formulas.rules.argument_count import _fmap_arity, _helper_arity, _math_arity
 from derivls.derivatives.formulas.scope import (
     PRIMITIVE,

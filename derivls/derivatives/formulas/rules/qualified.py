@@ -6,12 +6,8 @@ from derivls.codes.formula import (
     FORMULA_UNKNOWN_QUALIFIED,
 )
 from derivls.derivatives.formulas.findings import ERROR, Finding, _closest
-from derivls.derivatives.formulas.headers import (
-    KNOWN_AT,
-    KNOWN_C10,
-    KNOWN_STD,
-    HeaderIndex,
-)
+from derivls.derivatives.formulas.headers import HeaderIndex
+from derivls.derivatives.formulas.known import KNOWN_AT, KNOWN_C10, KNOWN_STD
 from derivls.derivatives.formulas.tokens import Token
 
 
