@@ -165,3 +165,13 @@ def test_a_value_stored_in_steps_is_read_back_and_abandoned_steps_leave_no_file(
     abandoned.close()
     assert cache.get("abandoned") is None
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(diskcache.TEMPORARY)]
+
+
+def test_the_code_fingerprint_covers_every_module_of_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    import derivls
+
+    walked: list[Path] = []
+    real = os.walk
+    monkeypatch.setattr(diskcache.os, "walk", lambda root: walked.append(Path(root)) or real(root))
+    diskcache.code_fingerprint()
+    assert walked == [Path(derivls.__file__).resolve().parent]
