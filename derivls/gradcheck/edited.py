@@ -174,7 +174,7 @@ def _made(
         except OSError:
             header_text = None
     if header_text is not None:
-        from derivls.derivatives.formulas.headers import parse_declarations
+        from derivls.derivatives.formulas.declarations import parse_declarations
 
         declared = frozenset(d.name for d in parse_declarations(header_text))
     return EditedManual(path, parsed, frozenset(edited), base, header_text, declared, known)

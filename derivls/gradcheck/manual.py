@@ -513,7 +513,7 @@ def _parameter_types(signature: str) -> tuple[str, ...] | None:
 
 def _header_defaults(header: str) -> Mapping[tuple[str, tuple[str, ...]], tuple[str | None, ...]]:
     """(name, parameter types) -> each parameter's default text (None: none), of FunctionsManual.h's declarations."""
-    from derivls.derivatives.formulas.headers import parse_declarations
+    from derivls.derivatives.formulas.declarations import parse_declarations
 
     found: dict[tuple[str, tuple[str, ...]], tuple[str | None, ...]] = {}
     for decl in parse_declarations(header):
