@@ -7,18 +7,21 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from derivls.compile.background import EntryJobs, JobResult, WorkerJob
+
+if TYPE_CHECKING:
+    from derivls.server.runtime.app import DerivlsServer
 
 POLL_SECONDS = 0.25
 _tokens = itertools.count(1)
 
 
 async def follow(
-    ls: Any,
+    ls: DerivlsServer,
     uri: str,
     job: WorkerJob,
     runs: EntryJobs[Any],
@@ -32,13 +35,14 @@ async def follow(
     """Until `job` ends: its `progress` reported (`report` turns it into a report); then its result collected
     from `runs` and the document republished (or `warning: error` shown); with `refresh_lenses`, the client
     asked to fetch its code lenses again (they show the verdicts)."""
-    token: str | None = f"derivls-{job.what}-{next(_tokens)}"
+    made = f"derivls-{job.what}-{next(_tokens)}"
+    token: str | None = made
     progress = ls.work_done_progress
     try:
-        await asyncio.wait_for(progress.create_async(token), timeout=5)
+        await asyncio.wait_for(progress.create_async(made), timeout=5)
         begin = types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0)
-        progress.begin(token, begin)
-        cancelled = progress.tokens.get(token)
+        progress.begin(made, begin)
+        cancelled = progress.tokens.get(made)
         if cancelled is not None:
             cancelled.add_done_callback(lambda f: job.cancel() if f.cancelled() else None)
     except Exception:  # a client without work-done progress: run all the same
@@ -70,7 +74,7 @@ async def follow(
     _republish(ls, uri, refresh_lenses)
 
 
-def _republish(ls: Any, uri: str, refresh_lenses: bool) -> None:
+def _republish(ls: DerivlsServer, uri: str, refresh_lenses: bool) -> None:
     doc = ls.docs.get(uri)
     if doc is not None and doc.analysis is not None and doc.lines is not None:
         ls.publish(doc)

@@ -25,21 +25,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from derivls.compile.job import SOURCE, CompileOnSave
 from derivls.server.documents import background
 
+if TYPE_CHECKING:
+    from derivls.server.runtime.app import DerivlsServer
+
 log = logging.getLogger(__name__)
 
 
-def enabled(ls: Any) -> bool:
+def enabled(ls: DerivlsServer) -> bool:
     return bool(getattr(ls.settings, "compile_on_save", False))
 
 
-def engine(ls: Any) -> CompileOnSave:
+def engine(ls: DerivlsServer) -> CompileOnSave:
     settings = ls.settings
     cxx = getattr(settings, "compile_cxx", None)
     torch_include = getattr(settings, "compile_torch_include", None)
@@ -52,7 +55,7 @@ def engine(ls: Any) -> CompileOnSave:
     return found
 
 
-def on_open(ls: Any, uri: str, doc: Any = None) -> None:
+def on_open(ls: DerivlsServer, uri: str, doc: Any = None) -> None:
     """Optional hook: the document as opened counts as compiled (see CompileOnSave.on_open)."""
     if not enabled(ls):
         return
@@ -61,7 +64,7 @@ def on_open(ls: Any, uri: str, doc: Any = None) -> None:
         engine(ls).on_open(uri, doc.analysis)
 
 
-def on_save(ls: Any, uri: str) -> None:
+def on_save(ls: DerivlsServer, uri: str) -> None:
     """Hook 1 (didSave): start compiling the changed entries; returns at once."""
     if not enabled(ls):
         return
@@ -90,14 +93,14 @@ def _report(progress: tuple[int, int, str]) -> types.WorkDoneProgressReport:
     return types.WorkDoneProgressReport(message=what, percentage=int(100 * done / max(total, 1)))
 
 
-def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
+def lsp_diagnostics(ls: DerivlsServer, doc: Any) -> list[types.Diagnostic]:
     """Hook 2 (publish): the compile diagnostics of the entries unchanged since compiled."""
     if not enabled(ls) or doc.analysis is None or doc.lines is None:
         return []
     return background.lsp_diagnostics(engine(ls), doc, SOURCE)
 
 
-def close(ls: Any, uri: str) -> None:
+def close(ls: DerivlsServer, uri: str) -> None:
     found = getattr(ls, "_derivls_compile_on_save", None)
     if found is not None:
         found.close(uri)

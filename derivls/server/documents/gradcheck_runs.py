@@ -28,13 +28,16 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from derivls.gradcheck.job import SOURCE, GradcheckRuns
 from derivls.ide import gradcheck as ide
 from derivls.server.documents import background
+
+if TYPE_CHECKING:
+    from derivls.server.runtime.app import DerivlsServer
 
 log = logging.getLogger(__name__)
 RUN_GRADCHECK = ide.RUN_GRADCHECK
@@ -43,7 +46,7 @@ SESSION_POLL_SECONDS = 0.1
 _session_tokens = itertools.count(1)
 
 
-def engine(ls: Any) -> GradcheckRuns:
+def engine(ls: DerivlsServer) -> GradcheckRuns:
     settings = ls.settings
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is None:
@@ -56,19 +59,19 @@ def engine(ls: Any) -> GradcheckRuns:
     return found
 
 
-def trusted(ls: Any) -> bool:
+def trusted(ls: DerivlsServer) -> bool:
     """Whether the client said the workspace is trusted (its code may be compiled and run)."""
     return bool(getattr(ls.settings, "trusted_workspace", False))
 
 
-def lens_context(ls: Any, uri: str) -> tuple[bool, int]:
+def lens_context(ls: DerivlsServer, uri: str) -> tuple[bool, int]:
     """What the gradcheck lenses depend on besides their entry (the code-lens cache's key): the trust, and the
     results recorded (a verdict)."""
     runs = getattr(ls, "_derivls_gradcheck", None)
     return trusted(ls), runs.collected(uri) if runs is not None else 0
 
 
-def lenses(ls: Any, uri: str, lines: Any, placed: Any) -> list[types.CodeLens]:
+def lenses(ls: DerivlsServer, uri: str, lines: Any, placed: Any) -> list[types.CodeLens]:
     """The "Run gradcheck" lens of one entry (for the code-lens handler); untrusted, a lens that runs nothing."""
     found = ide.entry_lens(placed, trusted(ls))
     if found is None:
@@ -104,7 +107,7 @@ def _arguments(args: tuple[Any, ...]) -> tuple[str | None, int]:
         return uri, 0
 
 
-def run_command(ls: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+def run_command(ls: DerivlsServer, args: tuple[Any, ...]) -> dict[str, Any] | None:
     """`derivls.runGradcheck [uri, line]`: check the entry holding `line`; answers at once
     ({"started": true, "line": entry line}), the diagnostics come when the run ends."""
     uri, line = _arguments(args)
@@ -122,7 +125,7 @@ def run_command(ls: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
     return {"started": started, "line": entry}
 
 
-def on_save(ls: Any, uri: str) -> None:
+def on_save(ls: DerivlsServer, uri: str) -> None:
     if not bool(getattr(ls.settings, "gradcheck_on_save", False)) or not trusted(ls):
         return
     doc = ls.current(uri)
@@ -134,7 +137,7 @@ def on_save(ls: Any, uri: str) -> None:
         _start(ls, uri, doc, changed)
 
 
-def start_entries(ls: Any, uri: str, doc: Any, lines: list[int], manual: str | None = None) -> bool:
+def start_entries(ls: DerivlsServer, uri: str, doc: Any, lines: list[int], manual: str | None = None) -> bool:
     """Check the entries at `lines` of an open document now (a FunctionsManual.cpp save: the entries calling a
     changed helper; `manual`, that file, whose edited helpers the run compiles)."""
     if doc.analysis is None:
@@ -142,7 +145,7 @@ def start_entries(ls: Any, uri: str, doc: Any, lines: list[int], manual: str | N
     return _start(ls, uri, doc, lines, manual)
 
 
-def _start(ls: Any, uri: str, doc: Any, lines: list[int], manual: str | None = None) -> bool:
+def _start(ls: DerivlsServer, uri: str, doc: Any, lines: list[int], manual: str | None = None) -> bool:
     files = doc.files
     if doc.path is None or doc.text is None or files is None or files.native is None:
         return False
@@ -185,7 +188,7 @@ def _finished(result: Any) -> str:
     return result.summary.splitlines()[0] if result and result.summary else "done"
 
 
-def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
+def lsp_diagnostics(ls: DerivlsServer, doc: Any) -> list[types.Diagnostic]:
     from derivls.server.documents import manual_runs
 
     if doc.analysis is None or doc.lines is None:
@@ -209,7 +212,7 @@ def lsp_diagnostics(ls: Any, doc: Any) -> list[types.Diagnostic]:
     return out
 
 
-def diagnostics_now(ls: Any, doc: Any) -> list[Any]:
+def diagnostics_now(ls: DerivlsServer, doc: Any) -> list[Any]:
     """The gradcheck diagnostics of `doc`'s entries unchanged since their run, where they are now (derivls
     Diagnostics: a repair found is the fix of its gradcheck-mismatch, offered as a code action, never applied)."""
     found = getattr(ls, "_derivls_gradcheck", None)
@@ -218,7 +221,7 @@ def diagnostics_now(ls: Any, doc: Any) -> list[Any]:
     return list(found.diagnostics(doc.uri, doc.analysis))
 
 
-def watch_session(ls: Any, runs: GradcheckRuns) -> None:
+def watch_session(ls: DerivlsServer, runs: GradcheckRuns) -> None:
     """`$/progress` while the server's gradcheck session starts, now and at each restart (the client must support
     work-done progress, and this must run on the server's event loop)."""
     session = runs.live_session
@@ -242,13 +245,13 @@ def watch_session(ls: Any, runs: GradcheckRuns) -> None:
         _follow_start(ls, session)
 
 
-def _follow_start(ls: Any, session: Any) -> None:
+def _follow_start(ls: DerivlsServer, session: Any) -> None:
     running = getattr(ls, "_derivls_session_progress", None)
     if running is None or running.done():
         ls._derivls_session_progress = asyncio.ensure_future(_session_progress(ls, session))
 
 
-async def _session_progress(ls: Any, session: Any) -> None:
+async def _session_progress(ls: DerivlsServer, session: Any) -> None:
     """One start of the session: begin, then end once it is ready (or failed, or stopped)."""
     token = f"derivls-session-{next(_session_tokens)}"
     started = time.monotonic()
@@ -281,14 +284,14 @@ async def _session_progress(ls: Any, session: Any) -> None:
     progress.end(token, types.WorkDoneProgressEnd(message=message))
 
 
-def session_status(ls: Any) -> dict[str, Any] | None:
+def session_status(ls: DerivlsServer) -> dict[str, Any] | None:
     """The gradcheck session's state and pid (derivls/status), None when the server has not asked for one."""
     runs = getattr(ls, "_derivls_gradcheck", None)
     session = getattr(runs, "live_session", None)
     return session.describe() if session is not None else None
 
 
-def close(ls: Any, uri: str) -> None:
+def close(ls: DerivlsServer, uri: str) -> None:
     found = getattr(ls, "_derivls_gradcheck", None)
     if found is not None:
         found.close(uri)

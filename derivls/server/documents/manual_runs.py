@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -41,6 +41,9 @@ from derivls.server.documents.positions import LineIndex
 from derivls.server.features import convert
 from derivls.server.runtime.app import resolved, uri_path
 
+if TYPE_CHECKING:
+    from derivls.server.runtime.app import DerivlsServer
+
 log = logging.getLogger(__name__)
 MANUAL_NAME = "FunctionsManual.cpp"
 
@@ -52,19 +55,19 @@ class ManualState:
     published: dict[str, list[Any]] = field(default_factory=dict)  # uri -> what was last published for it
 
 
-def state(ls: Any) -> ManualState:
+def state(ls: DerivlsServer) -> ManualState:
     found = getattr(ls, "_derivls_manual", None)
     if found is None:
         found = ls._derivls_manual = ManualState()
     return found
 
 
-def _setting(ls: Any) -> str | None:
+def _setting(ls: DerivlsServer) -> str | None:
     path = getattr(ls.settings, "functions_manual", None)
     return resolved(path) if path is not None else None
 
 
-def is_manual(ls: Any, uri: str) -> bool:
+def is_manual(ls: DerivlsServer, uri: str) -> bool:
     """A FunctionsManual.cpp buffer (by name), or the file the `functionsManual` setting names."""
     path = uri_path(uri)
     if path is None:
@@ -72,7 +75,7 @@ def is_manual(ls: Any, uri: str) -> bool:
     return path.name == MANUAL_NAME or resolved(path) == _setting(ls)
 
 
-def manual_path(ls: Any, doc: Any) -> str | None:
+def manual_path(ls: DerivlsServer, doc: Any) -> str | None:
     """The FunctionsManual.cpp a derivatives.yaml document uses: the setting's, else its checkout's."""
     setting = _setting(ls)
     if setting is not None:
@@ -95,7 +98,7 @@ def _read(path: str) -> str | None:
         return None
 
 
-def seen(ls: Any, doc: Any) -> None:
+def seen(ls: DerivlsServer, doc: Any) -> None:
     """A derivatives.yaml opened with gradcheckOnSave: its FunctionsManual.cpp as it is now is the base."""
     path = manual_path(ls, doc)
     saves = state(ls).saves
@@ -106,7 +109,7 @@ def seen(ls: Any, doc: Any) -> None:
         saves.read(path, text)
 
 
-def opened(ls: Any, uri: str, text: str) -> None:
+def opened(ls: DerivlsServer, uri: str, text: str) -> None:
     path = uri_path(uri)
     if path is None:
         return
@@ -118,20 +121,20 @@ def opened(ls: Any, uri: str, text: str) -> None:
     publish(ls)
 
 
-def changed(ls: Any, uri: str, text: str) -> None:
+def changed(ls: DerivlsServer, uri: str, text: str) -> None:
     found = state(ls)
     if uri in found.buffers:
         found.buffers[uri] = (found.buffers[uri][0], text)
 
 
-def closed(ls: Any, uri: str) -> None:
+def closed(ls: DerivlsServer, uri: str) -> None:
     found = state(ls)
     shown = found.published.pop(uri, [])
     if found.buffers.pop(uri, None) is not None and shown:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
-def on_save(ls: Any, uri: str) -> None:
+def on_save(ls: DerivlsServer, uri: str) -> None:
     """didSave of a FunctionsManual.cpp buffer: its helpers read again from disk, the callers of the changed ones
     checked again."""
     if not is_manual(ls, uri):
@@ -141,7 +144,7 @@ def on_save(ls: Any, uri: str) -> None:
         _file_saved(ls, resolved(path))
 
 
-def files_changed(ls: Any, paths: list[str]) -> None:
+def files_changed(ls: DerivlsServer, paths: list[str]) -> None:
     """didChangeWatchedFiles: a FunctionsManual.cpp (or the setting's file) changed on disk. A buffer's save comes
     here too (the client's watcher) after didSave: the helpers are unchanged then, nothing runs twice."""
     setting = _setting(ls)
@@ -151,7 +154,7 @@ def files_changed(ls: Any, paths: list[str]) -> None:
             _file_saved(ls, key)
 
 
-def _file_saved(ls: Any, path: str) -> None:
+def _file_saved(ls: DerivlsServer, path: str) -> None:
     text = _read(path)
     if text is None:
         return
@@ -179,7 +182,7 @@ def _file_saved(ls: Any, path: str) -> None:
     publish(ls)
 
 
-def helper_diagnostics(ls: Any, path: str) -> list[Any]:
+def helper_diagnostics(ls: DerivlsServer, path: str) -> list[Any]:
     """The derivls Diagnostics of FunctionsManual.cpp `path`: each failing entry of the open derivatives.yaml
     documents using it, on each edited helper it calls."""
     saves = state(ls).saves
@@ -211,7 +214,7 @@ def helper_diagnostics(ls: Any, path: str) -> list[Any]:
     return errors + plain_helper_diagnostics(saves.manual(path), edited, failures)
 
 
-def publish(ls: Any) -> None:
+def publish(ls: DerivlsServer) -> None:
     """The helper diagnostics of every open FunctionsManual.cpp buffer, when they changed."""
     found = state(ls)
     for uri, (path, text) in list(found.buffers.items()):

@@ -26,7 +26,10 @@ from derivls.server.runtime.protocol import DerivlsProtocol, position_encoding
 log = logging.getLogger("derivls.server")
 
 if TYPE_CHECKING:
+    from derivls.compile.job import CompileOnSave
+    from derivls.gradcheck.job import GradcheckRuns
     from derivls.server.documents.indexes import Natives
+    from derivls.server.documents.manual_runs import ManualState
     from derivls.server.documents.pipeline import Schedule
 
 
@@ -81,6 +84,13 @@ class DerivlsServer(LanguageServer):
         # the pipeline's, set by handlers.register (for compile_on_save, which runs beside it)
         self.current: Callable[[str], DerivDocument | None] = lambda uri: None
         self.publish: Callable[[DerivDocument], None] = lambda doc: None
+        # the background runs' state, made on first use by documents/compile_on_save.py, gradcheck_runs.py and
+        # manual_runs.py (which read it with getattr: their unit tests pass stand-ins without it)
+        self._derivls_compile_on_save: CompileOnSave | None = None
+        self._derivls_gradcheck: GradcheckRuns | None = None
+        self._derivls_manual: ManualState | None = None
+        self._derivls_session_watched: object | None = None  # the gradcheck session whose starts are followed
+        self._derivls_session_progress: asyncio.Future[None] | None = None
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls would show errors outside requests to the user (window/showMessage): log them instead."""

@@ -257,12 +257,12 @@ def _register_views(server: DerivlsServer) -> None:
 
     @server.command(generated.SHOW_GENERATED_CODE)
     @guarded()
-    def on_show_generated_code(ls, *args):  # no annotations: pygls would structure the arguments by them
+    def on_show_generated_code(ls, *args):  # type: ignore[no-untyped-def]  # no annotations: pygls structures arguments by them
         return generated.show_generated_code(ls, args)
 
     @server.command(gradcheck_runs.RUN_GRADCHECK)
     @guarded()
-    def on_run_gradcheck(ls, *args):  # no annotations: pygls would structure the arguments by them
+    def on_run_gradcheck(ls, *args):  # type: ignore[no-untyped-def]  # no annotations: pygls structures arguments by them
         return gradcheck_runs.run_command(ls, args)
 
     @server.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT)

@@ -13,7 +13,8 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from typing import Any
 
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
@@ -79,7 +80,9 @@ class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_
         return index.lines  # type: ignore[no-any-return]
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
+    def lsp_initialize(  # type: ignore[override]
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
         result = yield from super().lsp_initialize(params)
         try:
             workspace = result.capabilities.workspace or types.WorkspaceOptions()
@@ -91,7 +94,7 @@ class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_
 
     # pygls has no public hook to write pre-serialized JSON; `_send_response` is the one place answers
     # are serialized, so RawJSON answers are written here and everything else goes to pygls.
-    def _send_response(self, msg_id, result=None, error=None):  # type: ignore[override]
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:  # type: ignore[override]
         if error is None and isinstance(result, RawJSON):
             body = '{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id), result.text)
             if self.writer is None:
@@ -109,7 +112,9 @@ class DerivlsProtocol(ForgetFinishedHandlers, LanguageServerProtocol):  # pygls_
         super()._send_response(msg_id, result, error)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[override]
+    def lsp_text_document__did_change(  # type: ignore[override]
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         try:
             document = self.workspace.get_text_document(params.text_document.uri)
             encoding = position_encoding(self)
