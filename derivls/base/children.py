@@ -7,7 +7,7 @@ to its parent's life.
   usable (private, the user's own: cachedir.py), else the filesystem root; never a workspace.
 - `die_with_parent()`: called first in a child; on Linux the kernel sends it SIGTERM when its parent
   dies (prctl PR_SET_PDEATHSIG, through ctypes), and it exits at once if the parent is already gone.
-  Elsewhere a no-op: the parent kills its children on exit (compile/background.py's kill_all).
+  Elsewhere a no-op: the parent kills its children on exit (jobs/background.py's kill_all).
 """
 
 from __future__ import annotations

@@ -21,15 +21,15 @@ from typing import Any
 
 from derivls.base.diagnostics import Code, Diagnostic, Related, Severity, Span
 from derivls.codes import lookup
-from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request, kill_all
 from derivls.compile.engine import CODE, SOURCE
+from derivls.jobs.background import EntryJobs, JobResult, WorkerJob, document_request, kill_all
 
 __all__ = ["CODE", "SOURCE", "CompileJob", "CompileOnSave", "JobResult", "kill_all"]
 
 
 class CompileJob(WorkerJob):
     """One compile of some entries of one document, in `python -P -m derivls.compile.worker`
-    (compile/background.py: a neutral folder, its own process group, dies with this process)."""
+    (jobs/background.py: a neutral folder, its own process group, dies with this process)."""
 
     module = "derivls.compile.worker"
     what = "compile"

@@ -6,12 +6,13 @@ text stands in the YAML (a `FormulaOrigin`), so compiler errors can be mapped ba
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from derivls.base.diagnostics import Diagnostic, Span
+from derivls.base.diagnostics import Span
 from derivls.compile.sourcemap import FormulaOrigin
+from derivls.jobs.entries import entry_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,24 +139,6 @@ def _entry_units(placed: Any, infos: Iterable[tuple[str, Any]]) -> list[Unit]:
         )
         units.append(Unit(info, placed.line, entry_text, name_span, backward, forward, refused))
     return units
-
-
-def entry_key(placed: Any) -> str:
-    """What identifies an entry's compiled code: a change to it means the entry must be compiled again."""
-    # The parsed entry (spans relative to its own first line, so moving it changes nothing) and
-    # its node names: a change to either changes what the compiler sees.
-    return repr(placed.result.entry) + repr(placed.ops)
-
-
-def placed_diagnostics(stored: Mapping[str, list[Diagnostic]], analysis: Any) -> list[Diagnostic]:
-    """Diagnostics kept per entry (by entry_key, spans relative to the entry's first line), at each
-    unchanged entry's place in `analysis` now: what a background check found stays on the entries it checked."""
-    out: list[Diagnostic] = []
-    for placed in analysis.entries:
-        relative = stored.get(entry_key(placed))
-        if relative:
-            out.extend(d.shifted(placed.line) for d in relative)  # (its fixes' edits too)
-    return out
 
 
 def collect_units(analysis: Any, only: Sequence[str] | None = None, lines: Iterable[int] | None = None) -> list[Unit]:

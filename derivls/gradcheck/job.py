@@ -7,7 +7,7 @@
     engine.diagnostics(uri, analysis)        # results of the entries unchanged since they were checked
 
 The subprocess is `python -P -m derivls.gradcheck.worker` (derivls's Python, no torch) started as
-compile/background.py starts a worker: a neutral folder, its own process group, dying with this process;
+jobs/background.py starts a worker: a neutral folder, its own process group, dying with this process;
 cancel() ends it, its compilers, and the torch child (which dies with it). An entry's results are dropped
 as soon as its text changes (they are kept by the entry's key).
 """
@@ -19,8 +19,8 @@ from typing import Any
 
 from derivls.base.diagnostics import Diagnostic, Related, Severity, Span
 from derivls.codes.compile import COMPILE_ERROR, COMPILE_LIMIT
-from derivls.compile.background import EntryJobs, JobResult, WorkerJob, document_request
 from derivls.gradcheck.results import CODE, SOURCE
+from derivls.jobs.background import EntryJobs, JobResult, WorkerJob, document_request
 
 __all__ = ["CODE", "SOURCE", "GradcheckJob", "GradcheckRuns", "JobResult"]
 
@@ -41,10 +41,10 @@ class GradcheckJob(WorkerJob):
 
 
 def diagnostic_from_json(d: dict[str, Any]) -> Diagnostic:
-    """A diagnostic of the worker's JSON (derivls.compile.worker.diagnostic_to_json)."""
+    """A diagnostic of the worker's JSON (derivls.jobs.wire.diagnostic_to_json)."""
     # the worker reports gradcheck-mismatch, compile-limit when a build reached a bound, and compile-error on
     # an entry whose code does not compile (the other entries are checked)
-    from derivls.compile.worker import fixes_from_json
+    from derivls.jobs.wire import fixes_from_json
 
     code = next((c for c in (COMPILE_LIMIT, COMPILE_ERROR) if d.get("code") == str(c)), CODE)
     # places in other files (a FunctionsManual.cpp helper the failing formula calls: issue 51)
@@ -80,9 +80,9 @@ class SessionJob(GradcheckJob):
     def _run(self) -> None:
         import io
 
-        from derivls.compile.background import JobResult
         from derivls.gradcheck.engine import Cancelled
         from derivls.gradcheck.worker import run
+        from derivls.jobs.background import JobResult
 
         job = self
 
@@ -119,7 +119,7 @@ class SessionJob(GradcheckJob):
         self._result = result
 
     def _parse(self, messages: list[dict[str, Any]]) -> JobResult:
-        from derivls.compile.background import verdict_text
+        from derivls.jobs.background import verdict_text
 
         result = JobResult()
         for message in messages:

@@ -116,9 +116,9 @@ def _entries_message(
 ) -> dict[str, Any]:
     """The run's answer: each entry's diagnostics and verdict, the summary, whether the JIT defined them.
     `answered_only`: only the entries whose every unit was answered (a partial answer)."""
-    from derivls.compile.units import entry_key
-    from derivls.compile.worker import diagnostic_to_json
     from derivls.gradcheck.results import NO_ANSWER
+    from derivls.jobs.entries import entry_key
+    from derivls.jobs.wire import diagnostic_to_json
 
     placed_at = {placed.line: placed for placed in analysis.entries}
     by_entry: dict[int, list[Any]] = {line: [] for line in request.get("lines") or placed_at}

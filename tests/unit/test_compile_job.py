@@ -115,8 +115,8 @@ def test_a_workers_verdict_on_an_entry_stays_until_the_entry_changes(real_files)
     # issue 36, item 4: the lens shows the last gradcheck verdict of each entry, dropped when the entry changes
     from types import SimpleNamespace
 
-    from derivls.compile.background import EntryJobs, JobResult, verdict_text
-    from derivls.compile.units import entry_key
+    from derivls.jobs.background import EntryJobs, JobResult, verdict_text
+    from derivls.jobs.entries import entry_key
     from derivls.project.opener import open_project
 
     analyzer = open_project(real_files.derivatives, real_files.native, real_files.tags, "torchgen").analyzer

@@ -343,9 +343,9 @@ def test_a_candidate_that_did_not_compile_is_not_waited_for():
 def test_a_repair_travels_with_its_diagnostic_from_the_worker_to_the_editor():
     from derivls.base.diagnostics import Diagnostic, Edit, Severity, Span
     from derivls.codes.gradcheck import GRADCHECK_MISMATCH
-    from derivls.compile.worker import diagnostic_to_json
     from derivls.gradcheck.job import GradcheckJob
     from derivls.gradcheck.trials import Suggestion
+    from derivls.jobs.wire import diagnostic_to_json
 
     span = Span(226, 8, 226, 50)
     offer = Suggestion("AcosBackward0_0", "grad * -x", "sign", Edit(span, "grad * -x"), 9)

@@ -13,8 +13,8 @@ from pygls.uris import from_fs_path
 
 from derivls.base.diagnostics import Diagnostic, Severity, Span
 from derivls.codes.gradcheck import GRADCHECK_MISMATCH
-from derivls.compile.units import entry_key
 from derivls.gradcheck.job import GradcheckRuns
+from derivls.jobs.entries import entry_key
 from derivls.server.documents import gradcheck_runs, manual_runs
 from derivls.server.documents.positions import LineIndex
 from derivls.server.documents.settings import Settings
@@ -181,7 +181,7 @@ def test_closing_the_buffer_clears_what_was_published_for_it(tmp_path, started):
 def compile_error(line: int) -> dict[str, Any]:
     """A compile-error on `line` of FunctionsManual.cpp, as the worker's answer gives it (its "manual")."""
     from derivls.codes.compile import COMPILE_ERROR
-    from derivls.compile.worker import diagnostic_to_json
+    from derivls.jobs.wire import diagnostic_to_json
 
     d = Diagnostic(Span(line, 2, line, 30), Severity.ERROR, COMPILE_ERROR, "scale_grad: 'kk' was not declared")
     return diagnostic_to_json(d, 0)
@@ -240,8 +240,8 @@ def test_a_failures_related_place_in_functions_manual_comes_through_the_workers_
     """The run places a failing formula's helper as related information (its line in FunctionsManual.cpp): the
     editor keeps it (a place in another file, not moved with the entry)."""
     from derivls.base.diagnostics import Related
-    from derivls.compile.worker import diagnostic_to_json
     from derivls.gradcheck.job import diagnostic_from_json
+    from derivls.jobs.wire import diagnostic_to_json
 
     d = Diagnostic(
         Span(43, 8, 43, 30),

@@ -1,4 +1,4 @@
-"""Following a background job (compile/background.py: compile-on-save, gradcheck) in the editor: `$/progress`
+"""Following a background job (jobs/background.py: compile-on-save, gradcheck) in the editor: `$/progress`
 while it runs (cancellable: the client's cancel ends the job), a warning when it could not run, the document
 republished with its results when it ends; and its results as LSP diagnostics of one source."""
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from derivls.compile.background import EntryJobs, JobResult, WorkerJob
+from derivls.jobs.background import EntryJobs, JobResult, WorkerJob
 
 if TYPE_CHECKING:
     from derivls.server.runtime.app import DerivlsServer

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from derivls.base.diagnostics import Diagnostic
+from derivls.jobs.entries import entry_key, placed_diagnostics
 
 GRACE_SECONDS = 2.0  # a cancelled worker's time to kill its compilers and remove its files (SIGTERM) before SIGKILL
 _live: set[WorkerJob] = set()  # running jobs: killed when this process exits (kill_all)
@@ -225,8 +226,6 @@ class EntryJobs(Generic[J]):
     def seen(self, uri: str, analysis: Any) -> None:
         """The entries as they are now count as done without a result (the rest presumably built already):
         work on save is then what is edited in the editor."""
-        from derivls.compile.units import entry_key
-
         state = self._state(uri)
         for placed in analysis.entries:
             if placed.result.canonical is not None:
@@ -234,8 +233,6 @@ class EntryJobs(Generic[J]):
 
     def changed_lines(self, uri: str, analysis: Any) -> list[int]:
         """The `- name:` lines of the entries changed since their last result."""
-        from derivls.compile.units import entry_key
-
         state = self._state(uri)
         return [
             placed.line
@@ -246,8 +243,6 @@ class EntryJobs(Generic[J]):
     def launch(self, uri: str, analysis: Any, lines: list[int], request: dict[str, Any]) -> J | None:
         """Start a job on the entries at `lines` (0-based `- name:` lines), cancelling the document's running
         one (its entries are done again by the new one if asked). None when no such entry."""
-        from derivls.compile.units import entry_key
-
         state = self._state(uri)
         current = {placed.line: entry_key(placed) for placed in analysis.entries if placed.result.canonical}
         if state.job is not None and not state.job.done:
@@ -263,8 +258,6 @@ class EntryJobs(Generic[J]):
     def forget(self, uri: str, analysis: Any, lines: list[int]) -> None:
         """The results of the entries at `lines` (0-based `- name:` lines) dropped, as if they were done without one:
         what they depend on besides their text changed (a FunctionsManual.cpp helper they call)."""
-        from derivls.compile.units import entry_key
-
         state = self._state(uri)
         wanted = set(lines)
         for placed in analysis.entries:
@@ -315,8 +308,6 @@ class EntryJobs(Generic[J]):
 
     def verdict(self, uri: str, placed: Any) -> str | None:
         """The last verdict on this entry as it is now (None once its text changed, or never run)."""
-        from derivls.compile.units import entry_key
-
         state = self._documents.get(uri)
         return None if state is None else state.verdicts.get(entry_key(placed))
 
@@ -326,8 +317,6 @@ class EntryJobs(Generic[J]):
 
     def diagnostics(self, uri: str, analysis: Any) -> list[Diagnostic]:
         """The results of the entries that did not change since, at their place now."""
-        from derivls.compile.units import placed_diagnostics
-
         state = self._documents.get(uri)
         return [] if state is None else placed_diagnostics(state.done, analysis)
 

@@ -1,0 +1,1 @@
+"""Entry jobs: a worker subprocess per document, results kept per entry (compile-on-save and gradcheck-on-save)."""
