@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import queue
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-from derivls.base import bounded
 from derivls.base.diagnostics import Diagnostic
 from derivls.base.words import plural
 from derivls.compile.file_templates import Templates
@@ -21,14 +17,12 @@ from derivls.compile.units import Unit
 from derivls.gradcheck import build as building
 from derivls.gradcheck import edited, reach, runner
 from derivls.gradcheck import jit as jitting
+from derivls.gradcheck.entrybuild import Cancelled, build_checkable, render_units
+from derivls.gradcheck.events import EventReader
 from derivls.gradcheck.results import Summary, interpret
 from derivls.gradcheck.runner import Child, child_limits
 from derivls.gradcheck.source import render
 from derivls.gradcheck.trials import Suggestion, with_fixes
-
-
-class Cancelled(Exception):
-    pass
 
 
 @dataclass
@@ -90,7 +84,7 @@ def gradcheck_units(
     templates = Templates(derivatives)
     toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
     code = manual.code(units, toolchain.include_dirs) if manual is not None else None
-    rendered = _render(units, templates, code)
+    rendered = render_units(units, templates, code)
     helper_errors: list[Diagnostic] = []
 
     def with_manual(result: GradcheckResult) -> GradcheckResult:
@@ -123,13 +117,13 @@ def gradcheck_units(
     # events are read meanwhile, so a set-up error (numpy or expecttest missing) stops the build at once
     # (the repair phase checks its candidates in the same child: a bound for about as many units again)
     child = Child(python, request, child_limits(2 * len(rendered.plans) + 2) if repair is not None else None)
-    reader = _EventReader(child)
+    reader = EventReader(child)
     try:
         if progress:
             progress(f"building {plural(len(rendered.plans), 'unit')} (reused when already built)")
         started = time.monotonic()
         first = rendered
-        built, rendered, not_compiled = _build_checkable(
+        built, rendered, not_compiled = build_checkable(
             units, rendered, toolchain, templates, cache, cancel, manual, helper_errors
         )
         timings.build = time.monotonic() - started
@@ -162,7 +156,7 @@ def gradcheck_units(
                 request["reach"] = event.get("index")
         request["units"] = [p.to_json() for p in rendered.plans]
         child = Child(python, request, child_limits(2 * len(rendered.plans) + 2) if repair is not None else None)
-        reader = _EventReader(child)
+        reader = EventReader(child)
         reader.build_over.set()
     if progress:
         progress(f"running gradcheck on {plural(len(rendered.plans), 'unit')}")
@@ -313,13 +307,13 @@ MAX_RESTARTS = 3  # new children after torch crashed on a unit's sample (each im
 
 def _restarted(
     python: str | None, request: dict[str, Any], rest: list[dict[str, Any]], index_file: Path | None, built: Any
-) -> tuple[Child, _EventReader]:
+) -> tuple[Child, EventReader]:
     """A new one-shot child for the units `rest` of the run (after one crashed or ran out of its time), given the
     built extension at once; its events, each unit bounded as in the first child."""
     child = Child(python, {**request, "units": rest, "reach": reach.load(index_file)})
     child.send({"library": str(built.library), "namespace": built.namespace})
     child.end_input()
-    reader = _EventReader(child)
+    reader = EventReader(child)
     reader.build_over.set()
     return child, reader
 
@@ -396,7 +390,7 @@ def repair_phase(
         if jit_check is not None and units:
             if progress:
                 progress(f"trying {plural(len(units), 'repair')}")
-            candidates = _render(units, templates, getattr(rendered, "manual", None))
+            candidates = render_units(units, templates, getattr(rendered, "manual", None))
             if not candidates.plans:
                 return []
             plans = trial_plans(candidates)
@@ -409,7 +403,7 @@ def repair_phase(
                 return []
             if progress:
                 progress(f"trying {plural(len(units), 'repair')}")
-            candidates = _render(units, templates, getattr(rendered, "manual", None))
+            candidates = render_units(units, templates, getattr(rendered, "manual", None))
             if not candidates.plans:
                 return []
             building_started = time.monotonic()
@@ -477,7 +471,7 @@ def gradcheck_in_session(
     templates = Templates(derivatives)
     toolchain = building.gradcheck_toolchain(Toolchain.find(derivatives, cxx, torch_include))
     code = manual.code(units, toolchain.include_dirs) if manual is not None else None
-    rendered = _render(units, templates, code)
+    rendered = render_units(units, templates, code)
     helper_errors: list[Diagnostic] = []
 
     def with_manual(result: GradcheckResult) -> GradcheckResult:
@@ -579,7 +573,7 @@ def gradcheck_in_session(
                 progress(f"building {plural(len(plans), 'unit')} (reused when already built)")
             started = time.monotonic()
             try:
-                built, rendered, not_compiled = _build_checkable(
+                built, rendered, not_compiled = build_checkable(
                     units, rendered, toolchain, templates, cache, cancel, manual, helper_errors
                 )
             except building.BuildLimit as e:
@@ -678,185 +672,6 @@ def _with_manual(
 
 
 RESTART_SECONDS = 180.0  # a session killed for a unit past its bound: how long its run waits for the new process
-POLL_SECONDS = 0.5  # how often a run waiting for its child's events looks whether its own parent is gone
-
-
-class _EventReader:
-    """The child's events, read in a thread from its start: iterate to get them in order. A `setup-error`
-    event (torch without numpy / expecttest) kills the build's compilers at once (derivls.base.bounded: every
-    bounded process but the child), so a cold run says so in seconds, not after a 40 s compile."""
-
-    timed_out: str | None = None  # the unit whose checks passed unit_seconds (its child was killed)
-    _running: tuple[str, float] | None = None  # the unit being checked (its `unit-start`), since when
-
-    def __init__(self, child: Child, unit_seconds: float | None = None) -> None:
-        self.child = child
-        self.unit_seconds = runner.unit_seconds() if unit_seconds is None else unit_seconds
-        self.setup_error: str | None = None
-        self.build_over = threading.Event()  # set by the engine once the build returned or raised
-        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        try:
-            for event in self.child.events():
-                if event.get("event") == "setup-error" and self.setup_error is None:
-                    self.setup_error = str(event.get("message"))
-                    self._queue.put(event)
-                    self._stop_build()
-                    continue
-                self._queue.put(event)
-        finally:
-            self._queue.put(None)
-
-    def _stop_build(self) -> None:
-        """Kill the build's compilers until the build is over: one may start after the child's message came."""
-        while not self.build_over.is_set():
-            for process in bounded.live():
-                if process is not self.child.bounded:
-                    process.kill()
-            self.build_over.wait(0.05)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        from derivls.base.children import exit_if_orphaned
-
-        while True:
-            self._watch()
-            try:
-                event = self._queue.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                exit_if_orphaned()  # (the gradcheck worker whose server is gone: its SIGTERM lost or late)
-                continue
-            if event is None:
-                return
-            if event.get("event") == "unit-start":
-                self._running = (str(event.get("id")), time.monotonic())
-            elif event.get("event") == "unit":
-                self._running = None
-            yield event
-
-    def pending(self) -> list[dict[str, Any]]:
-        """The events read and not yet taken (the child's end not awaited)."""
-        found: list[dict[str, Any]] = []
-        while True:
-            try:
-                event = self._queue.get_nowait()
-            except queue.Empty:
-                return found
-            if event is not None:
-                found.append(event)
-
-    def _watch(self) -> None:
-        """Kill the child when the unit it checks has passed its bound (its events then end: see timed_out)."""
-        running = self._running
-        if running is not None and self.timed_out is None and time.monotonic() - running[1] > self.unit_seconds:
-            self.timed_out = running[0]
-            self.child.bounded.kill(bounded.TIME)
-
-
-NOT_COMPILED = "the entry's code does not compile (its compile error is on the entry)"
-BUILD_ATTEMPTS = 3  # builds of one run's extension: the first, then without the entries that did not compile
-
-
-def _build_checkable(
-    units: Sequence[Unit],
-    rendered: Any,
-    toolchain: Toolchain,
-    templates: Templates,
-    cache: Path | None,
-    cancel: threading.Event | None = None,
-    manual: Any = None,
-    helper_errors: list[Diagnostic] | None = None,
-) -> tuple[Any, Any, list[Diagnostic]]:
-    """The extension of `rendered` (the units' code), entry by entry: when the compiler rejects some units' code,
-    their entries get `check --compile`'s diagnostics (each compiler error mapped through the source map onto its
-    formula's YAML line: derivls.compile.engine), those units are left out (not checkable: NOT_COMPILED), and the
-    others are rendered and built again. Returns (built, the rendered code built, the compile diagnostics).
-    Raises CompileFailed when the failure is no unit's (nothing left to build, or none of the units to blame).
-
-    With `manual` (derivls.gradcheck.edited.EditedManual; its helpers defined in the source): a compiler error on a
-    helper's line is a diagnostic on that line of FunctionsManual.cpp (appended to `helper_errors`), the units
-    whose formulas reach that helper are left out, and the rest built again; the check --compile run that places a
-    unit's errors on its formulas compiles them with the same helpers (a changed signature: the build's error)."""
-    from derivls.compile.engine import compile_units
-    from derivls.gradcheck.trials import culprits
-
-    diagnostics: list[Diagnostic] = []
-    left_out: list[tuple[Unit, str]] = []
-    for attempt in range(BUILD_ATTEMPTS):
-        try:
-            built = building.build(rendered.source, toolchain, templates, cache, units=len(rendered.plans))
-            rendered.not_buildable = [*rendered.not_buildable, *left_out]
-            return built, rendered, diagnostics
-        except building.CompileFailed as e:
-            if attempt == BUILD_ATTEMPTS - 1:
-                raise
-            if manual is not None and getattr(rendered, "manual", None) is not None:
-                on_lines, broken = edited.compile_diagnostics(rendered, e.lines, manual)
-                if on_lines:
-                    if helper_errors is not None:
-                        helper_errors.extend(d for d in on_lines if d not in helper_errors)
-                    names = ", ".join(sorted(broken))
-                    why = f"FunctionsManual.cpp's {names} does not compile (its error is on its line there)"
-                    gone = {u.entry_line for u in units if manual.reached(u) & broken}
-                    left_out.extend((u, why) for u in units if u.entry_line in gone)
-                    units = [u for u in units if u.entry_line not in gone]
-                    rendered = _render(units, templates, manual.code(units, toolchain.include_dirs))
-                    if not rendered.plans:
-                        rendered.not_buildable = [*rendered.not_buildable, *left_out]
-                        return None, rendered, diagnostics
-                    continue
-            by_plan = {p.id: SimpleNamespace(unit=p.unit) for p in rendered.plans}
-            blamed = culprits(rendered.source, "\n".join(e.lines), by_plan)
-            suspects = [p.unit for p in rendered.plans if blamed is None or p.id in blamed]
-            if cancel is not None and cancel.is_set():
-                raise Cancelled() from None
-            helpers = None
-            code = getattr(rendered, "manual", None)
-            if code is not None:
-                helpers = (code.text, code.usings())
-            found = compile_units(suspects, toolchain, templates, cache=cache, cancel=cancel, helpers=helpers)
-            failed = [u for u in suspects if found.by_entry.get(u.entry_line)]
-            if failed:  # (by_entry's order is the batches' finishing order: sorted, as check --compile's)
-                diagnostics.extend(d for u in failed for d in found.by_entry[u.entry_line] if d not in diagnostics)
-                diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
-            elif blamed is not None:  # the harness's code around the formulas: placed on the entry, not quoted
-                failed = suspects
-                diagnostics.extend(_harness_error(u, e) for u in failed)
-            else:
-                raise
-            gone = {u.entry_line for u in failed}
-            left_out.extend((u, NOT_COMPILED) for u in units if u.entry_line in gone)
-            rest = [u for u in units if u.entry_line not in gone]
-            code = manual.code(rest, toolchain.include_dirs) if manual is not None else None
-            rendered = _render(rest, templates, code)
-            if not rendered.plans:
-                rendered.not_buildable = [*rendered.not_buildable, *left_out]
-                return None, rendered, diagnostics
-    raise AssertionError("unreachable")
-
-
-def _render(units: Sequence[Unit], templates: Templates, manual: Any = None) -> Any:
-    """source.render into the extension's library, with FunctionsManual.cpp's helpers `manual` when there are."""
-    if manual is None:
-        return render(units, building.LIBRARY_PLACEHOLDER, templates)
-    return render(units, building.LIBRARY_PLACEHOLDER, templates, manual)
-
-
-def _harness_error(unit: Unit, e: Exception) -> Diagnostic:
-    """A compile error in the code gradcheck writes around a unit's formulas (check --compile's code compiles)."""
-    from derivls.base.diagnostics import Severity
-    from derivls.codes.compile import COMPILE_ERROR
-
-    lines = [re.sub(r"^unit\.cpp:\d+:\d+:\s*", "", line) for line in getattr(e, "lines", ()) if "error" in line]
-    what = lines[0][:300] if lines else "the compiler rejected it"
-    return Diagnostic(
-        unit.name_span,
-        Severity.ERROR,
-        COMPILE_ERROR,
-        f"{unit.name}: the gradcheck code of this entry does not compile (its formulas do, as the build compiles "
-        f"them): {what}",
-    )
 
 
 def _limited(rendered: Any, message: str, which: str, limits: Any, timings: Timings) -> GradcheckResult:

@@ -187,13 +187,13 @@ def test_a_gradcheck_run_waiting_for_its_child_exits_when_its_own_parent_is_gone
     import queue
     import threading
 
-    from derivls.gradcheck import engine
+    from derivls.gradcheck import events
     from derivls.gradcheck.session import Connection
 
-    reader = engine._EventReader.__new__(engine._EventReader)  # (no child: its queue stays empty)
+    reader = events.EventReader.__new__(events.EventReader)  # (no child: its queue stays empty)
     reader._queue = queue.Queue()
     session = type("Stand", (), {"_events": queue.Queue(), "_kill_for_run": lambda self: None})()
-    monkeypatch.setattr(engine, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(events, "POLL_SECONDS", 0.05)
     monkeypatch.setattr(children, "_watched", os.getppid() + 1)
     for waiting in (lambda: next(iter(reader)), lambda: next(Connection(session).events(30, threading.Event()))):
         with pytest.raises(SystemExit) as exited:

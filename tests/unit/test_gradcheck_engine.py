@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from derivls.compile.toolchain import SetupError
-from derivls.gradcheck import engine, runner
+from derivls.gradcheck import engine, entrybuild, runner
 from derivls.gradcheck.build import Built
 
 FAKE_CHILD = """
@@ -56,7 +56,7 @@ def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespac
     monkeypatch.setattr(runner, "CHILD", child)
     plan = SimpleNamespace(id="AcosBackward0_0", to_json=lambda: {"id": "AcosBackward0_0"})
     rendered = SimpleNamespace(source="// unit", plans=[plan], not_buildable=[])
-    monkeypatch.setattr(engine, "render", lambda units, library, templates: rendered)
+    monkeypatch.setattr(entrybuild, "render", lambda units, library, templates: rendered)
     monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
     monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
     monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
@@ -160,7 +160,9 @@ def test_a_crash_of_torch_on_one_unit_is_that_units_and_the_others_are_checked_i
     stand_ins, monkeypatch, tmp_path
 ):
     plans = [SimpleNamespace(id=f"U{i}", to_json=lambda i=i: {"id": f"U{i}"}) for i in range(3)]
-    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(
+        entrybuild, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[])
+    )
     monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
     seen: list[dict] = []
     monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
@@ -176,7 +178,9 @@ def test_a_crash_of_torch_on_one_unit_is_that_units_and_the_others_are_checked_i
 
 def test_a_child_that_keeps_crashing_is_started_again_a_bounded_number_of_times(stand_ins, monkeypatch, tmp_path):
     plans = [SimpleNamespace(id=f"U{i}", to_json=lambda i=i: {"id": f"U{i}"}) for i in range(6)]
-    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(
+        entrybuild, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[])
+    )
     monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
     seen: list[dict] = []
     monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
@@ -199,7 +203,9 @@ def test_a_unit_past_its_time_bound_is_not_checkable_and_the_units_after_it_are_
     stand_ins, monkeypatch, tmp_path
 ):
     plans = [SimpleNamespace(id=f"U{i}", to_json=lambda i=i: {"id": f"U{i}"}) for i in range(3)]
-    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(
+        entrybuild, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[])
+    )
     monkeypatch.setattr(engine.building, "build", lambda *a, **k: Built(stand_ins.library, "derivls_gc_x", False, 0.0))
     seen: list[dict] = []
     monkeypatch.setattr(engine, "interpret", lambda events, p, nb: (seen.extend(events), ([], SimpleNamespace()))[1])
@@ -257,9 +263,9 @@ def test_an_entry_whose_code_does_not_compile_gets_check_compiles_errors_and_the
         "compile_units",
         lambda units, *a, **k: (compiled.append(units), SimpleNamespace(by_entry={10: [error]}))[1],
     )
-    monkeypatch.setattr(engine, "render", lambda units, library, templates: again if units == [good] else None)
-    got, rendered, diagnostics = engine._build_checkable([bad, good], first, None, None, None)
+    monkeypatch.setattr(entrybuild, "render", lambda units, library, templates: again if units == [good] else None)
+    got, rendered, diagnostics = entrybuild.build_checkable([bad, good], first, None, None, None)
     assert got is built and rendered is again
     assert compiled == [[bad]]  # (only the blamed unit's code is compiled again, as check --compile does)
     assert diagnostics == [error]
-    assert rendered.not_buildable == [(bad, engine.NOT_COMPILED)]
+    assert rendered.not_buildable == [(bad, entrybuild.NOT_COMPILED)]

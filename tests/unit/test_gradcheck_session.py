@@ -507,11 +507,13 @@ def test_a_unit_past_its_bound_in_the_session_is_answered_at_once_and_never_run_
 ):
     from types import SimpleNamespace
 
-    from derivls.gradcheck import engine
+    from derivls.gradcheck import engine, entrybuild
     from derivls.gradcheck.build import Built
 
     plans = [SimpleNamespace(id=f"U{i}", unit=None, to_json=lambda i=i: {"id": f"U{i}"}) for i in range(3)]
-    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(
+        entrybuild, "render", lambda *a: SimpleNamespace(source="// units", plans=plans, not_buildable=[])
+    )
     monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
     monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
     monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
@@ -613,11 +615,13 @@ def test_the_editors_run_answers_a_unit_past_its_bound_and_checks_the_other_entr
 def test_a_run_of_one_unit_past_its_bound_ends_with_its_answer_without_waiting_for_the_restart(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from derivls.gradcheck import engine
+    from derivls.gradcheck import engine, entrybuild
     from derivls.gradcheck.build import Built
 
     plans = [SimpleNamespace(id="U0", unit=None, to_json=lambda: {"id": "U0"})]
-    monkeypatch.setattr(engine, "render", lambda *a: SimpleNamespace(source="// unit", plans=plans, not_buildable=[]))
+    monkeypatch.setattr(
+        entrybuild, "render", lambda *a: SimpleNamespace(source="// unit", plans=plans, not_buildable=[])
+    )
     monkeypatch.setattr(engine, "Templates", lambda derivatives: None)
     monkeypatch.setattr(engine.Toolchain, "find", staticmethod(lambda *a: None))
     monkeypatch.setattr(engine.building, "gradcheck_toolchain", lambda toolchain: None)
