@@ -205,11 +205,9 @@ def gradcheck_units(
                         break
                 return answers
 
-            # (a unit calling an edited helper: its formula is not where to look; no repair of it is offered)
-            helper_units = {p.id for p in rendered.plans if manual is not None and manual.edited_reached(p.unit)}
             try:
                 suggestions = repair_phase(
-                    [e for e in events if e.get("id") not in helper_units],
+                    _repairable(events, rendered, manual),
                     rendered,
                     repair,
                     toolchain,
@@ -345,6 +343,15 @@ def prefetch_in_session(
     if sent and first:
         session.reach_sent = True
     return sent
+
+
+def _repairable(events: list[dict[str, Any]], rendered: Any, manual: Any) -> list[dict[str, Any]]:
+    """The events whose units a repair may be offered for: not a unit calling an edited FunctionsManual.cpp helper
+    (its formula is not where to look)."""
+    if manual is None:
+        return events
+    helper_units = {p.id for p in rendered.plans if manual.edited_reached(p.unit)}
+    return [e for e in events if e.get("id") not in helper_units]
 
 
 def repair_phase(
@@ -622,10 +629,8 @@ def gradcheck_in_session(
                 except SessionDied:
                     return []
 
-            # (a unit calling an edited helper: its formula is not where to look; no repair of it is offered)
-            helper_units = {p.id for p in rendered.plans if manual is not None and manual.edited_reached(p.unit)}
             suggestions = repair_phase(
-                [e for e in events if e.get("id") not in helper_units],
+                _repairable(events, rendered, manual),
                 rendered,
                 repair,
                 toolchain,

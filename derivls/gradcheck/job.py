@@ -119,19 +119,9 @@ class SessionJob(GradcheckJob):
         self._result = result
 
     def _parse(self, messages: list[dict[str, Any]]) -> JobResult:
-        from derivls.jobs.background import verdict_text
-
         result = JobResult()
         for message in messages:
-            if "error" in message:
-                result.error = message["error"]
-            elif "entries" in message:
-                result.summary = str(message.get("summary", ""))
-                result.manual = message.get("manual")
-                for entry in message["entries"]:
-                    result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
-                    if isinstance(entry.get("verdict"), str):
-                        result.verdicts[entry["key"]] = verdict_text(entry["verdict"], entry.get("seconds"))
+            result.take(message, self.diagnostic)
         return result
 
     def cancel(self, grace: bool = True) -> None:

@@ -47,6 +47,19 @@ class JobResult:
     # gradcheck: the FunctionsManual.cpp of the run, if any ({"path", "edited", "compiled", "diagnostics": [...]})
     manual: dict[str, Any] | None = None
 
+    def take(self, message: dict[str, Any], diagnostic: Callable[[dict[str, Any]], Diagnostic]) -> None:
+        """One message of a worker's answer (an error, or the entries' diagnostics and verdicts) into this result;
+        `diagnostic` makes a Diagnostic of one of the worker's JSON diagnostics."""
+        if "error" in message:
+            self.error = message["error"]
+        elif "entries" in message:
+            self.summary = str(message.get("summary", ""))
+            self.manual = message.get("manual")
+            for entry in message["entries"]:
+                self.entries[entry["key"]] = [diagnostic(d) for d in entry["diagnostics"]]
+                if isinstance(entry.get("verdict"), str):
+                    self.verdicts[entry["key"]] = verdict_text(entry["verdict"], entry.get("seconds"))
+
 
 def kill_all() -> None:
     """End every running job (the server's exit): SIGTERM, a short grace, then SIGKILL of what is left."""
@@ -134,15 +147,8 @@ class WorkerJob:
                 message = json.loads(line)
                 if "progress" in message:
                     self.on_progress(message["progress"])
-                elif "error" in message:
-                    result.error = message["error"]
-                elif "entries" in message:
-                    result.summary = str(message.get("summary", ""))
-                    result.manual = message.get("manual")
-                    for entry in message["entries"]:
-                        result.entries[entry["key"]] = [self.diagnostic(d) for d in entry["diagnostics"]]
-                        if isinstance(entry.get("verdict"), str):
-                            result.verdicts[entry["key"]] = verdict_text(entry["verdict"], entry.get("seconds"))
+                else:
+                    result.take(message, self.diagnostic)
             process.wait()
         except (OSError, ValueError, KeyError, TypeError):
             result = JobResult(error=None if self._cancelled else f"the {self.what} process failed")
