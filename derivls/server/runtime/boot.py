@@ -46,6 +46,10 @@ from typing import Any
 from derivls.base.diskcache import DiskCache, content_key
 from derivls.project import resultcache
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from derivls.server.runtime.app import DerivlsServer
+
 log = logging.getLogger("derivls.server")
 
 INITIALIZE_KIND = "lsp-initialize"
@@ -315,7 +319,7 @@ class Recorder:
     """The full server's writer: drops its answer to an `initialize` the boot answered, and stores in
     the cache what the next boot answers from (the `initialize` result; first diagnostics)."""
 
-    def __init__(self, writer: Any, boot: Boot, server: Any, cache: DiskCache) -> None:
+    def __init__(self, writer: Any, boot: Boot, server: DerivlsServer, cache: DiskCache) -> None:
         self.writer = writer
         self.boot = boot
         self.server = server

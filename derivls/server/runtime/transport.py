@@ -17,7 +17,7 @@ from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
+    from derivls.server.runtime.app import DerivlsServer
 
 log = logging.getLogger("derivls.server")
 
@@ -35,7 +35,7 @@ def configure_logging(log_file: Path | None, level: str) -> None:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
 
 
-def serve_stdio(make_server: Callable[[], LanguageServer]) -> None:
+def serve_stdio(make_server: Callable[[], DerivlsServer]) -> None:
     stdout = sys.stdout.buffer
     # Nothing but JSON-RPC may reach stdout: stray prints go to stderr.
     sys.stdout = sys.stderr
@@ -85,7 +85,7 @@ class Gate:
                     log.exception("cannot handle a message held during the start")
 
 
-async def analysed(server: Any, uris: list[str], timeout: float = 20.0) -> None:
+async def analysed(server: DerivlsServer, uris: list[str], timeout: float = 20.0) -> None:
     """Until the documents `uris` have been opened (pygls may hand the notification on later) and every
     open document has an analysis and none is scheduled (or `timeout` seconds: a stuck analysis must
     not hold the client's requests for ever)."""
@@ -105,7 +105,7 @@ async def analysed(server: Any, uris: list[str], timeout: float = 20.0) -> None:
     log.warning("the opened documents were not analysed within %.0f s; handling what the client sent", timeout)
 
 
-def serve_tcp(make_server: Callable[[], LanguageServer], host: str, port: int) -> None:
+def serve_tcp(make_server: Callable[[], DerivlsServer], host: str, port: int) -> None:
     """Serve the first client that connects to host:port, its messages read by framing.py's reader as
     over stdio (it resynchronises after bad framing and answers every request), then stop."""
     from derivls.server.runtime.framing import serve_messages
@@ -145,7 +145,7 @@ def serve_tcp(make_server: Callable[[], LanguageServer], host: str, port: int) -
         raise SystemExit(exit_code[0])  # `exit` without `shutdown`: status 1, as LSP says
 
 
-def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: Any) -> bool:
+def serve_pipes(make_server: Callable[[], DerivlsServer], stdin: Any, stdout: Any) -> bool:
     """Serve over stdio with an event-loop pipe reader: the boot phase (boot.py), then the server
     `make_server()` builds. False if stdin is not a pipe (pygls's reader then)."""
     if not _watchable(stdin):
@@ -154,7 +154,7 @@ def serve_pipes(make_server: Callable[[], LanguageServer], stdin: Any, stdout: A
     from derivls.server.runtime.boot import Boot, Recorder
     from derivls.server.runtime.framing import Loop
 
-    servers: list[LanguageServer] = []
+    servers: list[DerivlsServer] = []
 
     def write(data: bytes) -> None:
         stdout.write(data)
