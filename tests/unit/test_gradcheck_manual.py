@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
+from derivls.compile.safety import RefusedSource, checked_source
 from derivls.gradcheck.manual import (
     ANONYMOUS,
     HELPERS_NAMESPACE,
@@ -278,3 +281,24 @@ def test_constructs_of_the_real_file_are_read_as_it_means_them():
     }
     code = manual_code(manual, helpers_to_define(manual, {"group_norm_backward", "masked_fmap"}, {"masked_fmap"}))
     assert code.names == ("group_norm_backward", "masked_fmap") and code.public == ("group_norm_backward",)
+
+
+ATTACKS = {
+    "an asm statement": '  asm("call system");\n',
+    "a _Pragma": '  _Pragma("GCC diagnostic ignored \\"-Wall\\"")\n',
+    "an include of a file outside torch's headers": '#include "/etc/hostname"\n',
+    "a raw string hiding a directive": '  auto s = R"x(\n#include </etc/hostname>\n)x";\n#pragma GCC poison x\n',
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
+def test_an_edited_helpers_text_meets_the_gate_every_build_passes(attack: str, tmp_path) -> None:
+    """An edited helper is workspace text compiled into the extension (g++ and the JIT): the one gate of
+    compile/safety.py refuses what it refuses in a formula, and the message quotes none of the helper's text."""
+    text = MANUAL.replace("return unreduced.mean();\n", "return unreduced.mean();\n" + attack)
+    assert text != MANUAL
+    code = manual_code(parse_manual(text), {"apply_loss_reduction"}, include_roots=[tmp_path])
+    assert attack.strip().splitlines()[0] in code.text  # the helper's edited text is in the code built
+    with pytest.raises(RefusedSource) as refused:
+        checked_source(code.text, [tmp_path])
+    assert "hostname" not in str(refused.value) and "system" not in str(refused.value)
