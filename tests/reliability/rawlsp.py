@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,8 +33,8 @@ class RawServer:
     def __init__(
         self, cwd: Path | None = None, args: tuple[str, ...] = (), command: tuple[str, ...] | None = None
     ) -> None:
-        self.stderr_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"derivls-raw-{os.getpid()}-{id(self)}.log"
-        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
+        # an unnamed file: nothing is left in TMPDIR, whichever way the test ends
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             [*(command or SERVER), *args],
             stdin=subprocess.PIPE,
@@ -203,8 +204,8 @@ class RawServer:
         return self.peak_rss_kb
 
     def stderr_text(self) -> str:
-        self._stderr.flush()
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        fd = self._stderr.fileno()  # (read without moving the offset the server's writes share)
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode("utf-8", errors="replace")
 
     def close(self, timeout: float = 10.0) -> int | None:
         if self.proc.poll() is None:
@@ -220,10 +221,6 @@ class RawServer:
             self.proc.kill()
             code = self.proc.wait()
         self._stderr.close()
-        try:
-            self.stderr_path.unlink()
-        except OSError:
-            pass
         return code
 
     def __enter__(self) -> RawServer:
@@ -235,4 +232,3 @@ class RawServer:
             self.proc.wait()
         if not self._stderr.closed:
             self._stderr.close()
-        self.stderr_path.unlink(missing_ok=True)  # (a test that did not call close(): nothing left in TMPDIR)
