@@ -2,6 +2,7 @@
 compiled formulas as its backward and jvp (run_check), one check stopped at CHECK_SECONDS; the largest mismatch
 of a failure."""
 
+from .layouts import as_grad, layout_samples, strided
 from .limits import (
     CHECK_SECONDS,
     MAX_JACOBIAN,
@@ -83,6 +84,9 @@ def check_samples(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"the installed torch has no aten::{unit['aten']}.{unit['overload']}",
         }
+    if not found and (made := layout_samples(torch, unit, overload)):  # (nested constructors, sparse arguments)
+        found = made
+        result["inputs"] = "layout"
     if not found and unit["id"] in DROPPED:
         return {
             **result,
@@ -131,6 +135,12 @@ def check_samples(torch, ns, unit, found, request):
         values = positional(overload, args, kwargs)
         values = foreach_values(torch, unit, values)
         slots = leaf_slots(torch, unit, values)
+        if sample.get("layouts"):  # (a sparse argument is held constant: only the strided tensors vary)
+            slots = [
+                s
+                for s in slots
+                if strided(torch, values[s["arg"]] if s["item"] is None else values[s["arg"]][s["item"]])
+            ]
         if not slots:
             continue
         sample_text = f"{sample['origin']}: ({describe(torch, args, kwargs)})"
@@ -214,7 +224,8 @@ def check_samples(torch, ns, unit, found, request):
                     continue
                 checked += 1
                 counts[mode] = counts.get(mode, 0) + 1
-                # (a nested sample: the formula's own derivative is not traced through the flat view of nested.py)
+                # (a nested sample, or one made for its layout: the formula's own derivative is not traced through
+                # the flat view of nested.py)
                 if ok and mode == "backward" and request.get("double_backward") and not sample.get("nested"):
                     modes.append("double-backward")  # only after the first derivative passed
                 if not ok:
@@ -378,7 +389,7 @@ def run_check(
             x, *outs = ctx.saved_tensors
             if ctx.derivls_outs is not None:  # (nested: the formula gets the outputs and their grads nested)
                 outs = list(ctx.derivls_outs)
-                gouts = [from_flat(torch, g, structure(torch, o)) for g, o in zip(gouts, outs)]
+                gouts = [as_grad(torch, g, o) for g, o in zip(gouts, outs)]  # (a sparse output: a sparse grad)
             grads = list(gouts) if list_return else [gouts[i] for i in grads_of]
             args = with_leaf(x)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]

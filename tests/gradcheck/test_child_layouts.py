@@ -1,0 +1,129 @@
+"""Inputs the gradcheck child makes by hand for ops whose arguments need a layout or structure a schema cannot say
+(derivls/gradcheck/child/layouts.py, run here in-process with the installed torch: no compiler, each formula written
+in Python as the yaml entry says it): the nested constructors, and the ops with a sparse argument held constant beside
+the strided ones that vary; their outputs seen flat, their formulas given grads in the layout autograd gives them."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from tests.gradcheck.conftest import unit_request
+
+pytestmark = pytest.mark.gradcheck
+
+CONSTRUCTORS = [
+    ("_nested_tensor_from_tensor_list", "list"),
+    ("_nested_tensor_from_mask", "t"),
+    ("_nested_from_padded", "padded"),
+    ("_nested_view_from_buffer", "self"),
+    ("_nested_view_from_buffer_copy", "self"),
+]
+
+
+def _unit(torch, aten, *wrt, lists=()):
+    unit = unit_request(torch, aten, "default", *wrt)
+    unit["wrt"] = [(name, name in lists) for name in wrt]
+    unit["fw_inputs"] = []  # (the backward formula only)
+    unit["backward"] = "backward"
+    outputs = getattr(torch.ops.aten, aten).default._schema.returns
+    unit["outputs"] = [r.name or f"result{i}" for i, r in enumerate(outputs)]
+    unit["grads"] = [0]
+    return unit
+
+
+def _check(child, torch, unit, backward):
+    """check_samples of a unit no OpInfo sample reaches, with `backward` as its compiled backward."""
+    return child.check_samples(torch, types.SimpleNamespace(backward=backward), unit, [], {})
+
+
+@pytest.mark.parametrize("aten, wrt", CONSTRUCTORS)
+def test_a_nested_constructor_gets_inputs_made_for_it_that_it_takes(child, torch, aten, wrt):
+    unit = _unit(torch, aten, wrt, lists=("list",))
+    overload = getattr(torch.ops.aten, aten).default
+    (sample,) = child.layout_samples(torch, unit, overload)
+    out = child.call_overload(torch, overload, list(sample["args"]))
+    assert out.is_nested and [tuple(c.shape) for c in out.unbind()] == [(3, 2), (2, 2)]
+    assert child.leaf_slots(torch, unit, list(sample["args"]))  # (a floating tensor to vary)
+
+
+def _to_padded_formula(torch, scale):
+    """_nested_tensor_from_mask's `t: grad.to_padded_tensor_symint(0, t.sym_sizes())` (times `scale`)."""
+
+    def backward(t, mask, mask_check, result, grads, wanted):
+        (grad,) = grads
+        if grad is None:  # (gradcheck's undefined grad)
+            return [None]
+        assert grad.is_nested  # (the grad autograd gives the node: the nested output's)
+        return [scale * grad.to_padded_tensor(0.0, t.shape)]
+
+    return backward
+
+
+def test_a_nested_constructor_is_checked_through_the_flat_view_and_a_wrong_formula_still_fails(child, torch):
+    unit = _unit(torch, "_nested_tensor_from_mask", "t")
+    result = _check(child, torch, unit, _to_padded_formula(torch, 1.0))
+    assert result["status"] == "passed", result
+    assert result["inputs"] == "layout" and result["checks"] == {"backward": 1}
+    result = _check(child, torch, unit, _to_padded_formula(torch, 2.0))
+    assert result["status"] == "failed" and result["failures"][0]["input"] == "t"
+
+
+def test_a_list_of_tensors_made_nested_has_each_element_checked(child, torch):
+    def unbind(tensors, result, grads, wanted):
+        (grad,) = grads
+        if grad is None:
+            return [None] * len(tensors)
+        return [grad.unbind()[i] if wanted >> i & 1 else None for i in range(len(tensors))]
+
+    unit = _unit(torch, "_nested_tensor_from_tensor_list", "list", lists=("list",))
+    result = _check(child, torch, unit, lambda *a: unbind(a[0], *a[-3:]))
+    assert result["status"] == "passed" and result["checks"] == {"backward": 2}, result
+
+
+def _sparse_mask_formula(torch, seen, scale):
+    """sparse_mask's `self: sparse_mask_backward(grad, mask, self.layout())` for a strided self: the grad's values
+    at the mask's pattern, dense (times `scale`); the grad's layout noted in `seen`."""
+
+    def backward(self, mask, result, grads, wanted):
+        (grad,) = grads
+        if grad is None:
+            return [None]
+        seen.append(grad.layout)
+        return [scale * grad.to_dense()]
+
+    return backward
+
+
+def test_a_sparse_argument_is_held_constant_and_the_formula_gets_the_sparse_grad_autograd_gives(child, torch):
+    unit = _unit(torch, "sparse_mask", "self")
+    seen = []
+    result = _check(child, torch, unit, _sparse_mask_formula(torch, seen, 1.0))
+    assert result["status"] == "passed" and result["checks"] == {"backward": 1}, result
+    x = torch.rand(3, 4, dtype=torch.float64, requires_grad=True)  # (what autograd gives sparse_mask's node)
+    real = []
+    out = x.sparse_mask(torch.eye(3, 4, dtype=torch.float64).to_sparse())
+    out.register_hook(lambda grad: real.append(grad.layout))
+    out.to_dense().sum().backward()
+    assert set(seen) == set(real) == {torch.sparse_coo}
+    result = _check(child, torch, unit, _sparse_mask_formula(torch, [], -1.0))
+    assert result["status"] == "failed", result
+
+
+def test_only_the_strided_inputs_of_a_sample_with_a_sparse_argument_are_varied(child, torch):
+    def sampled_addmm(self, mat1, mat2, beta, alpha, result, grads, wanted):
+        (grad,) = grads
+        if grad is None:
+            return [None, None, None]
+        dense = grad.to_dense()
+        return [beta * grad, alpha * dense @ mat2.mH if wanted & 2 else None, alpha * mat1.mH @ dense]
+
+    unit = _unit(torch, "sparse_sampled_addmm", "self", "mat1", "mat2")
+    unit["args"] = ["self", "mat1", "mat2", "beta", "alpha"]
+    (sample,) = child.layout_samples(torch, unit, torch.ops.aten.sparse_sampled_addmm.default)
+    assert "held constant" in sample["origin"] and sample["args"][0].layout == torch.sparse_csr
+    result = _check(child, torch, unit, sampled_addmm)
+    assert result["status"] == "passed", result
+    assert result["checks"] == {"backward": 2}  # (mat1 and mat2; the sparse self is not varied)
+    assert "errors" not in result  # (a dense self in its place is no call of the op)
