@@ -22,12 +22,12 @@ CONSTRUCTORS = [
 ]
 
 
-def _unit(torch, aten, *wrt, lists=()):
-    unit = unit_request(torch, aten, "default", *wrt)
+def _unit(torch, aten, *wrt, lists=(), overload="default"):
+    unit = unit_request(torch, aten, overload, *wrt)
     unit["wrt"] = [(name, name in lists) for name in wrt]
     unit["fw_inputs"] = []  # (the backward formula only)
     unit["backward"] = "backward"
-    outputs = getattr(torch.ops.aten, aten).default._schema.returns
+    outputs = getattr(getattr(torch.ops.aten, aten), overload)._schema.returns
     unit["outputs"] = [r.name or f"result{i}" for i, r in enumerate(outputs)]
     unit["grads"] = [0]
     return unit
@@ -127,3 +127,66 @@ def test_only_the_strided_inputs_of_a_sample_with_a_sparse_argument_are_varied(c
     assert result["status"] == "passed", result
     assert result["checks"] == {"backward": 2}  # (mat1 and mat2; the sparse self is not varied)
     assert "errors" not in result  # (a dense self in its place is no call of the op)
+
+
+def _values_formula(torch, flip):
+    """values' `self: values_backward(grad, self)`: the grad at self's indices, in self's layout (`flip`: at the
+    indices in reverse order, a wrong formula)."""
+
+    def backward(self, result, grads, wanted):
+        (grad,) = grads
+        if grad is None:
+            return [None]
+        values = grad.flip(0) if flip else grad
+        if self.layout == torch.sparse_csr:
+            return [torch.sparse_csr_tensor(self.crow_indices(), self.col_indices(), values, self.shape)]
+        return [torch.sparse_coo_tensor(self._indices(), values, self.shape)]
+
+    return backward
+
+
+def test_a_sparse_input_is_varied_through_its_values_at_fixed_indices_and_a_wrong_formula_still_fails(child, torch):
+    unit = _unit(torch, "values", "self")
+    unit["id"] = "values.default"
+    result = _check(child, torch, unit, _values_formula(torch, flip=False))
+    assert result["status"] == "passed" and result["checks"] == {"backward": 2}, result  # (COO and CSR)
+    assert result["failures"] == []
+    result = _check(child, torch, unit, _values_formula(torch, flip=True))
+    assert result["status"] == "failed" and result["failures"][0]["input"] == "self", result
+
+
+def test_a_grad_with_respect_to_a_sparse_input_is_compared_on_its_values(child, torch):
+    sparse = torch.sparse_coo_tensor(
+        torch.tensor([[0, 1, 2], [2, 0, 1]]), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), (3, 3)
+    ).coalesce()
+    dense = torch.arange(9, dtype=torch.float64).reshape(3, 3)
+    assert child.on_values(torch, dense, sparse).tolist() == [2.0, 3.0, 7.0]  # (dense[0, 2], [1, 0], [2, 1])
+    assert child.on_values(torch, dense.to_sparse_csr(), sparse.to_sparse_csr()).tolist() == [2.0, 3.0, 7.0]
+    ones = child.with_values(torch, sparse, torch.ones(3, dtype=torch.float64))
+    assert ones.layout == torch.sparse_coo and ones.to_dense().tolist() == (sparse.to_dense() != 0).double().tolist()
+
+
+def test_samples_made_for_a_layout_are_checked_as_made_without_variants(child, torch, monkeypatch):
+    def no_variants(*args):
+        raise AssertionError("variants of a sample made for its layout")
+
+    monkeypatch.setitem(child.check_samples.__globals__, "variants", no_variants)
+    monkeypatch.setitem(child.check_samples.__globals__, "operand_variants", no_variants)
+    result = _check(child, torch, _unit(torch, "sparse_mask", "self"), _sparse_mask_formula(torch, [], 1.0))
+    assert result["status"] == "passed" and result["samples"] == 1, result
+
+    # (a variant of a compressed tensor's indices is an invalid tensor: torch crashes on it, it does not raise)
+    def compressed(crow, col, values, size, dtype, layout, device, pin_memory, result, grads, wanted):
+        (grad,) = grads
+        return [None, None, None if grad is None else grad.to_dense().sparse_mask(result).values()]
+
+    unit = _unit(
+        torch,
+        "sparse_compressed_tensor",
+        "compressed_indices",
+        "plain_indices",
+        "values",
+        overload="comp_plain_value_size",
+    )
+    result = _check(child, torch, unit, compressed)
+    assert result["status"] == "passed" and result["samples"] == 1 and result["checks"] == {"backward": 1}, result

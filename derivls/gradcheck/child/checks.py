@@ -2,7 +2,7 @@
 compiled formulas as its backward and jvp (run_check), one check stopped at CHECK_SECONDS; the largest mismatch
 of a failure."""
 
-from .layouts import as_grad, layout_samples, strided
+from .layouts import as_grad, layout_samples, on_values, strided, with_values
 from .limits import (
     CHECK_SECONDS,
     MAX_JACOBIAN,
@@ -84,7 +84,9 @@ def check_samples(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"the installed torch has no aten::{unit['aten']}.{unit['overload']}",
         }
-    if not found and (made := layout_samples(torch, unit, overload)):  # (nested constructors, sparse arguments)
+    if (
+        not found and unit.get("layout") != "nested" and (made := layout_samples(torch, unit, overload))
+    ):  # (nested constructors, sparse arguments)
         found = made
         result["inputs"] = "layout"
     if not found and unit["id"] in DROPPED:
@@ -101,7 +103,7 @@ def check_samples(torch, ns, unit, found, request):
     if not found:
         found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
-    elif request.get("variants", True) and not nested:
+    elif request.get("variants", True) and not nested and result["inputs"] != "layout":  # (layouts: as made)
         made = variants(torch, overload, unit, found) + operand_variants(torch, overload, unit, found)
         found = list(found) + inplace_fit(torch, overload, unit, made)
     if nested and found:
@@ -135,11 +137,13 @@ def check_samples(torch, ns, unit, found, request):
         values = positional(overload, args, kwargs)
         values = foreach_values(torch, unit, values)
         slots = leaf_slots(torch, unit, values)
-        if sample.get("layouts"):  # (a sparse argument is held constant: only the strided tensors vary)
+        if sample.get("layouts"):  # (a sparse argument is held constant: only the strided tensors vary, and the
+            # values of a sparse one made of them)
             slots = [
                 s
                 for s in slots
                 if strided(torch, values[s["arg"]] if s["item"] is None else values[s["arg"]][s["item"]])
+                or (s["item"] is None and s["arg"] in sample["built"])
             ]
         if not slots:
             continue
@@ -193,6 +197,7 @@ def check_samples(torch, ns, unit, found, request):
                         nudge=sample.get("points") is True,  # (a sample reached inside another op)
                         lineage=sample.get("lineage"),
                         nested=bool(sample.get("nested")),
+                        built=sample.get("built", ()),
                     )
                 except Unstable as e:
                     unstable += e.args[0]
@@ -312,6 +317,7 @@ def run_check(
     lineage=None,
     nudge=False,
     nested=False,
+    built=(),
 ):
     """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
     made with special values): Unstable unless finite differences are reliable at every element of the leaf; nudge
@@ -320,6 +326,8 @@ def run_check(
     values as one flat tensor, sees each nested output flat, and the formula gets nested tensors (nested.py)."""
     base = list(values)
     leaf_shapes = structure(torch, base[leaf["arg"]]) if nested and leaf["item"] is None else None
+    # built (a sparse argument a check varies): the leaf is its values, at its indices (layouts.with_values)
+    sparse = base[leaf["arg"]] if leaf["item"] is None and leaf["arg"] in built else None
     last = {}  # (nested) the op's outputs at the last call, as the op gave them: what the formula gets
     outputs_names = unit["outputs"]
     grads_of = unit["grads"]
@@ -334,7 +342,9 @@ def run_check(
 
     def with_leaf(x):
         args = list(base)
-        if leaf["item"] is None:
+        if sparse is not None:
+            args[leaf["arg"]] = with_values(torch, sparse, x)
+        elif leaf["item"] is None:
             args[leaf["arg"]] = from_flat(torch, x, leaf_shapes)
         else:
             items = list(args[leaf["arg"]])
@@ -395,7 +405,7 @@ def run_check(
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]
             res = backward(*args, *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
             g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
-            return to_flat(torch, g)
+            return on_values(torch, g, sparse) if sparse is not None else to_flat(torch, g)
 
         @staticmethod
         def jvp(ctx, x_t):
@@ -405,12 +415,14 @@ def run_check(
             tangents = [None] * len(unit["fw_inputs"])
             tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
             tangents[leaf["fw_index"]] = from_flat(torch, tangents[leaf["fw_index"]], leaf_shapes)
+            if sparse is not None:
+                tangents[leaf["fw_index"]] = with_values(torch, sparse, x_t)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
             res = forward(*args, *outs, tangents)
             return tuple(to_flat(torch, r) if i in grads_of else None for i, r in enumerate(res))
 
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
-    x = to_flat(torch, value).detach().clone().requires_grad_(True)
+    x = (sparse.values() if sparse is not None else to_flat(torch, value)).detach().clone().requires_grad_(True)
     # OpInfo's gradcheck_wrapper (a Hermitian or triangular input): the op sees transform(x), as in test_ops
     transforms = transforms or {}
     with torch.no_grad():

@@ -114,6 +114,7 @@ def layout_samples(torch, unit, overload):
                 "transforms": {},
                 "nested": True,  # (run_check: the outputs as the op gave them, their grads in their layouts)
                 "layouts": True,
+                "built": [0] if (unit["aten"], unit["overload"]) in BUILT_MADE else [],  # (self: made of its values)
             }
         )
     return out
@@ -137,3 +138,69 @@ def as_grad(torch, flat, output):
             output.coalesce() if output.layout == torch.sparse_coo else output
         )
     return flat
+
+
+def _coo(torch, g):
+    """A sparse COO [3, 4] of 5 values at fixed, coalesced indices."""
+    indices = torch.tensor([[0, 0, 1, 2, 2], [1, 3, 0, 0, 2]], dtype=torch.int64)
+    values = torch.rand(5, dtype=torch.float64, generator=g) + 0.5
+    return torch.sparse_coo_tensor(indices, values, (3, 4), is_coalesced=True)
+
+
+def _values_of(kind):
+    def make(torch, g):
+        self = _coo(torch, g) if kind == "COO" else _coo(torch, g).to_sparse_csr()
+        return f"a sparse {kind} [3, 4] of 5 values, {VARIED}", [self]
+
+    return make
+
+
+def _sparse_sum(dims):
+    def make(torch, g):
+        return f"a sparse COO [3, 4] of 5 values, dim {dims}, {VARIED}", [_coo(torch, g), dims]
+
+    return make
+
+
+def _compressed(torch, g):
+    csr = _coo(torch, g).to_sparse_csr()
+    return "the indices and 5 values of a sparse CSR [3, 4]", [
+        csr.crow_indices(),
+        csr.col_indices(),
+        csr.values().clone(),
+        [3, 4],
+        torch.float64,  # (None: the default dtype, float32, which float64 values do not match)
+        torch.sparse_csr,
+        None,
+        None,
+    ]
+
+
+VARIED = "its values varied at fixed indices"  # (a sparse argument made of the varied values: BUILT)
+# the ops whose differentiable argument is sparse: a check varies its values (the argument index: BUILT)
+BUILT_MADE = {
+    ("values", "default"): [_values_of("COO"), _values_of("CSR")],
+    ("values_copy", "default"): [_values_of("CSR")],  # (values_copy has no sparse COO kernel)
+    ("_sparse_sum", "dim"): [_sparse_sum([1]), _sparse_sum([0, 1])],
+}
+MADE.update(BUILT_MADE)
+MADE[("sparse_compressed_tensor", "comp_plain_value_size")] = [_compressed]
+
+
+def with_values(torch, sparse, values):
+    """The sparse tensor of `sparse`'s layout and indices whose values are `values` (COO or CSR, no dense dims)."""
+    if sparse.layout == torch.sparse_coo:
+        return torch.sparse_coo_tensor(sparse._indices(), values, sparse.shape, is_coalesced=True)
+    return torch.sparse_csr_tensor(sparse.crow_indices(), sparse.col_indices(), values, sparse.shape)
+
+
+def on_values(torch, grad, sparse):
+    """A grad with respect to the sparse tensor `sparse` as one with respect to its values: the dense grad at each
+    value's place (the adjoint of with_values, values -> the sparse tensor; a grad outside the pattern is not seen)."""
+    if grad is None:
+        return None
+    places = with_values(torch, sparse, torch.arange(1, sparse._nnz() + 1, dtype=torch.float64)).to_dense()
+    order = places.reshape(-1).nonzero().reshape(-1)
+    index = order[places.reshape(-1)[order].long().argsort()]  # (the flat place of value k, in the values' order)
+    dense = grad.to_dense() if grad.layout != torch.strided else grad
+    return dense.reshape(-1)[index]
