@@ -190,3 +190,26 @@ def test_samples_made_for_a_layout_are_checked_as_made_without_variants(child, t
     )
     result = _check(child, torch, unit, compressed)
     assert result["status"] == "passed" and result["samples"] == 1 and result["checks"] == {"backward": 1}, result
+
+
+def _chunk_formula(torch, seen, reverse):
+    """chunk's AutogradNestedTensor `self: chunk_backward_nested(grads, self, chunks, dim)`: the grads, zeros for an
+    undefined one, concatenated along dim (`reverse`: in reverse order, a wrong formula); the grads' layouts seen."""
+
+    def backward(self, chunks, dim, result, grads, wanted):
+        assert self.layout == torch.jagged  # (what chunk_backward_nested asserts)
+        seen.extend(g.layout for g in grads if g is not None)
+        parts = [g if g is not None else torch.zeros_like(r) for g, r in zip(grads, result)]
+        return [torch.cat(parts[::-1] if reverse else parts, dim)]
+
+    return backward
+
+
+def test_a_formula_for_jagged_nested_tensors_is_checked_on_one_and_a_wrong_formula_still_fails(child, torch):
+    unit = {**_unit(torch, "chunk", "self"), "layout": "nested"}  # (its AutogradNestedTensor formula)
+    seen = []
+    result = _check(child, torch, unit, _chunk_formula(torch, seen, reverse=False))
+    assert result["status"] == "passed" and result["inputs"] == "layout", result
+    assert seen and set(seen) == {torch.jagged}  # (the outputs' grads are jagged, as autograd gives them)
+    result = _check(child, torch, unit, _chunk_formula(torch, [], reverse=True))
+    assert result["status"] == "failed", result

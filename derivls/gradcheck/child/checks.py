@@ -84,9 +84,8 @@ def check_samples(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"the installed torch has no aten::{unit['aten']}.{unit['overload']}",
         }
-    if (
-        not found and unit.get("layout") != "nested" and (made := layout_samples(torch, unit, overload))
-    ):  # (nested constructors, sparse arguments)
+    # (nested constructors, sparse or jagged arguments: inputs made for their layout)
+    if not found and (made := layout_samples(torch, unit, overload)):
         found = made
         result["inputs"] = "layout"
     if not found and unit["id"] in DROPPED:
@@ -106,7 +105,7 @@ def check_samples(torch, ns, unit, found, request):
     elif request.get("variants", True) and not nested and result["inputs"] != "layout":  # (layouts: as made)
         made = variants(torch, overload, unit, found) + operand_variants(torch, overload, unit, found)
         found = list(found) + inplace_fit(torch, overload, unit, made)
-    if nested and found:
+    if nested and found and result["inputs"] != "layout":  # (a jagged sample made for it: as made)
         found = nested_samples(torch, overload, unit, found)
         if not found:
             return {
@@ -325,9 +324,10 @@ def run_check(
     nested (the leaf is a nested tensor, for an AutogradNestedTensor formula): gradcheck varies its components'
     values as one flat tensor, sees each nested output flat, and the formula gets nested tensors (nested.py)."""
     base = list(values)
-    leaf_shapes = structure(torch, base[leaf["arg"]]) if nested and leaf["item"] is None else None
+    built_leaf = leaf["item"] is None and leaf["arg"] in built
+    leaf_shapes = structure(torch, base[leaf["arg"]]) if nested and leaf["item"] is None and not built_leaf else None
     # built (a sparse argument a check varies): the leaf is its values, at its indices (layouts.with_values)
-    sparse = base[leaf["arg"]] if leaf["item"] is None and leaf["arg"] in built else None
+    sparse = base[leaf["arg"]] if built_leaf else None
     last = {}  # (nested) the op's outputs at the last call, as the op gave them: what the formula gets
     outputs_names = unit["outputs"]
     grads_of = unit["grads"]

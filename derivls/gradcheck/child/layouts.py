@@ -100,7 +100,9 @@ def layout_samples(torch, unit, overload):
     strided tensors vary)."""
     out = []
     g = torch.Generator().manual_seed(0)
-    for make in MADE.get((unit["aten"], unit["overload"]), ()):
+    nested = unit.get("layout") == "nested"  # (an AutogradNestedTensor formula's unit)
+    key = (unit["aten"], unit["overload"])
+    for make in (NESTED_MADE if nested else MADE).get(key, ()):
         with warnings.catch_warnings():  # (torch's warning that sparse CSR support is in beta is not the user's)
             warnings.simplefilter("ignore", UserWarning)
             what, values = make(torch, g)
@@ -114,7 +116,7 @@ def layout_samples(torch, unit, overload):
                 "transforms": {},
                 "nested": True,  # (run_check: the outputs as the op gave them, their grads in their layouts)
                 "layouts": True,
-                "built": [0] if (unit["aten"], unit["overload"]) in BUILT_MADE else [],  # (self: made of its values)
+                "built": [0] if nested or key in BUILT_MADE else [],  # (self: made of its values)
             }
         )
     return out
@@ -131,6 +133,8 @@ def as_grad(torch, flat, output):
     (what to_dense's backward hands it: `grad.sparse_mask(self)`); the flat grad as it is for a strided output."""
     if flat is None or not isinstance(output, torch.Tensor):
         return flat
+    if output.is_nested and output.layout == torch.jagged:  # (of its offsets: the same ragged dim)
+        return torch.nested.nested_tensor_from_jagged(flat.reshape(output.values().shape), offsets=output.offsets())
     if output.is_nested:
         return from_flat(torch, flat, structure(torch, output))
     if output.layout in (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
@@ -187,8 +191,26 @@ MADE.update(BUILT_MADE)
 MADE[("sparse_compressed_tensor", "comp_plain_value_size")] = [_compressed]
 
 
+def _jagged(torch, g):
+    """A jagged nested tensor of components [3, 4] and [2, 4] (its values [5, 4] at offsets 0, 3, 5)."""
+    values = torch.rand(5, 4, dtype=torch.float64, generator=g)
+    return torch.nested.nested_tensor_from_jagged(values, offsets=torch.tensor([0, 3, 5]))
+
+
+def _chunk_jagged(torch, g):
+    return f"a jagged nested [2, j, 4] in 2 chunks of its last dim, {VARIED}", [_jagged(torch, g), 2, 2]
+
+
+# an AutogradNestedTensor formula for jagged nested tensors only (chunk_backward_nested asserts the layout): a
+# jagged self whose values vary (its offsets fixed)
+NESTED_MADE = {("chunk", "default"): [_chunk_jagged]}
+
+
 def with_values(torch, sparse, values):
-    """The sparse tensor of `sparse`'s layout and indices whose values are `values` (COO or CSR, no dense dims)."""
+    """The sparse tensor of `sparse`'s layout and indices whose values are `values` (COO or CSR, no dense dims; a
+    jagged nested tensor: of its offsets)."""
+    if sparse.is_nested:
+        return torch.nested.nested_tensor_from_jagged(values, offsets=sparse.offsets())
     if sparse.layout == torch.sparse_coo:
         return torch.sparse_coo_tensor(sparse._indices(), values, sparse.shape, is_coalesced=True)
     return torch.sparse_csr_tensor(sparse.crow_indices(), sparse.col_indices(), values, sparse.shape)
@@ -199,6 +221,8 @@ def on_values(torch, grad, sparse):
     value's place (the adjoint of with_values, values -> the sparse tensor; a grad outside the pattern is not seen)."""
     if grad is None:
         return None
+    if sparse.is_nested:  # (jagged: the grad's components in order are its values)
+        return torch.cat([c.reshape(-1) for c in grad.unbind()]).reshape(sparse.values().shape)
     places = with_values(torch, sparse, torch.arange(1, sparse._nnz() + 1, dtype=torch.float64)).to_dense()
     order = places.reshape(-1).nonzero().reshape(-1)
     index = order[places.reshape(-1)[order].long().argsort()]  # (the flat place of value k, in the values' order)
