@@ -36,7 +36,7 @@ class UnitOutcome:
     name_span: Span
     status: str  # "passed" | "failed" | "not-checkable"
     reason: str = ""
-    inputs: str = "opinfo"  # "opinfo" | "schema"
+    inputs: str = "opinfo"  # "opinfo" | "schema" | "layout" (made by hand: layouts.py)
     samples: int = 0
     function: str = ""  # the entry's function (acos, mul.Tensor)
     checks: dict[str, int] = field(default_factory=dict)  # how many checks ran, by kind

@@ -7,6 +7,7 @@ Modules, each one job (each imports only the ones above it in this list):
   limits    what one check may cost (sizes, seconds: time_limit) and the exceptions that stop one
   values    a call's positional values, the real op called on them, the tensors a check varies, tensor trees
   nested    an AutogradNestedTensor formula's samples: the Default's made nested, and gradcheck's flat view
+  layouts   inputs made by hand for nested constructors and ops with a sparse argument (held constant)
   opinfo    what OpInfo says: foreach OpInfos, skips, gradcheck_wrapper transforms, reference inputs
   reach     the reach index: the overloads each OpInfo's and ModuleInfo's samples reach
   lineage   forward intermediates of a sample a backward made, computed again from the varied inputs

@@ -2,6 +2,7 @@
 compiled formulas as its backward and jvp (run_check), one check stopped at CHECK_SECONDS; the largest mismatch
 of a failure."""
 
+from .layouts import as_grad, layout_samples, on_values, strided, with_values
 from .limits import (
     CHECK_SECONDS,
     MAX_JACOBIAN,
@@ -83,6 +84,10 @@ def check_samples(torch, ns, unit, found, request):
             "status": "not-checkable",
             "reason": f"the installed torch has no aten::{unit['aten']}.{unit['overload']}",
         }
+    # (nested constructors, sparse or jagged arguments: inputs made for their layout)
+    if not found and (made := layout_samples(torch, unit, overload)):
+        found = made
+        result["inputs"] = "layout"
     if not found and unit["id"] in DROPPED:
         return {
             **result,
@@ -97,10 +102,10 @@ def check_samples(torch, ns, unit, found, request):
     if not found:
         found = fitting_schema_samples(torch, unit, overload)
         result["inputs"] = "schema"
-    elif request.get("variants", True) and not nested:
+    elif request.get("variants", True) and not nested and result["inputs"] != "layout":  # (layouts: as made)
         made = variants(torch, overload, unit, found) + operand_variants(torch, overload, unit, found)
         found = list(found) + inplace_fit(torch, overload, unit, made)
-    if nested and found:
+    if nested and found and result["inputs"] != "layout":  # (a jagged sample made for it: as made)
         found = nested_samples(torch, overload, unit, found)
         if not found:
             return {
@@ -131,6 +136,14 @@ def check_samples(torch, ns, unit, found, request):
         values = positional(overload, args, kwargs)
         values = foreach_values(torch, unit, values)
         slots = leaf_slots(torch, unit, values)
+        if sample.get("layouts"):  # (a sparse argument is held constant: only the strided tensors vary, and the
+            # values of a sparse one made of them)
+            slots = [
+                s
+                for s in slots
+                if strided(torch, values[s["arg"]] if s["item"] is None else values[s["arg"]][s["item"]])
+                or (s["item"] is None and s["arg"] in sample["built"])
+            ]
         if not slots:
             continue
         sample_text = f"{sample['origin']}: ({describe(torch, args, kwargs)})"
@@ -183,6 +196,7 @@ def check_samples(torch, ns, unit, found, request):
                         nudge=sample.get("points") is True,  # (a sample reached inside another op)
                         lineage=sample.get("lineage"),
                         nested=bool(sample.get("nested")),
+                        built=sample.get("built", ()),
                     )
                 except Unstable as e:
                     unstable += e.args[0]
@@ -214,7 +228,8 @@ def check_samples(torch, ns, unit, found, request):
                     continue
                 checked += 1
                 counts[mode] = counts.get(mode, 0) + 1
-                # (a nested sample: the formula's own derivative is not traced through the flat view of nested.py)
+                # (a nested sample, or one made for its layout: the formula's own derivative is not traced through
+                # the flat view of nested.py)
                 if ok and mode == "backward" and request.get("double_backward") and not sample.get("nested"):
                     modes.append("double-backward")  # only after the first derivative passed
                 if not ok:
@@ -301,6 +316,7 @@ def run_check(
     lineage=None,
     nudge=False,
     nested=False,
+    built=(),
 ):
     """gradcheck of the real op with this leaf varying: (passed, message, output name); stable_only (a sample
     made with special values): Unstable unless finite differences are reliable at every element of the leaf; nudge
@@ -308,7 +324,10 @@ def run_check(
     nested (the leaf is a nested tensor, for an AutogradNestedTensor formula): gradcheck varies its components'
     values as one flat tensor, sees each nested output flat, and the formula gets nested tensors (nested.py)."""
     base = list(values)
-    leaf_shapes = structure(torch, base[leaf["arg"]]) if nested and leaf["item"] is None else None
+    built_leaf = leaf["item"] is None and leaf["arg"] in built
+    leaf_shapes = structure(torch, base[leaf["arg"]]) if nested and leaf["item"] is None and not built_leaf else None
+    # built (a sparse argument a check varies): the leaf is its values, at its indices (layouts.with_values)
+    sparse = base[leaf["arg"]] if built_leaf else None
     last = {}  # (nested) the op's outputs at the last call, as the op gave them: what the formula gets
     outputs_names = unit["outputs"]
     grads_of = unit["grads"]
@@ -323,7 +342,9 @@ def run_check(
 
     def with_leaf(x):
         args = list(base)
-        if leaf["item"] is None:
+        if sparse is not None:
+            args[leaf["arg"]] = with_values(torch, sparse, x)
+        elif leaf["item"] is None:
             args[leaf["arg"]] = from_flat(torch, x, leaf_shapes)
         else:
             items = list(args[leaf["arg"]])
@@ -378,13 +399,13 @@ def run_check(
             x, *outs = ctx.saved_tensors
             if ctx.derivls_outs is not None:  # (nested: the formula gets the outputs and their grads nested)
                 outs = list(ctx.derivls_outs)
-                gouts = [from_flat(torch, g, structure(torch, o)) for g, o in zip(gouts, outs)]
+                gouts = [as_grad(torch, g, o) for g, o in zip(gouts, outs)]  # (a sparse output: a sparse grad)
             grads = list(gouts) if list_return else [gouts[i] for i in grads_of]
             args = with_leaf(x)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(args)]
             res = backward(*args, *([outs] if list_return else outs), grads, 1 << leaf["bw_bit"])
             g = res[leaf["bw_bit"]] if leaf["bw_bit"] < len(res) else None
-            return to_flat(torch, g)
+            return on_values(torch, g, sparse) if sparse is not None else to_flat(torch, g)
 
         @staticmethod
         def jvp(ctx, x_t):
@@ -394,12 +415,14 @@ def run_check(
             tangents = [None] * len(unit["fw_inputs"])
             tangents[leaf["fw_index"]] = x_t.clone() if unit.get("inplace") else x_t  # (self_t.copy_(...))
             tangents[leaf["fw_index"]] = from_flat(torch, tangents[leaf["fw_index"]], leaf_shapes)
+            if sparse is not None:
+                tangents[leaf["fw_index"]] = with_values(torch, sparse, x_t)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
             res = forward(*args, *outs, tangents)
             return tuple(to_flat(torch, r) if i in grads_of else None for i, r in enumerate(res))
 
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
-    x = to_flat(torch, value).detach().clone().requires_grad_(True)
+    x = (sparse.values() if sparse is not None else to_flat(torch, value)).detach().clone().requires_grad_(True)
     # OpInfo's gradcheck_wrapper (a Hermitian or triangular input): the op sees transform(x), as in test_ops
     transforms = transforms or {}
     with torch.no_grad():

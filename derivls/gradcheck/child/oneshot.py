@@ -5,7 +5,7 @@ Reads a JSON request line on stdin: {"units": [...], "double_backward": bool, "m
 overlap the compile) in a second line sent once the extension is built; no second line (end of input)
 ends the run. Writes JSON lines on stdout: {"event": "torch", ...}, {"event": "samples"} once the samples
 are found, then per unit {"event": "unit-start", "id"} and {"event": "unit", "id", "status": "passed"|"failed"|"not-checkable", "reason",
-"samples", "inputs": "opinfo"|"schema", "checks": {kind: how many ran}, "unstable": special points left out, "failures": [{"kind", "input",
+"samples", "inputs": "opinfo"|"schema"|"layout", "checks": {kind: how many ran}, "unstable": special points left out, "failures": [{"kind", "input",
 "output", "sample", "dtype", "message"}]} (kind: "backward" gradcheck, "forward" check_forward_ad,
 "double-backward" gradgradcheck, run only after the input's backward gradcheck passed), then
 {"event": "done"}.
