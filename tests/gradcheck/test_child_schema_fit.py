@@ -199,3 +199,30 @@ def test_an_op_whose_only_kernel_raises_for_an_out_of_tree_backend_is_a_fact(chi
     assert child.schema_refusal(torch, torch.ops.aten.convolution_overrideable.default).startswith(
         "NotImplementedError: convolution_overrideable not implemented."
     )
+
+
+def test_an_lstm_layer_gets_an_lstms_inputs_and_its_grad_mode_only_workspace_and_is_checked(child, torch):
+    aten = torch.ops.aten
+    overload = aten.mkldnn_rnn_layer.default  # (float32 only; its workspace, result3, is made in grad mode only)
+    wrt = ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_")
+    unit = _unit(torch, "mkldnn_rnn_layer", "default", *wrt, grads=(0, 1, 2))
+    (sample,) = child.fitting_schema_samples(torch, unit, overload)
+    assert sample["origin"] == "schema-made (an LSTM layer's input, weights and state, float32)"
+
+    def right(*args):  # (the schema's 16 arguments, the 4 results, the grads of the first 3, the mask)
+        x, w0, w1, w2, w3, hx, cx, reverse, batch_sizes, mode, hidden, layers, biases, bidirectional, first, train = (
+            args[:16]
+        )
+        (out, hy, cy, workspace), grads = args[16:20], args[20]
+        if all(g is None for g in grads):
+            return [None] * 7
+        state = (x, w0, w1, w2, w3, hx, cx, out, hy, cy, *grads)
+        flags = (reverse, mode, hidden, layers, biases, train, bidirectional, batch_sizes, first, workspace)
+        return list(aten.mkldnn_rnn_layer_backward(*state, *flags))
+
+    def wrong(*args):
+        grads = right(*args)
+        return [None if g is None else -g for g in grads[:1]] + grads[1:]
+
+    result = _checked_and_a_wrong_formula_fails(child, torch, overload, unit, right, wrong)
+    assert result["checks"] == {"backward": 7}

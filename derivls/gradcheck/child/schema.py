@@ -71,7 +71,12 @@ SCHEMA_RETRIES = (
     # (batched 4x4 matrices, the optional tensors left out: _grouped_mm's 3-d x 3-d, rows of 16 bytes in float32)
     ("batched square matrices, optional tensors left out", (2, 4, 4), None, "no optional", False),
     ("a matrix and 1-d others", (3, 4), (4,), None, False),  # (an embedding bag's weight, indices and offsets)
+    ("an LSTM layer's input, weights and state", (2, 1, 3), None, "lstm", False),  # (mkldnn_rnn_layer, float32)
 )
+# an LSTM layer's (kind "lstm"): time 2, batch 1, 3 features in, hidden size 2 (4 gates: 8 rows); the weights by
+# position (input-hidden, hidden-hidden, two biases), the state (batch, hidden); what the ints and bools then are
+LSTM_SIZES = {"weight0": (8, 3), "weight1": (8, 2), "weight2": (8,), "weight3": (8,), "hx_": (1, 2), "cx_": (1, 2)}
+LSTM_VALUES = {"hidden_size": 2, "mode": 2, "num_layers": 1, "has_biases": True, "batch_sizes": [], "train": True}
 ABOVE_ONE = {"number": 1.75, "Scalar": 1.75, "float": 1.75}
 RETRY_SECONDS = 5  # one call of the op on a retry's inputs
 INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
@@ -112,6 +117,8 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
                 size = (2, 2, 3)
             if a.name == "theta":
                 size = THETA
+            if kind == "lstm":
+                size = LSTM_SIZES.get(a.name, size)
             if a.name == "g" and main is not None and "dim" in names:  # (weight norm's magnitude: shaped like v's
                 keep = next((b.default_value for b in overload._schema.arguments if b.name == "dim"), 0)  # norm over
                 keep = keep if isinstance(keep, int) and 0 <= keep < main.dim() else 0  # every dimension but `dim`)
@@ -142,6 +149,8 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
         elif t.startswith("List[int]") and getattr(a, "N", None) and main is not None and main.dim() >= a.N:
             # a fixed-length list (`SymInt[2] padding`): one value per spatial dimension, as many as the schema says
             values.append(fixed_int_list(a.name, main, a.N))
+        elif kind == "lstm" and a.name in LSTM_VALUES:
+            values.append(LSTM_VALUES[a.name])
         elif conv and a.name == "transposed":
             values.append(conv[1])
         elif kind == "grid" and a.name.endswith("_mode"):  # bilinear, zeros
