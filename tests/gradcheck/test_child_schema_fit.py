@@ -147,6 +147,8 @@ def test_special_points_are_looked_for_in_the_outputs_with_a_formula_only(child,
     assert not bool(torch.isfinite(overload(*values)[1]).all())
     assert child.unstable_elements(torch, overload, values, 0, range(3)) == {0, 1, 2}
     assert child.unstable_elements(torch, overload, values, 0, range(values[0].numel()), [0]) == set()
+    impossible = [values[0], values[1], [2, 5], [3, 2], 0, False]  # (3 labels in 2 steps: an infinite loss)
+    assert child.unstable_elements(torch, overload, impossible, 0, range(3), [0]) == {0, 1, 2}
     unit = _unit(torch, "_ctc_loss", "default", "log_probs")
 
     def right(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result0, result1, grads, mask):
@@ -189,6 +191,13 @@ def test_a_sample_skipped_for_a_backwards_intermediate_falls_back_to_inputs_made
     result = child.check_unit(torch, _formulas(right), unit, [reached], {})
     assert (result["status"], result["inputs"]) == ("passed", "schema")
     assert child.check_unit(torch, _formulas(wrong), unit, [reached], {})["status"] != "passed"
+    (sample,) = child.fitting_schema_samples(torch, unit, aten.rrelu_with_noise_backward.default)
+    values = list(sample["args"])
+    (slot, _) = child.leaf_slots(torch, unit, values)  # (grad_output's: a wrong formula fails there)
+    ok, _, _ = child.run_check(
+        torch, aten.rrelu_with_noise_backward.default, unit, values, slot, "backward", wrong, None, {}
+    )
+    assert not ok
 
 
 def test_an_op_whose_only_kernel_raises_for_an_out_of_tree_backend_is_a_fact(child, torch):
