@@ -20,7 +20,13 @@ from .nested import from_flat, nested_samples, no_nested_kernel, structure, to_f
 from .operands import operand_variants
 from .protocol import summarize
 from .samples import DROPPED
-from .schema import fitting_schema_samples, formula_without_cpu_kernel, no_cpu_kernel, op_without_cpu_kernel
+from .schema import (
+    fitting_schema_samples,
+    formula_without_cpu_kernel,
+    no_cpu_kernel,
+    op_without_cpu_kernel,
+    schema_refusal,
+)
 from .values import all_finite, describe, leaf_slots, positional, same, written_cloned
 from .variants import UNSTABLE, inplace_fit, nudged, unstable_elements, variants
 
@@ -58,7 +64,14 @@ def intermediate_input(torch, overload, unit, values, slots, kernels, request, s
 
 NOT_FINITE = "the op's output at the sample is not finite"
 UNRELIABLE = "finite differences are not reliable at a special point"
-OUTSIDE = (f"every check was skipped: {NOT_FINITE}", f"every check was skipped: {UNRELIABLE}")
+INTERMEDIATE = (
+    "reached through a backward, with a floating tensor argument without a formula or with a "
+    "not_implemented() one (a forward intermediate: log_sigmoid's buffer, layer norm's mean and rstd): "
+    "varying the other inputs alone is not what test_fn_gradgrad checks"
+)
+# (where inputs made from the schema are tried instead: the op as a function of its own arguments, the intermediate
+# one of them, a constant: a pass there is the formula's on the real op; a disagreement is never a failure)
+OUTSIDE = tuple(f"every check was skipped: {why}" for why in (NOT_FINITE, UNRELIABLE, INTERMEDIATE))
 
 
 def check_unit(torch, ns, unit, found, request):
@@ -67,6 +80,13 @@ def check_unit(torch, ns, unit, found, request):
     (_to_copy's samples: casts to float32), the result on inputs made from the schema instead, where those give a
     check (the retries include values above 1)."""
     result = check_samples(torch, ns, unit, found, request)
+    if not found and DROPPED.get(unit["id"], "").startswith("too large"):
+        # every OpInfo sample was too large for a dense gradcheck (slice_scatter's): small inputs made from the
+        # schema instead, where the op takes them and they give a check (else the reason stays the samples')
+        retried = check_samples(torch, ns, unit, [], request, dropped=False)
+        if retried["status"] != "not-checkable" or retried["reason"].startswith(("not implemented", "no CPU kernel")):
+            return retried
+        return result
     if found and result["status"] == "not-checkable" and result.get("reason") in OUTSIDE:
         retried = check_samples(torch, ns, unit, [], request)
         if retried["status"] != "not-checkable" or retried["reason"].startswith(("not implemented", "no CPU kernel")):
@@ -74,7 +94,9 @@ def check_unit(torch, ns, unit, found, request):
     return result
 
 
-def check_samples(torch, ns, unit, found, request):
+def check_samples(torch, ns, unit, found, request, dropped=True):
+    """The unit's result on the samples found (on inputs made from the schema when there are none; `dropped`: not
+    when every OpInfo sample reaching it was left out, whose reason is then the result's)."""
     packet = getattr(torch.ops.aten, unit["aten"], None)
     overload = getattr(packet, unit["overload"], None) if packet is not None else None
     result = {"event": "unit", "id": unit["id"], "failures": [], "samples": 0, "inputs": "opinfo"}
@@ -88,7 +110,7 @@ def check_samples(torch, ns, unit, found, request):
     if not found and (made := layout_samples(torch, unit, overload)):
         found = made
         result["inputs"] = "layout"
-    if not found and unit["id"] in DROPPED:
+    if not found and dropped and unit["id"] in DROPPED:
         return {
             **result,
             "status": "not-checkable",
@@ -114,11 +136,12 @@ def check_samples(torch, ns, unit, found, request):
                 "reason": "no sample the op takes as a nested tensor (its dense samples' arguments do not fit one)",
             }
     if not found:
-        return {
-            **result,
-            "status": "not-checkable",
-            "reason": "no OpInfo sample reaches this overload, and its schema needs values",
-        }
+        # (an op whose only kernel raises on every input the retries make: a fact, when its message says so)
+        refusal = schema_refusal(torch, overload) if result["inputs"] == "schema" else None
+        reason = "no OpInfo sample reaches this overload, and its schema needs values"
+        if refusal:  # (what the op said: _nnpack_spatial_convolution's NNPACK failing on this machine)
+            reason = op_without_cpu_kernel(refusal) or "inputs made from the schema do not fit the op: " + refusal
+        return {**result, "status": "not-checkable", "reason": reason}
     backward = getattr(ns, unit["backward"]) if unit.get("backward") else None
     forward = getattr(ns, unit["forward"]) if unit.get("forward") else None
     failures = {}
@@ -157,11 +180,7 @@ def check_samples(torch, ns, unit, found, request):
                 and intermediate_input(torch, overload, unit, values, slots, (backward, forward), request, sample)
             )
         ):
-            skipped.append(
-                "reached through a backward, with a floating tensor argument without a formula or with a "
-                "not_implemented() one (a forward intermediate: log_sigmoid's buffer, layer norm's mean and rstd): "
-                "varying the other inputs alone is not what test_fn_gradgrad checks"
-            )
+            skipped.append(INTERMEDIATE)
             continue
         for leaf in slots:
             if stop and failures:
@@ -375,6 +394,9 @@ def run_check(
         @staticmethod
         def forward(x):
             outs = as_tuple(call(with_leaf(x)))
+            if any(o is None for o in outs):  # (an output made in grad mode only: mkldnn_rnn_layer's workspace)
+                with torch.enable_grad():
+                    outs = tuple(o.detach() if o is not None else o for o in as_tuple(call(with_leaf(x.detach()))))
             last["outs"] = outs
             return tuple(to_flat(torch, o).clone() for o in outs)
 
@@ -424,7 +446,7 @@ def run_check(
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
     x = (sparse.values() if sparse is not None else to_flat(torch, value)).detach().clone().requires_grad_(True)
     # OpInfo's gradcheck_wrapper (a Hermitian or triangular input): the op sees transform(x), as in test_ops
-    transforms = transforms or {}
+    transforms = log_probabilities(overload, transforms or {})
     with torch.no_grad():
         for i, transform in transforms.items():
             if i != leaf["arg"] and i < len(base):
@@ -447,11 +469,12 @@ def run_check(
         raise TooLarge(f"a {size}-element Jacobian")
     moved_off = 0
     if stable_only and leaf["item"] is None:
-        bad = unstable_elements(torch, overload, base, leaf["arg"], range(value.numel()))
+        seen = None if list_return else grads_of  # (the outputs gradcheck sees: fn's)
+        bad = unstable_elements(torch, overload, base, leaf["arg"], range(value.numel()), seen)
         if bad:
             # a value found inside another op (nudge; not a variant's special points, placed on purpose) may sit on
             # a tie or a bound by construction (eq_ of a tensor and its copy): checked a little off it instead
-            moved = nudged(torch, overload, base, leaf["arg"], bad) if nudge else None
+            moved = nudged(torch, overload, base, leaf["arg"], bad, seen) if nudge else None
             if moved is None:
                 raise Unstable(len(bad))
             base[leaf["arg"]] = moved
@@ -464,6 +487,17 @@ def run_check(
             f" (with {moved_off} elements of {leaf['name']} moved off points where finite differences are not reliable)"
         )
     return ok, message, output
+
+
+def log_probabilities(overload, transforms):
+    """transforms with log_softmax over the last dimension for an argument of log-probabilities (`log_probs`): a CTC
+    loss's formula is the gradient with respect to the logits they were made of (LossCTC.cpp: exp(log_probs) minus
+    the paths' posterior), right only through log_softmax, as test_nn's gradcheck of ctc_loss checks it; the op sees
+    the same values (log_softmax of log-probabilities is themselves)."""
+    for i, a in enumerate(overload._schema.arguments):
+        if a.name == "log_probs" and i not in transforms:
+            transforms = {**transforms, i: lambda t: t.log_softmax(-1)}
+    return transforms
 
 
 def written_after(torch, overload, unit, args):

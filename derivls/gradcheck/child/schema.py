@@ -68,7 +68,15 @@ SCHEMA_RETRIES = (
     ("an image and a sampling grid", (1, 2, 4, 4), None, "grid", False),
     ("a time, batch, channel input and its convolution", (5, 1, 2), (3,), "tbc", False),
     ("values above 1", (3, 4), None, "above 1", False),  # (zeta's domain: tensors in [1.2, 1.9], numbers 1.75)
+    # (batched 4x4 matrices, the optional tensors left out: _grouped_mm's 3-d x 3-d, rows of 16 bytes in float32)
+    ("batched square matrices, optional tensors left out", (2, 4, 4), None, "no optional", False),
+    ("a matrix and 1-d others", (3, 4), (4,), None, False),  # (an embedding bag's weight, indices and offsets)
+    ("an LSTM layer's input, weights and state", (2, 1, 3), None, "lstm", False),  # (mkldnn_rnn_layer, float32)
 )
+# an LSTM layer's (kind "lstm"): time 2, batch 1, 3 features in, hidden size 2 (4 gates: 8 rows); the weights by
+# position (input-hidden, hidden-hidden, two biases), the state (batch, hidden); what the ints and bools then are
+LSTM_SIZES = {"weight0": (8, 3), "weight1": (8, 2), "weight2": (8,), "weight3": (8,), "hx_": (1, 2), "cx_": (1, 2)}
+LSTM_VALUES = {"hidden_size": 2, "mode": 2, "num_layers": 1, "has_biases": True, "batch_sizes": [], "train": True}
 ABOVE_ONE = {"number": 1.75, "Scalar": 1.75, "float": 1.75}
 RETRY_SECONDS = 5  # one call of the op on a retry's inputs
 INDEX_NAMES = ("index", "indices", "target", "lengths", "offsets", "offset2bag", "bag_size", "batch_sizes")
@@ -96,6 +104,9 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
         if i in deferred and t == "Tensor":
             values.append(None)  # (made once the others are)
             continue
+        if kind == "no optional" and t == "Optional[Tensor]" and a.has_default_value():
+            values.append(a.default_value)
+            continue
         if t in ("Tensor", "Optional[Tensor]"):
             size = shape if main is None or others is None else others
             if conv and a.name == "weight":  # (out, in, k, k) or, transposed, (in, out, k, k): a kernel of 2
@@ -106,6 +117,12 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
                 size = (2, 2, 3)
             if a.name == "theta":
                 size = THETA
+            if kind == "lstm":
+                size = LSTM_SIZES.get(a.name, size)
+            if a.name == "g" and main is not None and "dim" in names:  # (weight norm's magnitude: shaped like v's
+                keep = next((b.default_value for b in overload._schema.arguments if b.name == "dim"), 0)  # norm over
+                keep = keep if isinstance(keep, int) and 0 <= keep < main.dim() else 0  # every dimension but `dim`)
+                size = tuple(n if d == keep else 1 for d, n in enumerate(main.shape))
             if "mask" in a.name:
                 value = torch.rand(size, generator=generator) > 0.3
             elif a.name == "lengths" and main is not None and main.dim() >= 2:
@@ -115,6 +132,8 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
             elif a.name in INDEX_NAMES and main is not None:
                 bound = max(1, main.shape[0] if main.dim() else 1)
                 value = torch.randint(0, bound, size, generator=generator, dtype=torch.int64)
+                if a.name == "offsets" and value.dim() == 1 and len(value):  # (where each bag starts: from 0, sorted)
+                    value = torch.cat([value.new_zeros(1), value[1:].sort().values])
             else:
                 value = (torch.rand(size, dtype=torch.float64, generator=generator) * 0.7 + 0.2).to(dtype)
                 if kind == "grid" and a.name == "grid":
@@ -127,6 +146,11 @@ def schema_retry(torch, overload, shape, others, kind, definite, real=None):
             values.append(value)
         elif conv and t.startswith("List[int]"):  # stride, dilation 1, padding 0, kernel 2 in each spatial dim
             values.append([0 if "padding" in a.name else 2 if "kernel" in a.name else 1] * conv[0])
+        elif t.startswith("List[int]") and getattr(a, "N", None) and main is not None and main.dim() >= a.N:
+            # a fixed-length list (`SymInt[2] padding`): one value per spatial dimension, as many as the schema says
+            values.append(fixed_int_list(a.name, main, a.N))
+        elif kind == "lstm" and a.name in LSTM_VALUES:
+            values.append(LSTM_VALUES[a.name])
         elif conv and a.name == "transposed":
             values.append(conv[1])
         elif kind == "grid" and a.name.endswith("_mode"):  # bilinear, zeros
@@ -175,6 +199,18 @@ def schema_int_list(name, main, theta=False):
     return list(main.shape)
 
 
+def fixed_int_list(name, main, n):
+    """A guess at a fixed-length int list (`SymInt[2] padding`): n values, padding 0, a stride or dilation 1, a kernel
+    2, else the first tensor's last n sizes."""
+    if "padding" in name:
+        return [0] * n
+    if "stride" in name or "dilation" in name:
+        return [1] * n
+    if "kernel" in name:
+        return [2] * n
+    return list(main.shape[-n:])
+
+
 def fitting_schema_samples(torch, unit, overload):
     """Inputs made from the schema (schema_samples), or when the op rejects them (or gives no finite output), the
     first of SCHEMA_RETRIES it takes, each call bounded by RETRY_SECONDS: in float64, then, when none fits, the same
@@ -203,7 +239,98 @@ def fitting_schema_samples(torch, unit, overload):
                     "transforms": {},
                 }
             ]
-    return first
+    made = made_by_forward(torch, unit, overload)
+    return made or first
+
+
+def made_by_forward(torch, unit, overload):
+    """A `*_backward` function's inputs made by running its forward (forward_of, else its name less its last words:
+    _embedding_bag_dense_backward's _embedding_bag) on inputs made from the forward's schema: the grad shaped like
+    its first output, the arguments the forward takes by name, the tensors it does not take its other outputs in
+    order (offset2bag, bag_size, maximum_indices), a `num_<x>s` the first size of its `<x>`; [] when that fails."""
+    name = overload._schema.name.split("::")[-1]
+    if "_backward" not in name:
+        return []
+    forwards = forward_of(torch, overload)
+    base = name.split("_backward")[0]
+    while not forwards and "_" in base.strip("_"):
+        base = base.rsplit("_", 1)[0]
+        packet = getattr(torch.ops.aten, base, None)
+        forwards = [getattr(packet, o) for o in packet.overloads()] if packet is not None else []
+    for forward in forwards:
+        arguments = forward._schema.arguments
+        floating = [(a.name, False) for a in arguments if str(a.type) == "Tensor"]
+        request = {"id": "forward", "args": [a.name for a in arguments], "wrt": floating}
+        samples = [s for s in fitting_schema_samples(torch, request, forward) if s["origin"] != "schema-made"]
+        if not samples or not floating:
+            continue
+        given = dict(zip(request["args"], samples[0]["args"]))
+        outs = run_forked(torch, lambda forward=forward, values=samples[0]["args"]: tensors_of(torch, forward(*values)))
+        if not outs:
+            continue
+        values = []
+        rest = iter(outs[1:])
+        generator = torch.Generator().manual_seed(1)
+        for a in overload._schema.arguments:
+            t = str(a.type)
+            plural = a.name[4:-1] if a.name.startswith("num_") and a.name.endswith("s") else None
+            if a.name in GRAD_NAMES and t == "Tensor":
+                values.append((torch.rand(outs[0].shape, generator=generator, dtype=torch.float64) + 0.2).to(outs[0]))
+            elif a.name in given:
+                values.append(given[a.name])
+            elif t == "Tensor":
+                values.append(next(rest, None))
+            elif plural and isinstance(given.get(plural), torch.Tensor) and given[plural].dim():
+                values.append(given[plural].shape[0])
+            elif a.has_default_value():
+                values.append(a.default_value)
+            elif t.startswith("Optional["):
+                values.append(None)
+            elif t in SCHEMA_VALUES:
+                values.append(SCHEMA_VALUES[t])
+            else:
+                break
+        else:
+            if leaf_slots(torch, unit, values) and survives(torch, overload, values):
+                origin = f"schema-made (by its forward, {forward._schema.name.split('::')[-1]})"
+                return [
+                    {
+                        "dtype": values_dtype(torch, values),
+                        "args": tuple(values),
+                        "kwargs": {},
+                        "origin": origin,
+                        "skip": {},
+                        "transforms": {},
+                    }
+                ]
+    return []
+
+
+def tensors_of(torch, out):
+    """An op's tensor outputs, in order (a list)."""
+    return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+
+
+def schema_refusal(torch, overload):
+    """What the op says (`Type: message`) when called on the first retry whose values can be made (in float64), in a
+    forked copy (run_forked); None when no retry's values can be made, or the op takes them."""
+    for _, shape, others, kind, definite in SCHEMA_RETRIES:
+        try:
+            values = schema_retry(torch, overload, shape, others, kind, definite)
+        except Exception:
+            continue
+        if values is None:
+            continue
+
+        def call(values=values):
+            try:
+                overload(*values)
+            except Exception as e:
+                return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            return None
+
+        return run_forked(torch, call)
+    return None
 
 
 def forward_of(torch, overload):
@@ -358,6 +485,8 @@ def op_without_cpu_kernel(message):
         return f"no CPU kernel: the op calls {op}, which has no kernel for dense CPU tensors"
     if "Cannot access accelerator device when none is available" in message:
         return "no CPU kernel: the op needs an accelerator device (none on a CPU-only build)"
+    if "please use TORCH_LIBRARY_IMPL to override this function" in message:  # (the *_overrideable ops)
+        return "no CPU kernel: the op's only kernel raises, for an out-of-tree backend to override it"
     return None
 
 

@@ -120,14 +120,18 @@ def call_overload(torch, overload, values):
         return overload(*args, **kwargs)
 
 
-def flat_output(torch, overload, values):
-    """The op's floating outputs as one complex vector, or None when the op raises."""
+def flat_output(torch, overload, values, outputs=None):
+    """The op's floating outputs as one complex vector, or None when the op raises; `outputs`: only those (indices
+    in the op's returns: the ones with a formula, not _ctc_loss's log_alpha, -inf where no path reaches)."""
     try:
         with torch.no_grad():
             out = call_overload(torch, overload, values)
     except Exception:
         return None
-    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+    out = out if isinstance(out, (tuple, list)) else (out,)
+    if outputs is not None and len(out) > 1:
+        out = [o for i, o in enumerate(out) if i in outputs]
+    outs = [o for o in out if isinstance(o, torch.Tensor)]
     # (a sparse or mkldnn output, of to_sparse or to_mkldnn: its dense values; a nested one: none)
     outs = [o.to_dense() if o.layout != torch.strided and not o.is_nested else o for o in outs]
     if not all_strided(torch, outs):

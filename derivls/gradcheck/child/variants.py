@@ -37,12 +37,13 @@ STABLE_ATOL, STABLE_RTOL = 1e-5, 1e-3
 SCALAR_TYPES = ("Scalar", "float", "complex", "number", "Optional[Scalar]", "Optional[float]", "Scalar?", "float?")
 
 
-def unstable_elements(torch, overload, values, arg, indices):
+def unstable_elements(torch, overload, values, arg, indices, outputs=None):
     """The elements (flat indices) of the tensor values[arg] at which central differences are not reliable: the
     op's output there or a step either side is not finite, or the one-sided quotients disagree (a kink, a jump, a
-    branch cut, a pole close by). Complex elements are stepped along both axes."""
+    branch cut, a pole close by). Complex elements are stepped along both axes. `outputs`: only those of the op's
+    outputs are looked at (the ones gradcheck sees: flat_output)."""
     base = values[arg]
-    f0 = flat_output(torch, overload, values)
+    f0 = flat_output(torch, overload, values, outputs)
     if f0 is None or not bool(torch.isfinite(f0).all()):
         return set(indices)
     steps = (STEP, STEP * 1j) if base.is_complex() else (STEP,)
@@ -55,7 +56,7 @@ def unstable_elements(torch, overload, values, arg, indices):
                 moved.view(-1)[i] += sign * step
                 shifted = list(values)
                 shifted[arg] = moved
-                f = flat_output(torch, overload, shifted)
+                f = flat_output(torch, overload, shifted, outputs)
                 if f is None or f.shape != f0.shape or not bool(torch.isfinite(f).all()):
                     quotients = None
                     break
@@ -76,7 +77,7 @@ def unstable_elements(torch, overload, values, arg, indices):
                 moved.view(-1)[i] += sign * 2 * step
                 shifted = list(values)
                 shifted[arg] = moved
-                wide.append(flat_output(torch, overload, shifted))
+                wide.append(flat_output(torch, overload, shifted, outputs))
             if any(w is None or w.shape != f0.shape or not bool(torch.isfinite(w).all()) for w in wide):
                 bad.add(i)
                 break
@@ -90,7 +91,7 @@ def unstable_elements(torch, overload, values, arg, indices):
 NUDGES = (1e-2, 1e-1)  # how far (relative to 1 + |value|) nudged moves an element, tried in turn
 
 
-def nudged(torch, overload, values, arg, bad):
+def nudged(torch, overload, values, arg, bad, outputs=None):
     """values[arg], a copy, with its elements at `bad` moved a little (NUDGES, a seeded direction each) so that
     finite differences are reliable at every element; None when no nudge makes them so, or when most elements
     are unreliable (a float32 output's rounding: no point is better than another)."""
@@ -106,7 +107,7 @@ def nudged(torch, overload, values, arg, bad):
                 flat[i] += (1.0 if d < 0.5 else -1.0) * scale * (1.0 + float(flat[i].abs()))
         trial = list(values)
         trial[arg] = moved
-        if not unstable_elements(torch, overload, trial, arg, range(moved.numel())):
+        if not unstable_elements(torch, overload, trial, arg, range(moved.numel()), outputs):
             return moved
     return None
 
