@@ -3,7 +3,9 @@ run here in-process with the installed torch: no compiler; the formulas are Pyth
 a skip or expected failure of test_ops' test is OpInfo's reason for its test (memory overlap, slowness, a
 nondeterministic kernel), so the check is run at a sample where the installed torch's own gradient agrees with
 finite differences and stays skipped, with both reasons, where it does not; linalg_eig is checked on a
-gauge-invariant function of its eigenvectors, as test_ops checks it."""
+gauge-invariant function of its eigenvectors, as test_ops checks it; a formula that is not the derivative by design
+(a rule on its text, derivls/gradcheck/source.py by_design_fact) is a fact about the entry where finite differences
+disagree with it."""
 
 from __future__ import annotations
 
@@ -11,6 +13,10 @@ import types
 
 import pytest
 
+from derivls.compile.file_templates import Templates
+from derivls.compile.units import collect_units
+from derivls.gradcheck.source import is_fact, render
+from derivls.project.analyse import analyse_path
 from tests.gradcheck.conftest import unit_request
 
 pytestmark = pytest.mark.gradcheck
@@ -61,7 +67,7 @@ def test_a_check_opinfo_skips_is_run_where_torchs_own_gradient_agrees_and_a_wron
     skip = {"backward": OPINFO_SKIP, "forward": "OpInfo: test_forward_mode_AD is an expected failure (float64)"}
     sample = _sample(torch, [torch.rand(3, 4, dtype=torch.float64), 2.5], skip)
     result = _check(child, torch, unit, sample, *_mul_scalar(0))
-    assert result["status"] == "passed", result
+    assert result["status"] == "passed", (result["reason"], result.get("errors"))
     assert result["checks"] == {"backward": 1, "forward": 1}
     result = _check(child, torch, unit, sample, *_mul_scalar(1))
     assert result["status"] == "failed"
@@ -107,6 +113,14 @@ def test_what_opinfo_says_the_op_does_not_support_stays_skipped_without_asking_t
     sample = _sample(torch, [torch.rand(3, dtype=torch.float64), 2.5], {"forward": "OpInfo: no forward AD"})
     result = _check(child, torch, unit, sample, *_mul_scalar(0))
     assert result["checks"] == {"backward": 1}
+
+
+def test_a_units_samples_come_first_from_the_opinfo_whose_test_fn_grad_runs(child, torch):
+    # (max_unpool3d's first OpInfo skips test_fn_grad, its samples repeat indices: torch's own gradient disagrees at
+    # every one; its 'grad' variant's samples are those test_ops checks)
+    unit = unit_request(torch, "max_unpool3d", "default", "self")
+    found = child.find_samples(torch, [unit], 2)[unit["id"]]
+    assert found and {(s["origin"], str(s["skip"])) for s in found} == {("nn.functional.max_unpool3d.grad", "{}")}
 
 
 # --- linalg_eig: each eigenvector is defined up to a phase
@@ -157,3 +171,68 @@ def test_eig_is_checked_on_the_absolute_values_of_its_eigenvectors_and_a_dropped
     assert {f["kind"] for f in result["failures"]} == {"backward", "forward"}
     real = _sample(torch, [torch.randn(3, 3, dtype=torch.float64, generator=generator)], {})
     assert _check(child, torch, unit, real, *_eig(torch))["status"] == "passed"
+
+
+# --- formulas that are not the derivative by design: a fact about the entry, where finite differences disagree
+
+
+def test_formulas_not_the_derivative_by_design_are_recognised_by_a_rule_on_their_text(real_files):
+    ops = [
+        "normal.Tensor_float",
+        "normal.Tensor_Tensor",
+        "poisson",
+        "_standard_gamma",
+        "fake_quantize_per_channel_affine_cachemask",
+        "_fake_quantize_learnable_per_tensor_affine",
+        "_test_autograd_multiple_dispatch.fullcoverage",
+        "rrelu_with_noise",
+        "acos",
+    ]
+    analysis, _ = analyse_path(real_files.derivatives, real_files.native, real_files.tags)
+    rendered = render(collect_units(analysis, ops), "LIB", Templates(real_files.derivatives))
+    kinds = {}
+    for plan in rendered.plans:
+        why = plan.by_design
+        assert why is None or (is_fact(why) and why.startswith("not a derivative by design: "))
+        kinds.setdefault(plan.unit.info.func.func.name.name.base, set()).add(why and why.split(": ")[1].split(" (")[0])
+    assert kinds["normal"] == {"a random op whose formula is zeros"}
+    assert kinds["poisson"] == {"a random op whose formula is zeros"}  # (reported only where the check disagrees)
+    assert kinds["_standard_gamma"] == {"a random op's implicit reparameterization"}
+    assert kinds["fake_quantize_per_channel_affine_cachemask"] == {"a straight-through estimator"}
+    assert kinds["_fake_quantize_learnable_per_tensor_affine"] == {"a straight-through estimator"}
+    assert kinds["_test_autograd_multiple_dispatch"] == {"an op of torch's own autograd tests"}
+    assert kinds["rrelu_with_noise"] == kinds["acos"] == {None}  # (its noise held: a derivative, checked)
+
+
+BY_DESIGN = "not a derivative by design: a random op whose formula is zeros (a test)"
+
+
+def _zeros(self, *rest):
+    """A formula of zeros for the first argument (rest: the other arguments, the outputs, the grads, the mask)."""
+    grads = rest[-2]
+    return [None if grads[0] is None else self.new_zeros(self.shape)]
+
+
+def test_a_by_design_formula_that_finite_differences_disagree_with_is_a_fact_and_one_they_agree_with_is_checked(
+    child, torch
+):
+    unit = _unit(torch, "normal", "Tensor_float", ["mean"], ["result"], [0])
+    sample = _sample(torch, [torch.rand(3, 4, dtype=torch.float64), 1.0], {})
+    failed = _check(child, torch, unit, sample, _zeros)
+    assert failed["status"] == "failed"  # (at a fixed seed, d draw / d mean = 1)
+    assert failed["failures"][0]["message"].startswith("largest mismatch")
+    result = _check(child, torch, {**unit, "by_design": BY_DESIGN}, sample, _zeros)
+    assert (result["status"], result["reason"], result["failures"]) == ("not-checkable", BY_DESIGN, [])
+    skipped = _sample(torch, sample["args"], {"backward": OPINFO_SKIP})  # (torch's own zeros disagree there too)
+    assert _check(child, torch, {**unit, "by_design": BY_DESIGN}, skipped, _zeros)["reason"] == BY_DESIGN
+
+    def raises(*args):
+        raise RuntimeError("Expecting `quant_min` <= 0")  # (a formula that raised: no disagreement was seen)
+
+    assert _check(child, torch, {**unit, "by_design": BY_DESIGN}, sample, raises)["status"] == "failed"
+    unit = _unit(torch, "poisson", "default", ["self"], ["result"], [0])  # (a draw of integers: zeros is right)
+    sample = _sample(torch, [torch.rand(3, 4, dtype=torch.float64) * 3 + 1], {})
+
+    result = _check(child, torch, {**unit, "by_design": BY_DESIGN}, sample, _zeros)
+    assert result["status"] == "passed", (result["reason"], result.get("errors"))
+    assert result["checks"] == {"backward": 1}

@@ -240,6 +240,15 @@ def check_samples(torch, ns, unit, found, request):
     if unstable:
         result["unstable"] = unstable  # special points left out: finite differences are not reliable there
     result["failures"] = list(failures.values())
+    disagreed = [f for f in failures.values() if not f["message"].startswith("the formula raised")]
+    if unit.get("by_design") and (disagreed or (not checked and any(TORCH_DISAGREES in s for s in skipped))):
+        # the entry's formula is not the derivative on purpose (the parent's rule on its text: a random op's zeros, a
+        # straight-through estimator...) and finite differences disagree with it, or with torch's own: a fact (a
+        # formula that raised is not that: reported as before)
+        result["failures"] = []
+        result["status"] = "not-checkable"
+        result["reason"] = unit["by_design"]
+        return result
     if failures and result["inputs"] == "schema":
         # inputs made from the schema are a guess (outside the op's domain, quantization parameters making the
         # output constant...): a disagreement there is not evidence of a wrong formula
@@ -274,6 +283,9 @@ def check_samples(torch, ns, unit, found, request):
     return result
 
 
+TORCH_DISAGREES = "torch's own gradient disagrees with finite differences there"
+
+
 def opinfo_skip_kept(torch, overload, unit, values, sample, mode, request, agreement):
     """Why a check the sample's skip names stays skipped; None when it is run after all. A skip or expected failure
     of test_ops' test (opinfo.TEST_SKIP) is OpInfo's reason for its own test, often not the formula's (memory
@@ -293,7 +305,7 @@ def opinfo_skip_kept(torch, overload, unit, values, sample, mode, request, agree
         agreement[key] = torch_agrees(torch, overload, unit, values, bool(request.get("double_backward")))
     agrees = agreement[key]
     if agrees is None:
-        return f"{why}, and torch's own gradient disagrees with finite differences there"
+        return f"{why}, and {TORCH_DISAGREES}"
     if mode in agrees:
         return f"{why}, and {agrees[mode]}"
     return None

@@ -40,6 +40,11 @@ def is_test_skip(why):
     return why.startswith("OpInfo: ") and any(t in why for t in TEST_SKIP)
 
 
+def skips_backward(torch, op):
+    """OpInfo skips test_fn_grad (or expects it to fail) on CPU in float64."""
+    return is_test_skip(opinfo_skips(torch, op, torch.float64).get("backward", ""))
+
+
 def opinfo_skips(torch, op, dtype):
     """The kinds of check OpInfo does not run for this op on CPU in this dtype (it says the op does not support
     it, or a skip or expected failure of test_ops' test): {kind: why}."""
