@@ -169,6 +169,11 @@ def test_eig_is_checked_on_the_absolute_values_of_its_eigenvectors_and_a_dropped
     result = _check(child, torch, unit, sample, *_eig(torch, conj=True))
     assert result["status"] == "failed"
     assert {f["kind"] for f in result["failures"]} == {"backward", "forward"}
+    # a wrong backward fails at the eigenvalues first, before the formula raises for the eigenvectors' gauge: the
+    # right jvp is still checked on the eigenvectors' absolute values (on them as they are, it disagrees: a gauge)
+    wrong_backward, right_forward = _eig(torch, conj=True)[0], _eig(torch)[1]
+    result = _check(child, torch, unit, sample, wrong_backward, right_forward)
+    assert [f["kind"] for f in result["failures"]] == ["backward"] and result["checks"] == {"backward": 1, "forward": 1}
     real = _sample(torch, [torch.randn(3, 3, dtype=torch.float64, generator=generator)], {})
     assert _check(child, torch, unit, real, *_eig(torch))["status"] == "passed"
 
