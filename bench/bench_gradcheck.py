@@ -182,7 +182,8 @@ def main() -> int:
                     "derivls gradcheck of the unmodified 2.13 derivatives.yaml"
                     + (" (these entries)" if args.ops else " (--all, bench/bench_gradcheck.py)")
                     + ": every unit passes or is listed with its reason; a reason of the kinds 'nothing to check',"
-                    " 'no CPU kernel', 'not implemented' and \"another backend's formula\" is a fact about the op, any"
+                    " 'no CPU kernel', 'not implemented', \"another backend's formula\" and 'not a derivative by design'"
+                    " is a fact about the op, any"
                     " other a limit of the harness (the list should shrink)"
                 ),
                 "torch": "2.13",

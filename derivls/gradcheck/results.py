@@ -73,7 +73,7 @@ class Summary:
 
     def facts(self) -> int:
         """Not-checkable units whose reason is a fact about the op (no formula, no CPU kernel, not_implemented(),
-        another backend's formula): no harness checks them."""
+        another backend's formula, a formula not the derivative by design): no harness checks them."""
         return sum(1 for o in self.outcomes if o.status == "not-checkable" and is_fact(o.reason))
 
     def checkable_at_most(self) -> int:
@@ -89,7 +89,8 @@ class Summary:
         if c["not-checkable"]:
             lines.append(
                 f"  not checkable: {self.facts()} for a fact about the op (no formula, no CPU kernel, not_implemented(),"
-                f" another backend's formula), {c['not-checkable'] - self.facts()} for a limit of the harness;"
+                f" another backend's formula, not a derivative by design), {c['not-checkable'] - self.facts()} for a"
+                " limit of the harness;"
                 f" at most {self.checkable_at_most()} checkable"
             )
         checks = self.checks()

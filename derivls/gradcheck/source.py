@@ -53,6 +53,7 @@ class UnitPlan:
     skipped: list[str] = field(default_factory=list)  # why a part could not be built
     inplace: bool = False  # checked through the in-place op on a clone of `self`
     layout: str = "strided"  # "nested": a formula for AutogradNestedTensor, checked on nested tensors
+    by_design: str | None = None  # the formula is not the derivative on purpose (by_design_fact): the reason
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,7 +71,7 @@ class UnitPlan:
             "layout": self.layout,
             "fw_outputs": self.fw_outputs,
             "inplace": self.inplace,
-        }
+        } | ({"by_design": self.by_design} if self.by_design else {})
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ NOT_IMPLEMENTED = "not implemented"  # the formula is not_implemented(...): a fa
 OTHER_BACKEND = "another backend's formula"  # a formula for AutogradCUDA (...): dense CPU tensors never reach it
 # the reason kinds that are facts about the op or its entry, not limits of the harness (issue 35: the baseline and
 # docs/gradcheck.md count them apart; every other reason is the harness's, work left)
-FACT_KINDS = frozenset({NOTHING_TO_CHECK, NO_CPU_KERNEL, NOT_IMPLEMENTED, OTHER_BACKEND})
+BY_DESIGN = "not a derivative by design"  # the entry's formula is not the derivative on purpose: a fact about it
+FACT_KINDS = frozenset({NOTHING_TO_CHECK, NO_CPU_KERNEL, NOT_IMPLEMENTED, OTHER_BACKEND, BY_DESIGN})
 # the dispatch keys whose kernels run on dense CPU tensors (as the child asks the dispatcher: schema.CPU_KEYS)
 _CPU_DISPATCH = frozenset(
     {"CPU", "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
@@ -201,6 +203,45 @@ def other_backend_fact(key: str) -> str | None:
     if key in _CPU_REACHABLE_KEYS:
         return None
     return f"{OTHER_BACKEND}: a formula for {key}, which CPU tensors never reach (they reach the Default formula)"
+
+
+# a formula that is zeros of some shape (torchgen makes zeros_like(self) self_info.zeros())
+_ZEROS = re.compile(r"^\s*((at::)?zeros(_like|_symint)?\(|\w+_info\.zeros\(\)\s*$)")
+_IMPLICIT = re.compile(r"\b_\w+_grad\([^)]*\bresult\b")  # a distribution's *_grad function of the draw
+_STRAIGHT_THROUGH = re.compile(r"\b_?fake_quantize\w*_backward\(")  # fake quantization's masked pass-through
+
+
+def by_design_fact(info: Any) -> str | None:
+    """'not a derivative by design: ...' when the entry's formula is on purpose not the derivative finite
+    differences see: an op of torch's own autograd tests (_test_*: made to differ), a random op whose formula is
+    zeros (not reparameterized: at a fixed seed normal's draw moves with its mean), a random op's implicit
+    reparameterization (a distribution's *_grad function of the draw), a straight-through estimator (fake
+    quantization's *_backward: the op rounds). The child reports it where the check does not pass (where it passes,
+    zeros is the derivative too: poisson, normal_); None otherwise."""
+    f = info.func
+    formulas = [d.formula for d in info.derivatives]
+    if not formulas:
+        return None
+    name = str(f.func.name.name)
+    random = any(str(a.type).rstrip("?") == "Generator" for a in f.func.arguments.flat_all)
+    if name.startswith("_test_"):
+        return f"{BY_DESIGN}: an op of torch's own autograd tests (aten::{f.func.name}), its formula made to differ"
+    if random and all(_ZEROS.match(x) for x in formulas):
+        return (
+            f"{BY_DESIGN}: a random op whose formula is zeros (its draw is not reparameterized: at a fixed seed it "
+            "moves with its inputs)"
+        )
+    if random and any(_IMPLICIT.search(x) for x in formulas):
+        return (
+            f"{BY_DESIGN}: a random op's implicit reparameterization (the gradient of a draw at its fixed CDF value, "
+            "not of the draw at a fixed seed)"
+        )
+    if any(_STRAIGHT_THROUGH.search(x) for x in formulas):
+        return (
+            f"{BY_DESIGN}: a straight-through estimator (fake quantization rounds, a derivative of 0 almost "
+            "everywhere; the formula passes grad through where the value is in range)"
+        )
+    return None
 
 
 def no_formula_fact(info: Any) -> str:
@@ -285,6 +326,7 @@ def render(units: Sequence[Unit], library: str, templates: Templates, manual: An
             outputs=out_names,
             grads=differentiable_outputs(info),
             inplace=inplace,
+            by_design=by_design_fact(info),
         )
         schema_args = [f"{_schema_type(a.type)} {a.name}" for a in f.func.arguments.flat_all]
         out_params, out_schema = [], []

@@ -32,6 +32,19 @@ GRADIENT_TESTS = {  # test_ops' tests of each kind of check (TestGradients befor
 }
 
 
+TEST_SKIP = ("is skipped (", "is an expected failure (")  # (opinfo_skips' reasons for a decorator of a test)
+
+
+def is_test_skip(why):
+    """The reason is a skip or expected failure of test_ops' test (not the op's lack of forward AD / gradgrad)."""
+    return why.startswith("OpInfo: ") and any(t in why for t in TEST_SKIP)
+
+
+def skips_backward(torch, op):
+    """OpInfo skips test_fn_grad (or expects it to fail) on CPU in float64."""
+    return is_test_skip(opinfo_skips(torch, op, torch.float64).get("backward", ""))
+
+
 def opinfo_skips(torch, op, dtype):
     """The kinds of check OpInfo does not run for this op on CPU in this dtype (it says the op does not support
     it, or a skip or expected failure of test_ops' test): {kind: why}."""

@@ -3,7 +3,15 @@ the reach index says a module reaches (module_samples)."""
 
 from .limits import MAX_NUMEL
 from .lineage import backward_lineage, lineage_call
-from .opinfo import foreach_infos, has_room, opinfo_count, opinfo_skips, reference_samples, wrapper_transforms
+from .opinfo import (
+    foreach_infos,
+    has_room,
+    opinfo_count,
+    opinfo_skips,
+    reference_samples,
+    skips_backward,
+    wrapper_transforms,
+)
 from .reach import REACH_BACKWARD, REACH_MODULE, backward_of, module_infos, module_runs, opinfo_key, overload_name
 from .values import all_finite, all_strided, largest_tensor, positional
 
@@ -155,7 +163,10 @@ def find_samples(torch, units, limit, reach=None, siblings=True):
                             )
 
     by_key = {}
-    for op in op_db + foreach_infos():  # (torch keeps the foreach functions' OpInfos apart from op_db)
+    # (torch keeps the foreach functions' OpInfos apart from op_db) first the OpInfos whose test_fn_grad runs: the
+    # samples test_ops checks (max_unpool3d's 'grad' variant, whose indices do not repeat) before those of a variant
+    # skipping it, which fill the unit's `limit` otherwise (run only where torch agrees: checks.opinfo_skip_kept)
+    for op in sorted(op_db + foreach_infos(), key=lambda op: skips_backward(torch, op)):
         names = {op.name, op.aten_name or op.name, *(a.name for a in getattr(op, "aliases", ()))}
         if op.name.startswith("nn.functional."):  # (nn.functional.elu: its aten_name is not elu)
             names.add(op.name[len("nn.functional.") :])
