@@ -241,3 +241,20 @@ def test_a_by_design_formula_that_finite_differences_disagree_with_is_a_fact_and
     result = _check(child, torch, {**unit, "by_design": BY_DESIGN}, sample, _zeros)
     assert result["status"] == "passed", (result["reason"], result.get("errors"))
     assert result["checks"] == {"backward": 1}
+
+
+def _ones(self, *rest):
+    """A formula of ones for the first argument: wrong wherever the op's draw is piecewise constant in it."""
+    grads = rest[-2]
+    return [None if grads[0] is None else grads[0] * self.new_ones(self.shape)]
+
+
+def test_an_edited_by_design_formula_that_disagrees_where_torchs_own_gradient_agrees_still_fails(child, torch):
+    # poisson's entry matches the by-design rule (a random op whose formula is zeros), and its zeros are also the
+    # derivative (an integer draw at a fixed seed): torch's own gradient agrees with finite differences there, so
+    # an edit that disagrees is a mistake, not the entry's design
+    unit = {**_unit(torch, "poisson", "default", ["self"], ["result"], [0]), "by_design": BY_DESIGN}
+    sample = _sample(torch, [torch.rand(3, 4, dtype=torch.float64) * 3 + 1], {})
+    result = _check(child, torch, unit, sample, _ones)
+    assert result["status"] == "failed", (result["reason"], result.get("errors"))
+    assert result["failures"][0]["message"].startswith("largest mismatch")
