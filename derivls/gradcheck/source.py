@@ -503,11 +503,18 @@ def _forward_kernel(unit: Unit, ident: str, bindings: Any, params: str, plan: Un
         )
     for out in outs:
         lines.append(f"  at::Tensor derivls_out_{out};")
-    flags = dict.fromkeys(
-        "_any_has_forward_grad_" + ("self" if plan.inplace else "_".join(d.var_names)) for d in info.forward_derivatives
-    )
-    for flag in flags:
-        lines.append(f"  [[maybe_unused]] bool {flag} = true;")
+    # gen_variable_type's guard: a formula runs only when an input whose tangent it reads has one (isFwGradDefined);
+    # else the output gets no tangent (a zero one), whatever the formula would do on the other inputs' zero tangents
+    # (nextafter's `at::where(self_p != other_p, self_t, 0)` with an integer self: int64 zeros, a tangent autograd
+    # refuses)
+    flags: dict[str, list[str]] = {}
+    for d in info.forward_derivatives:
+        flag = "_any_has_forward_grad_" + ("self" if plan.inplace else "_".join(d.var_names))
+        required = set(d.required_inputs_fw_grad or ())
+        flags.setdefault(flag, []).extend(name for name, _ in differentiable if name in required)
+    for flag, names in flags.items():
+        guard = " || ".join(f"derivls_t_{name}.defined()" for name in dict.fromkeys(names)) or "true"
+        lines.append(f"  [[maybe_unused]] bool {flag} = {guard};")
     lines.append(body)
     lines.append("  return {" + ", ".join(f"derivls_out_{o}" for o in outs) + "};")
     lines.append("}")

@@ -65,3 +65,31 @@ def test_an_inplace_unit_an_internal_op_and_a_backward_function_get_none(child, 
     assert child.operand_variants(torch, torch.ops.aten.fmax.default, unit, [_sample(torch, x, x + 1)]) == []
     unit = unit_request(torch, "_softmax", "default", "self")
     assert child.operand_variants(torch, torch.ops.aten._softmax.default, unit, [_sample(torch, x, 0, False)]) == []
+
+
+def test_an_output_whose_formula_reads_no_tangent_that_is_set_gets_a_zero_tangent(child, torch):
+    # nextafter(integer self, other) varying other: its forward formula reads self_t only, so the compiled function
+    # (VariableType's guard) returns no tangent, which is a zero one, as torch's own forward AD gives
+    import types
+
+    unit = {
+        **unit_request(torch, "nextafter", "default", "other"),
+        "outputs": ["result"],
+        "grads": [0],
+        "backward": "backward",
+        "forward": "forward",
+    }
+
+    def backward(self, other, result, grads, mask):
+        return [None, None if grads[0] is None else torch.zeros_like(other)]
+
+    def forward(self, other, result, tangents):
+        return [None]  # (an undefined tensor from the compiled function)
+
+    self = torch.tensor([1, -2, 3])
+    other = torch.tensor([0.5, 0.25, 4.0], dtype=torch.float64)
+    sample = {**_sample(torch, self, other), "dtype": torch.float64}
+    ns = types.SimpleNamespace(backward=backward, forward=forward)
+    result = child.check_samples(torch, ns, unit, [sample], {"variants": False})
+    assert result["status"] == "passed", (result.get("reason"), result.get("errors"), result["failures"])
+    assert result["checks"] == {"backward": 1, "forward": 1}

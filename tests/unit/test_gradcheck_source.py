@@ -117,3 +117,13 @@ def test_a_file_of_another_release_than_torchs_is_refused(tmp_path: Path):
     message = release_mismatch(path, "2.13.0+cpu")
     assert message is not None and "2.4.1" in message and "2.13.0+cpu" in message and "--force" in message
     assert release_mismatch(path, "2.4.0") is None
+
+
+def test_a_forward_formula_runs_only_when_an_input_whose_tangent_it_reads_has_one(real_files):
+    # gen_variable_type's guard (isFwGradDefined of the formula's required inputs): nextafter's formula reads self_t
+    # only, so a tangent of `other` alone gives no tangent, not the formula on self's zero tangent (an integer self:
+    # int64 zeros, which autograd refuses as a tangent)
+    source = render(_units(real_files, "nextafter"), "LIB", Templates(real_files.derivatives)).source
+    assert "bool _any_has_forward_grad_result = derivls_t_self.defined();" in source
+    source = render(_units(real_files, "mul.Tensor"), "LIB", Templates(real_files.derivatives)).source
+    assert "bool _any_has_forward_grad_result = derivls_t_self.defined() || derivls_t_other.defined();" in source

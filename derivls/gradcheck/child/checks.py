@@ -519,6 +519,7 @@ def run_check(
         @staticmethod
         def jvp(ctx, x_t):
             x, *outs = ctx.saved_tensors
+            flat_outs = list(outs)
             if ctx.derivls_outs is not None:
                 outs = list(ctx.derivls_outs)
             tangents = [None] * len(unit["fw_inputs"])
@@ -528,7 +529,12 @@ def run_check(
                 tangents[leaf["fw_index"]] = with_values(torch, sparse, x_t)
             args = [ctx.derivls_written.get(i, v) for i, v in enumerate(with_leaf(x))]
             res = forward(*args, *outs, tangents)
-            return tuple(to_flat(torch, r) if i in grads_of else None for i, r in enumerate(res))
+            # (None: no input the output's formula reads has a tangent, VariableType's guard: a zero tangent; a
+            # custom Function's jvp may not return None for a differentiable output)
+            return tuple(
+                (to_flat(torch, r) if r is not None else torch.zeros_like(flat_outs[i])) if i in grads_of else None
+                for i, r in enumerate(res)
+            )
 
     value = base[leaf["arg"]] if leaf["item"] is None else base[leaf["arg"]][leaf["item"]]
     x = (sparse.values() if sparse is not None else to_flat(torch, value)).detach().clone().requires_grad_(True)
