@@ -93,3 +93,17 @@ def test_an_output_whose_formula_reads_no_tangent_that_is_set_gets_a_zero_tangen
     result = child.check_samples(torch, ns, unit, [sample], {"variants": False})
     assert result["status"] == "passed", (result.get("reason"), result.get("errors"), result["failures"])
     assert result["checks"] == {"backward": 1, "forward": 1}
+
+
+def test_operands_and_index_edges_are_made_from_samples_of_any_strides(child, torch):
+    # (OpInfo's samples may be transposed: a NaN or a changed index written through view(-1) of a clone that kept
+    # the sample's strides raised, and the whole unit was a harness error: ormqr, lu_unpack, upsample_nearest3d)
+    x = torch.tensor([[0.3, -0.5, 2.0], [1.0, 0.25, -1.0]], dtype=torch.float64).T
+    y = torch.tensor([[1.0, -1.5, 0.5], [0.5, 2.0, -0.75]], dtype=torch.float64).T
+    made = _made(child, torch, "fmax", "default", x, y)
+    assert torch.isnan(made["a NaN in self"]["args"][0]).sum() == 1
+    weight = torch.rand(5, 3, dtype=torch.float64)
+    index = torch.tensor([[0, 1], [2, 3]]).T  # (not contiguous)
+    op = torch.ops.aten.embedding.default
+    names = {name for name, *_ in child.index_candidates(torch, op, [weight, index, -1, False, False])}
+    assert "repeated indices in indices" in names, names

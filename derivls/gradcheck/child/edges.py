@@ -383,14 +383,11 @@ def index_candidates(torch, overload, values):
     if index_at is None:
         return made
     index = values[index_at]
-    repeated = index.clone()
-    flat = repeated.view(-1) if repeated.is_contiguous() else None
-    if flat is not None:
-        flat[1::2] = flat[0::2][: flat[1::2].numel()].clone()
-        if not torch.equal(repeated, index) and accepted(torch, overload, with_value(values, index_at, repeated)):
-            made.append(
-                (f"repeated indices in {arguments[index_at].name}", with_value(values, index_at, repeated), None)
-            )
+    repeated = index.clone(memory_format=torch.contiguous_format)
+    flat = repeated.view(-1)
+    flat[1::2] = flat[0::2][: flat[1::2].numel()].clone()
+    if not torch.equal(repeated, index) and accepted(torch, overload, with_value(values, index_at, repeated)):
+        made.append((f"repeated indices in {arguments[index_at].name}", with_value(values, index_at, repeated), None))
     held = list(dict.fromkeys(int(k) for k in index.reshape(-1).tolist() if int(k) >= 0))
     for j, a in enumerate(arguments):
         if a.name not in SPECIAL_INDEX_NAMES or j >= len(values) or not held or values[j] in held:
@@ -398,7 +395,7 @@ def index_candidates(torch, overload, values):
         for k in held:
             changed = with_value(values, j, k)
             if bool((index == k).all()):  # (every index special: a mean over none; half of them another index)
-                other = index.clone()
+                other = index.clone(memory_format=torch.contiguous_format)
                 other.view(-1)[1::2] = 0 if k else 1
                 changed[index_at] = other
             if accepted(torch, overload, changed):

@@ -58,7 +58,7 @@ def as_integers(torch, tensor):
 
 def with_nan(torch, tensor):
     """A copy with its first element NaN (NaN + NaN j for a complex tensor)."""
-    changed = tensor.detach().clone()
+    changed = tensor.detach().clone(memory_format=torch.contiguous_format)  # (view(-1) of any sample's strides)
     changed.view(-1)[0] = complex(float("nan"), float("nan")) if changed.is_complex() else float("nan")
     return changed
 

@@ -420,7 +420,7 @@ def negative_indices(torch, overload, sample, values, i, base):
         for n in sorted({*first.shape, first.numel()}):
             if n <= 0:
                 continue
-            moved = index.clone()
+            moved = index.clone(memory_format=torch.contiguous_format)
             flat = moved.view(-1)
             flat[::2] -= n
             changed_items = list(items)
