@@ -85,7 +85,8 @@ VERDICTS = {
     "_linalg_det": ("failed", ""),
     "_linalg_slogdet": ("passed", ""),
     "grid_sampler_2d": ("passed", ""),
-    "grid_sampler_3d": ("not-checkable", "every check was skipped"),  # (OpInfo skips its test_fn_grad)
+    # (OpInfo skips its test_fn_grad, for MPS only: run since issue 52's round 3, where torch's own gradient agrees)
+    "grid_sampler_3d": ("passed", ""),
     # (a new forward formula in 2.15, not a fix: checked since the float32 retries of issue 52's coverage, and passes)
     "_grid_sampler_2d_cpu_fallback": ("passed", ""),
     "_linalg_solve_ex": ("passed", ""),
