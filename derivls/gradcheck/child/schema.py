@@ -228,17 +228,7 @@ def fitting_schema_samples(torch, unit, overload):
                 continue
             if not survives(torch, overload, values):
                 continue
-            origin = f"schema-made ({what}{', float32' if real == torch.float32 else ''})"
-            return [
-                {
-                    "dtype": values_dtype(torch, values),
-                    "args": tuple(values),
-                    "kwargs": {},
-                    "origin": origin,
-                    "skip": {},
-                    "transforms": {},
-                }
-            ]
+            return [schema_sample(torch, values, f"schema-made ({what}{', float32' if real == torch.float32 else ''})")]
     made = made_by_forward(torch, unit, overload)
     return made or first
 
@@ -292,18 +282,24 @@ def made_by_forward(torch, unit, overload):
                 break
         else:
             if leaf_slots(torch, unit, values) and survives(torch, overload, values):
-                origin = f"schema-made (by its forward, {forward._schema.name.split('::')[-1]})"
                 return [
-                    {
-                        "dtype": values_dtype(torch, values),
-                        "args": tuple(values),
-                        "kwargs": {},
-                        "origin": origin,
-                        "skip": {},
-                        "transforms": {},
-                    }
+                    schema_sample(
+                        torch, values, f"schema-made (by its forward, {forward._schema.name.split('::')[-1]})"
+                    )
                 ]
     return []
+
+
+def schema_sample(torch, values, origin):
+    """A sample of inputs made from the schema (positional values, no skip, no transform)."""
+    return {
+        "dtype": values_dtype(torch, values),
+        "args": tuple(values),
+        "kwargs": {},
+        "origin": origin,
+        "skip": {},
+        "transforms": {},
+    }
 
 
 def tensors_of(torch, out):
