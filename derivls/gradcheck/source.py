@@ -216,8 +216,9 @@ def by_design_fact(info: Any) -> str | None:
     differences see: an op of torch's own autograd tests (_test_*: made to differ), a random op whose formula is
     zeros (not reparameterized: at a fixed seed normal's draw moves with its mean), a random op's implicit
     reparameterization (a distribution's *_grad function of the draw), a straight-through estimator (fake
-    quantization's *_backward: the op rounds). The child reports it where the check does not pass (where it passes,
-    zeros is the derivative too: poisson, normal_); None otherwise."""
+    quantization's *_backward: the op rounds). The child reports it where the check does not pass at a sample where
+    torch's own gradient disagrees with finite differences too (where it passes, zeros is the derivative too:
+    poisson, normal_; where torch's agrees, a disagreement is a failure); None otherwise."""
     f = info.func
     formulas = [d.formula for d in info.derivatives]
     if not formulas:
