@@ -86,14 +86,17 @@ def check_unit(torch, ns, unit, found, request):
         # every OpInfo sample was too large for a dense gradcheck (slice_scatter's): small inputs made from the
         # schema instead, where the op takes them and they give a check (else the reason stays the samples')
         retried = check_samples(torch, ns, unit, [], request, dropped=False)
-        if retried["status"] != "not-checkable" or retried["reason"].startswith(("not implemented", "no CPU kernel")):
-            return retried
-        return result
+        return retried if retry_answers(retried) else result
     if found and result["status"] == "not-checkable" and result.get("reason") in OUTSIDE:
         retried = check_samples(torch, ns, unit, [], request)
-        if retried["status"] != "not-checkable" or retried["reason"].startswith(("not implemented", "no CPU kernel")):
+        if retry_answers(retried):
             return retried
     return result
+
+
+def retry_answers(retried):
+    """A result on inputs made from the schema says more than the samples' skip: a check, or a fact about the op."""
+    return retried["status"] != "not-checkable" or retried["reason"].startswith(("not implemented", "no CPU kernel"))
 
 
 def check_samples(torch, ns, unit, found, request, dropped=True):
@@ -208,7 +211,6 @@ def check_samples(torch, ns, unit, found, request, dropped=True):
                     continue
                 try:
                     ok, message, output = checked_in_gauge(
-                        id(sample) in gauge_free,
                         gauge_free,
                         id(sample),
                         torch,
@@ -273,11 +275,7 @@ def check_samples(torch, ns, unit, found, request, dropped=True):
                     if unit.get("by_design") and not message.startswith("the formula raised"):
                         # (a formula not the derivative on purpose: its disagreement is a fact only where torch's
                         # own gradient disagrees at that sample too; where torch's agrees, the edit is wrong there)
-                        if id(sample) not in agreement:
-                            agreement[id(sample)] = torch_agrees(
-                                torch, overload, unit, values, bool(request.get("double_backward"))
-                            )
-                        agrees = agreement[id(sample)]
+                        agrees = agreement_at(torch, overload, unit, values, sample, request, agreement)
                         if agrees is None or mode in agrees:
                             excused.add(key)
     result["samples"] = len(found)
@@ -348,10 +346,7 @@ def opinfo_skip_kept(torch, overload, unit, values, sample, mode, request, agree
         and any(s.get("kind") != "independent" for s in (sample.get("lineage") or {}).values())
     ):
         return why  # (torch's own check would not see what the check sees: a wrapper's input, intermediates)
-    key = id(sample)
-    if key not in agreement:
-        agreement[key] = torch_agrees(torch, overload, unit, values, bool(request.get("double_backward")))
-    agrees = agreement[key]
+    agrees = agreement_at(torch, overload, unit, values, sample, request, agreement)
     if agrees is None:
         return f"{why}, and {TORCH_DISAGREES}"
     if mode in agrees:
@@ -359,7 +354,15 @@ def opinfo_skip_kept(torch, overload, unit, values, sample, mode, request, agree
     return None
 
 
-def checked_in_gauge(known, gauge_free, key, *args, **kwargs):
+def agreement_at(torch, overload, unit, values, sample, request, agreement):
+    """edges.torch_agrees at the sample's values, asked once per sample (agreement: id(sample) -> its answer)."""
+    key = id(sample)
+    if key not in agreement:
+        agreement[key] = torch_agrees(torch, overload, unit, values, bool(request.get("double_backward")))
+    return agreement[key]
+
+
+def checked_in_gauge(gauge_free, key, *args, **kwargs):
     """run_check; where the formula says the loss depends on the gauge of the op's vectors (GaugeDependent: a phase
     of each eigenvector / singular vector is arbitrary, and gradcheck's random output grads make the loss depend on
     it), the check again on their absolute values, as test_ops checks linalg.eig (its output_process_fn_grad) and
@@ -368,7 +371,7 @@ def checked_in_gauge(known, gauge_free, key, *args, **kwargs):
     that reaches the vectors' grads (a failure at the eigenvalues comes first; a jvp never raises), and a
     disagreement in the phase of a complex vector is the gauge's, not a mistake (where they are real, their
     absolute values are themselves: the same failure)."""
-    if known:
+    if key in gauge_free:
         return run_check(*args, **kwargs, gauge_free=True)
     try:
         result = run_check(*args, **kwargs)
@@ -377,7 +380,7 @@ def checked_in_gauge(known, gauge_free, key, *args, **kwargs):
         gauge_free.add(key)
         return result
     unit = args[2]
-    if not result[0] and GAUGE_OUTPUTS_SET & set(unit["outputs"]):
+    if not result[0] and any(name in GAUGE_OUTPUTS for name in unit["outputs"]):
         result = run_check(*args, **kwargs, gauge_free=True)
         gauge_free.add(key)
     return result
@@ -461,7 +464,8 @@ def run_check(
     written = {}  # argument index -> its value after the op wrote it, at the last call (noise, running_mean)
 
     def call(args):
-        """The real op: its keyword-only arguments by name (an argument it writes: a clone)."""
+        """The real op: its keyword-only arguments by name (an argument it writes: a clone, whose value after the
+        call the node keeps: not values.call_overload, which drops the clone)."""
         args = written_cloned(torch, overload, args)
         names = [a.name for a in overload._schema.arguments]
         positional = [v for v, k in zip(args, kwarg_only) if not k]
@@ -599,7 +603,6 @@ def log_probabilities(overload, transforms):
 
 
 GAUGE_OUTPUTS = ("eigenvectors", "U", "V", "Vh")  # outputs defined up to a phase per vector (eig, eigh, svd)
-GAUGE_OUTPUTS_SET = frozenset(GAUGE_OUTPUTS)
 
 
 def written_after(torch, overload, unit, args):

@@ -116,6 +116,7 @@ def call_overload(torch, overload, values):
     args = [v for v, a in zip(values, arguments) if not a.kwarg_only]
     kwargs = {a.name: v for v, a in zip(values, arguments) if a.kwarg_only}
     with torch.random.fork_rng(devices=[]):
+        # (the CPU generator only: torch.manual_seed also queues a lazy CUDA seeding, a stack trace per call)
         torch.random.default_generator.manual_seed(0)
         return overload(*args, **kwargs)
 
